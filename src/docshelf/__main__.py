@@ -1,0 +1,3 @@
+from docshelf.cli import main
+
+main()

@@ -1,0 +1,86 @@
+"""Stop-word lists (removal) and function-word lists (language identification).
+
+Removal lists are deliberately short: BM25's idf already discounts frequent words, and
+every removed word is one a phrase-like query can no longer match. Identification lists
+are longer because there they are evidence, not deletions. All entries are casefolded,
+the form the analyzer compares against.
+"""
+
+from __future__ import annotations
+
+__all__ = ["DETECT_WORDS", "ENGLISH_STOPWORDS", "GERMAN_STOPWORDS", "HINT_CHARS", "STOPWORDS"]
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Lucene's EnglishAnalyzer default set (33 words).
+ENGLISH_STOPWORDS: frozenset[str] = _words(
+    "a an and are as at be but by for if in into is it no not of on or such that the their"
+    " then there these they this to was will with"
+)
+
+# Snowball's German list (snowballstem.org/algorithms/german/stop.txt), casefolded
+# ("daß" -> "dass", which is also the post-1996 spelling), with the truncated "unse*"
+# entries replaced by the real forms of "unser".
+GERMAN_STOPWORDS: frozenset[str] = _words(
+    "aber alle allem allen aller alles als also am an ander andere anderem anderen anderer"
+    " anderes anderm andern anderr anders auch auf aus bei bin bis bist da damit dann der"
+    " den des dem die das dass derselbe derselben denselben desselben demselben dieselbe"
+    " dieselben dasselbe dazu dein deine deinem deinen deiner deines denn derer dessen dich"
+    " dir du dies diese diesem diesen dieser dieses doch dort durch ein eine einem einen"
+    " einer eines einig einige einigem einigen einiger einiges einmal er ihn ihm es etwas"
+    " euer eure eurem euren eurer eures für gegen gewesen hab habe haben hat hatte hatten"
+    " hier hin hinter ich mich mir ihr ihre ihrem ihren ihrer ihres euch im in indem ins ist"
+    " jede jedem jeden jeder jedes jene jenem jenen jener jenes jetzt kann kein keine keinem"
+    " keinen keiner keines können könnte machen man manche manchem manchen mancher manches"
+    " mein meine meinem meinen meiner meines mit muss musste nach nicht nichts noch nun nur"
+    " ob oder ohne sehr sein seine seinem seinen seiner seines selbst sich sie ihnen sind so"
+    " solche solchem solchen solcher solches soll sollte sondern sonst über um und uns unser"
+    " unsere unserem unseren unserer unseres unter viel vom von vor während war waren warst was weg"
+    " weil weiter welche welchem welchen welcher welches wenn werde werden wie wieder will"
+    " wir wird wirst wo wollen wollte würde würden zu zum zur zwar zwischen"
+)
+
+# Default removal lists by Snowball algorithm name; languages without an entry keep all words.
+STOPWORDS: dict[str, frozenset[str]] = {
+    "english": ENGLISH_STOPWORDS,
+    "german": GERMAN_STOPWORDS,
+}
+
+# Frequent function words for identifying the language of a text. Words shared between
+# the configured languages ("in", "so", "was", "will") are discarded by the analyzer.
+DETECT_WORDS: dict[str, frozenset[str]] = {
+    "english": ENGLISH_STOPWORDS
+    | _words(
+        "about after all also been before between both can could did do does during each"
+        " from had has have he her here him his how its more most my our over she should"
+        " some than them those through under very we were what when where which while who"
+        " whom why would you your"
+    ),
+    "german": GERMAN_STOPWORDS
+    | _words("wer wem wen warum zwei drei wurde wurden worden seit sowie bereits dabei"),
+    "french": _words(
+        "le la les un une des du de et est en que qui dans pour pas sur au aux avec ce cette"
+        " il elle ils sont par mais ou plus"
+    ),
+    "spanish": _words(
+        "el la los las un una unos de del y es en que por para con no se su al lo como más"
+        " pero sus le ya o fue este ha"
+    ),
+    "dutch": _words(
+        "de het een en van is dat die in te niet op met zijn voor er maar om hij ook als bij nog wat wordt"
+    ),
+}
+
+# Letters that (among the usual Latin-script languages) point to one language.
+HINT_CHARS: dict[str, str] = {
+    "german": "äöüß",
+    "french": "éèêàçœùû",
+    "spanish": "ñáíóú¿¡",
+    "portuguese": "ãõçâêô",
+    "swedish": "åäö",
+    "danish": "æøå",
+    "norwegian": "æøå",
+}

@@ -1,0 +1,342 @@
+"""The `docshelf` command line."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any, Optional, TypeVar
+
+import typer
+from rich.table import Table
+
+from docshelf.cli.output import err, out, print_json, progress_bar
+from docshelf.config import Settings, find_config, load_settings
+from docshelf.errors import DocshelfError, NotFoundError
+from docshelf.runtime import Runtime
+from docshelf.search.searcher import Mode
+from docshelf.store.base import SearchFilter
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="docshelf",
+    help="Local-first document search for LLM agents: index folders, search them, serve them over MCP.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="docshelf.toml to read")]  # noqa: UP045
+DataDirOpt = Annotated[Optional[Path], typer.Option("--data-dir", help="where the index lives")]  # noqa: UP045
+CollectionOpt = Annotated[Optional[str], typer.Option("--collection", "-c", help="collection name")]  # noqa: UP045
+JsonOpt = Annotated[bool, typer.Option("--json", help="machine-readable JSON on stdout")]
+
+STRICT_EXIT = 9  # index --strict: some files were skipped
+
+
+def _handle_errors(fn: F) -> F:
+    """Turn DocshelfError into a one-line message and its exit code, never a traceback."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except DocshelfError as exc:
+            err.print(f"[red]error:[/red] {exc}", highlight=False, markup=True)
+            raise typer.Exit(exc.exit_code) from None
+        except KeyboardInterrupt:
+            err.print("interrupted; what was indexed so far is kept")
+            raise typer.Exit(130) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _settings(
+    config: Path | None, data_dir: Path | None, collection: str | None, hint: Path | None = None
+) -> Settings:
+    overrides: dict[str, Any] = {}
+    if collection:
+        overrides["collection"] = collection
+    settings = load_settings(config or find_config(hint))
+    if data_dir is not None:
+        settings.store.data_dir = data_dir.expanduser()
+    if overrides:
+        settings = settings.model_copy(update=overrides)
+    return settings
+
+
+@app.callback()
+def _root(
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="debug logs on stderr")] = False,
+) -> None:
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.WARNING,
+        stream=sys.stderr,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+
+
+@app.command()
+@_handle_errors
+def index(
+    paths: Annotated[
+        list[Path] | None, typer.Argument(help="folders to add and index; none = re-sync known folders")
+    ] = None,
+    collection: CollectionOpt = None,
+    config: ConfigOpt = None,
+    data_dir: DataDirOpt = None,
+    reembed: Annotated[
+        bool, typer.Option("--reembed", help="re-embed everything with the configured model")
+    ] = False,
+    strict: Annotated[
+        bool, typer.Option("--strict", help=f"exit {STRICT_EXIT} if any file was skipped")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Index folders: the first run indexes everything, later runs only what changed."""
+    settings = _settings(config, data_dir, collection, paths[0] if paths else None)
+    runtime = Runtime(settings)
+    try:
+        if reembed:
+            with progress_bar(not as_json) as bar:
+                bar.add_task("re-embedding", total=None)
+                count = runtime.indexer().reembed()
+            err.print(f"re-embedded {count} chunks with {runtime.embedder.name}")
+        with progress_bar(not as_json and sys.stderr.isatty()) as bar:
+            task = bar.add_task("indexing", total=None)
+
+            def progress(phase: str, done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total)
+
+            report = runtime.indexer(progress).sync(settings.collection, paths or [])
+    finally:
+        runtime.close()
+    if as_json:
+        print_json(report.as_dict())
+    else:
+        err.print(
+            f"[bold]{report.collection}[/bold]: {len(report.added)} added, {len(report.updated)} updated, "
+            f"{len(report.removed)} removed, {report.unchanged} unchanged, "
+            f"{len(report.excluded)} excluded (rag: false), {len(report.skipped)} skipped; "
+            f"{report.chunks_written} chunks written in {report.seconds:.1f}s",
+            highlight=False,
+        )
+        for s in report.skipped:
+            err.print(f"  [yellow]skipped[/yellow] {s.path}: {s.reason}", highlight=False)
+    if strict and report.skipped:
+        raise typer.Exit(STRICT_EXIT)
+
+
+@app.command()
+@_handle_errors
+def status(config: ConfigOpt = None, data_dir: DataDirOpt = None, as_json: JsonOpt = False) -> None:
+    """Documents, chunks, store size, model, last build and corpus git commit."""
+    settings = _settings(config, data_dir, None)
+    runtime = Runtime(settings)
+    try:
+        store = runtime.store
+        stats = store.stats()
+        build = store.last_build()
+        data: dict[str, Any] = {
+            "data_dir": str(settings.store.data_dir),
+            "model": stats.model,
+            "dim": stats.dim,
+            "documents": stats.documents,
+            "chunks": stats.chunks,
+            "vectors": stats.vectors,
+            "size_bytes": stats.size_bytes,
+            "collections": {
+                name: {**counts, "roots": store.collection_roots(name)}
+                for name, counts in stats.collections.items()
+            },
+            "keyword_index_in_sync": stats.keyword_generation == stats.generation,
+            "last_build": None
+            if build is None
+            else {
+                "collection": build.collection,
+                "finished_at": datetime.fromtimestamp(build.finished_at or build.started_at).isoformat(
+                    timespec="seconds"
+                ),
+                "git_commit": build.git_commit,
+                "git_dirty": build.git_dirty,
+                "added": build.added,
+                "updated": build.updated,
+                "removed": build.removed,
+                "unchanged": build.unchanged,
+                "skipped": build.skipped,
+            },
+            "skipped": [{"collection": c, "path": s.path, "reason": s.reason} for c, s in store.skipped()],
+        }
+    finally:
+        runtime.close()
+    if as_json:
+        print_json(data)
+        return
+    table = Table(show_header=False, box=None)
+    for key in ("data_dir", "model", "documents", "chunks", "size_bytes", "keyword_index_in_sync"):
+        table.add_row(key, str(data[key]))
+    for name, info in data["collections"].items():
+        table.add_row(
+            f"collection {name}",
+            f"{info['documents']} documents, {info['chunks']} chunks; {', '.join(info['roots'])}",
+        )
+    if data["last_build"]:
+        b = data["last_build"]
+        commit = (
+            f"{b['git_commit'][:12]}{' (dirty)' if b['git_dirty'] else ''}"
+            if b["git_commit"]
+            else "not a git repo"
+        )
+        table.add_row("last build", f"{b['finished_at']} ({b['collection']}), corpus commit {commit}")
+    out.print(table)
+    for s in data["skipped"]:
+        out.print(f"  skipped {s['path']}: {s['reason']}", highlight=False)
+
+
+@app.command()
+@_handle_errors
+def forget(
+    path: Annotated[
+        str, typer.Argument(help="a document path (relative or absolute) or a whole root folder")
+    ],
+    collection: CollectionOpt = None,
+    config: ConfigOpt = None,
+    data_dir: DataDirOpt = None,
+) -> None:
+    """Remove a document (or a root folder and all its documents) from the index."""
+    settings = _settings(config, data_dir, collection)
+    runtime = Runtime(settings)
+    try:
+        removed = runtime.indexer().forget(settings.collection, path)
+    finally:
+        runtime.close()
+    if not removed:
+        raise NotFoundError(f"{path} is not in collection {settings.collection!r}; see `docshelf status`")
+    err.print(f"removed {len(removed)} document(s)")
+
+
+@app.command()
+@_handle_errors
+def search(
+    query: Annotated[str, typer.Argument(help="what to look for, in any language")],
+    k: Annotated[int, typer.Option("--k", "-k", min=1, max=1000, help="number of hits")] = 10,
+    mode: Annotated[Optional[str], typer.Option(help="hybrid | keyword | semantic")] = None,  # noqa: UP045
+    collection: Annotated[Optional[list[str]], typer.Option("--collection", "-c")] = None,  # noqa: UP045
+    path: Annotated[Optional[str], typer.Option("--path", help="glob on the document path")] = None,  # noqa: UP045
+    tag: Annotated[Optional[list[str]], typer.Option("--tag", help="any of these tags")] = None,  # noqa: UP045
+    file_type: Annotated[Optional[list[str]], typer.Option("--type", help="file type, e.g. markdown")] = None,  # noqa: UP045
+    include_superseded: Annotated[
+        bool, typer.Option(help="also show `lifecycle: superseded` documents")
+    ] = False,
+    config: ConfigOpt = None,
+    data_dir: DataDirOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Search the index: score, file:lines, heading and a highlighted snippet per hit."""
+    if mode not in (None, "hybrid", "keyword", "semantic"):
+        raise typer.BadParameter("mode must be hybrid, keyword or semantic")
+    settings = _settings(config, data_dir, None)
+    runtime = Runtime(settings)
+    flt = SearchFilter(
+        collections=tuple(collection or ()), path_glob=path, tags=tuple(tag or ()),
+        file_types=tuple(file_type or ()), include_superseded=include_superseded,
+    )  # fmt: skip
+    try:
+        result = runtime.searcher().search(query, k=k, mode=mode, flt=flt)  # type: ignore[arg-type]
+    finally:
+        runtime.close()
+    if as_json:
+        print_json(result.as_dict())
+        return
+    if not result.hits:
+        err.print(f"no results: {result.note}", highlight=False)
+        raise typer.Exit(1)
+    table = Table(title=f"{len(result.hits)} hits ({result.mode}, {result.took_ms:.0f} ms)", show_lines=True)
+    table.add_column("score", justify="right")
+    table.add_column("where", no_wrap=True)
+    table.add_column("heading", overflow="fold")
+    table.add_column("snippet", overflow="fold")
+    for hit in result.hits:
+        table.add_row(
+            f"{hit.score:.3f}", hit.citation, " > ".join(hit.heading_path), hit.snippet.replace("**", "")
+        )
+    out.print(table)
+
+
+@app.command(name="eval")
+@_handle_errors
+def eval_(
+    folder: Annotated[
+        Path, typer.Argument(help="a BEIR-layout folder (corpus.jsonl, queries.jsonl, qrels/)")
+    ],
+    split: Annotated[str, typer.Option(help="qrels split")] = "test",
+    mode: Annotated[Optional[list[str]], typer.Option(help="modes to score (default all three)")] = None,  # noqa: UP045
+    workdir: Annotated[
+        Path | None, typer.Option(help="keep the eval index here to reuse embeddings")
+    ] = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Index a BEIR-layout set in a scratch index and report nDCG@10, recall@100, MRR@10, latency."""
+    from docshelf.search.evaluate import evaluate, load_beir, write_corpus
+
+    data = load_beir(folder, split)
+    settings = load_settings(config)
+    scratch = workdir or Path(tempfile.mkdtemp(prefix="docshelf-eval-"))
+    settings.store.data_dir = scratch / "index"
+    runtime = Runtime(settings)
+    try:
+        names = write_corpus(data, scratch / "corpus")
+        started = time.perf_counter()
+        with progress_bar(sys.stderr.isatty()) as bar:
+            task = bar.add_task(f"indexing {data.name}", total=len(names))
+            report = runtime.indexer(lambda p, d, t: bar.update(task, completed=d)).sync(
+                "eval", [scratch / "corpus"]
+            )
+            index_s = time.perf_counter() - started
+            modes: list[Mode] = [m for m in (mode or ["keyword", "semantic", "hybrid"])]  # type: ignore[misc]
+            qtask = bar.add_task("querying", total=len(data.queries) * len(modes))
+            done = [0]
+
+            def tick(m: str, d: int, t: int) -> None:
+                done[0] += 1
+                bar.update(qtask, completed=done[0])
+
+            scores = evaluate(runtime.searcher(), data, names, "eval", modes, tick)
+    finally:
+        runtime.close()
+        if workdir is None:
+            shutil.rmtree(scratch, ignore_errors=True)
+    rows = [s.__dict__ | {"set": data.name, "split": split, "model": runtime.embedder.name} for s in scores]
+    if as_json:
+        print_json({"index_seconds": round(index_s, 1), "chunks": report.chunks_written, "results": rows})
+        return
+    table = Table(
+        title=f"{data.name} ({split}, {len(data.queries)} queries, {runtime.embedder.name}); "
+        f"indexed in {index_s:.0f}s"
+    )
+    for col in ("mode", "nDCG@10", "recall@100", "MRR@10", "p50 ms", "p95 ms"):
+        table.add_column(col, justify="right")
+    for s in scores:
+        table.add_row(
+            s.mode,
+            f"{s.ndcg10:.4f}",
+            f"{s.recall100:.4f}",
+            f"{s.mrr10:.4f}",
+            f"{s.p50_ms:.1f}",
+            f"{s.p95_ms:.1f}",
+        )
+    out.print(table)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,157 @@
+"""Settings: one class per concern, read from docshelf.toml and DOCSHELF_* variables."""
+
+from __future__ import annotations
+
+import os
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from docshelf.errors import ConfigError
+
+__all__ = [
+    "CONFIG_FILENAME",
+    "AnalyzeSettings",
+    "ChunkSettings",
+    "EmbedSettings",
+    "SearchSettings",
+    "Settings",
+    "SourceSettings",
+    "StoreSettings",
+    "default_data_dir",
+    "load_settings",
+]
+
+CONFIG_FILENAME = "docshelf.toml"
+# The TOML file of the settings being built; a context variable keeps load_settings re-entrant.
+_TOML_FILE: ContextVar[Path | None] = ContextVar("_TOML_FILE", default=None)
+
+
+def default_data_dir() -> Path:
+    """XDG data dir: $XDG_DATA_HOME/docshelf, else ~/.local/share/docshelf."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "docshelf"
+
+
+class SourceSettings(BaseModel):
+    """Which files under a root are indexed."""
+
+    include: list[str] = Field(default_factory=list, description="gitignore-style globs; empty = all")
+    exclude: list[str] = Field(default_factory=list, description="gitignore-style globs to skip")
+    respect_gitignore: bool = True
+    max_file_mb: float = Field(50.0, gt=0)
+
+
+class ChunkSettings(BaseModel):
+    """How documents are cut into chunks."""
+
+    max_tokens: int = Field(256, ge=16, description="capped at the model's window")
+    overlap_tokens: int = Field(32, ge=0)
+
+
+class EmbedSettings(BaseModel):
+    """Which embedding model runs, and how."""
+
+    model: str = Field("use", description="use | e5 | hash | st:<name or path> | openai:<model>")
+    threads: int = Field(1, ge=1, description="BLAS/ONNX threads; one was fastest on 2 cores")
+    batch_size: int = Field(32, ge=1)
+    endpoint: str | None = Field(None, description="base URL for openai: models")
+    api_key: str | None = None
+
+
+class AnalyzeSettings(BaseModel):
+    """Keyword analysis (BM25 side)."""
+
+    languages: list[str] = Field(default_factory=lambda: ["english", "german"])
+    stopwords: bool = True
+    extra_stopwords: list[str] = Field(default_factory=list)
+
+
+class StoreSettings(BaseModel):
+    """Where the index lives."""
+
+    data_dir: Path = Field(default_factory=default_data_dir)
+    backend: Literal["sqlite"] = "sqlite"
+
+    @field_validator("data_dir")
+    @classmethod
+    def _expand(cls, v: Path) -> Path:
+        return v.expanduser()
+
+
+class SearchSettings(BaseModel):
+    """Search defaults."""
+
+    mode: Literal["hybrid", "keyword", "semantic"] = "hybrid"
+    k: int = Field(10, ge=1, le=1000)
+    keyword_weight: float = Field(1.0, ge=0)
+    semantic_weight: float = Field(0.5, ge=0)
+    fusion: Literal["rrf", "convex"] = "rrf"
+    rrf_k: int = Field(60, ge=1)
+    candidates: int = Field(100, ge=10, description="hits taken from each retriever before fusion")
+    ann_threshold: int = Field(200_000, ge=0, description="above this many vectors use an ANN index")
+
+
+class Settings(BaseSettings):
+    """All settings; env vars look like DOCSHELF_EMBED__MODEL=e5."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="DOCSHELF_", env_nested_delimiter="__", extra="forbid", toml_file=None
+    )
+
+    collection: str = "default"
+    sources: SourceSettings = Field(default_factory=SourceSettings)  # type: ignore[arg-type]
+    chunk: ChunkSettings = Field(default_factory=ChunkSettings)  # type: ignore[arg-type]
+    embed: EmbedSettings = Field(default_factory=EmbedSettings)  # type: ignore[arg-type]
+    analyze: AnalyzeSettings = Field(default_factory=AnalyzeSettings)
+    store: StoreSettings = Field(default_factory=StoreSettings)
+    search: SearchSettings = Field(default_factory=SearchSettings)  # type: ignore[arg-type]
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml = _TOML_FILE.get()
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        if toml:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml))
+        return tuple(sources)
+
+
+def find_config(start: Path | None = None) -> Path | None:
+    """docshelf.toml in ``start`` (a corpus root) or the working directory."""
+    for folder in [p for p in (start, Path.cwd()) if p is not None]:
+        candidate = (folder if folder.is_dir() else folder.parent) / CONFIG_FILENAME
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_settings(config: Path | None = None, **overrides: Any) -> Settings:
+    """Build settings: explicit overrides > DOCSHELF_* env > TOML file > defaults."""
+    if config is not None and not config.is_file():
+        raise ConfigError(f"config file {config} does not exist; pass an existing --config path")
+    token = _TOML_FILE.set(config)
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        where = f" in {config}" if config else ""
+        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors())
+        raise ConfigError(f"invalid settings{where}: {problems}. Fix the value and retry.") from exc
+    except ValueError as exc:  # TOML syntax errors
+        raise ConfigError(f"cannot read config {config}: {exc}") from exc
+    finally:
+        _TOML_FILE.reset(token)

@@ -1,0 +1,47 @@
+"""The Embedder protocol every embedding backend implements."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["Embedder", "Vectors", "normalize"]
+
+Vectors = npt.NDArray[np.float32]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns text into L2-normalised float32 vectors.
+
+    ``name`` is stored in the index: opening an index with an embedder of
+    another name or dimension is refused. ``max_tokens`` is the model's real
+    input window in its own tokens; the chunker never exceeds it.
+    """
+
+    name: str
+    dim: int
+    max_tokens: int
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens the model would see for ``text`` as a passage."""
+        ...
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        """Embed passages: shape (len(texts), dim)."""
+        ...
+
+    def embed_query(self, text: str) -> Vectors:
+        """Embed one search query: shape (dim,)."""
+        ...
+
+
+def normalize(vectors: Vectors) -> Vectors:
+    """L2-normalise rows (zero rows stay zero)."""
+    norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    norms[norms == 0] = 1.0
+    out: Vectors = (vectors / norms).astype(np.float32, copy=False)
+    return out

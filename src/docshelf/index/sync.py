@@ -1,0 +1,344 @@
+"""Sync: make the store match the files under a collection's roots, one safe swap per document."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from docshelf.chunk import LineIndex, chunk_document
+from docshelf.config import Settings
+from docshelf.embed.base import Embedder, Vectors
+from docshelf.errors import DocshelfError, SourceError
+from docshelf.index.gitinfo import git_state
+from docshelf.index.ids import chunk_ids, content_hash, document_id, embed_key
+from docshelf.parse import ParserRegistry, default_registry
+from docshelf.sources import walk_roots
+from docshelf.store.base import BuildRecord, DocumentRecord
+from docshelf.store.sqlite import SQLiteStore
+from docshelf.types import Chunk, ParsedDocument, SkippedFile, SourceFile, contextual_text
+
+__all__ = ["Indexer", "Progress", "SyncReport"]
+
+log = logging.getLogger("docshelf.index")
+
+Progress = Callable[[str, int, int], None]  # (phase, done, total)
+
+# Tokens kept free for the title/heading header that contextual_text puts before a chunk.
+_HEADER_RESERVE = 48
+
+
+@dataclass
+class SyncReport:
+    """What one sync did."""
+
+    collection: str
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    excluded: list[str] = field(default_factory=list)  # rag: false
+    skipped: list[SkippedFile] = field(default_factory=list)
+    chunks_written: int = 0
+    chunks_embedded: int = 0
+    seconds: float = 0.0
+    git_commit: str | None = None
+    git_dirty: bool | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "collection": self.collection,
+            "added": len(self.added),
+            "updated": len(self.updated),
+            "removed": len(self.removed),
+            "unchanged": self.unchanged,
+            "excluded": self.excluded,
+            "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
+            "chunks_written": self.chunks_written,
+            "chunks_embedded": self.chunks_embedded,
+            "seconds": round(self.seconds, 3),
+            "git_commit": self.git_commit,
+            "git_dirty": self.git_dirty,
+        }
+
+
+@dataclass
+class _Pending:
+    doc: DocumentRecord
+    chunks: list[Chunk]
+    texts: dict[str, str]  # embed key -> text to embed
+    is_new: bool
+
+
+class _Counter:
+    """Adapts an Embedder to the chunker's TokenCounter."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+
+    def count(self, text: str) -> int:
+        return self.embedder.count_tokens(text)
+
+
+def _tags(meta: dict[str, Any]) -> tuple[str, ...]:
+    raw = meta.get("tags") or ()
+    if isinstance(raw, str):
+        raw = raw.split(",")
+    return tuple(str(t).strip() for t in raw if str(t).strip())
+
+
+class Indexer:
+    """Runs syncs for one store and one embedder."""
+
+    def __init__(
+        self,
+        store: SQLiteStore,
+        embedder: Embedder,
+        settings: Settings,
+        registry: ParserRegistry | None = None,
+        progress: Progress | None = None,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.settings = settings
+        self.registry = registry or default_registry()
+        self.progress = progress or (lambda phase, done, total: None)
+        self.counter = _Counter(embedder)
+        self.max_tokens = max(16, min(settings.chunk.max_tokens, embedder.max_tokens - _HEADER_RESERVE))
+
+    # ----- public -----
+    def sync(self, collection: str, roots: Sequence[Path] = ()) -> SyncReport:
+        """Index new and changed files under the collection's roots; drop vanished ones."""
+        started = time.time()
+        self.store.check_model(self.embedder.name, self.embedder.dim)
+        known = [Path(r) for r in self.store.collection_roots(collection)]
+        all_roots = list(dict.fromkeys([*known, *(Path(r).expanduser().resolve() for r in roots)]))
+        if not all_roots:
+            raise SourceError(f"collection {collection!r} has no folders yet; run `docshelf index PATH`")
+        walked = list(
+            walk_roots(
+                all_roots,
+                self.settings.sources.include,
+                self.settings.sources.exclude,
+                self.settings.sources.respect_gitignore,
+                self.settings.sources.max_file_mb,
+                self.registry.binary_extensions,
+            )
+        )
+        self.store.set_collection_roots(collection, [str(r) for r, _ in walked])
+        self.store.set_model(self.embedder.name, self.embedder.dim)
+        if self.store.needs_keyword_rebuild():
+            log.warning("keyword index behind the database: rebuilding it from the database")
+            self.store.rebuild_keyword_index()
+
+        report = SyncReport(collection)
+        report.git_commit, report.git_dirty = git_state(walked[0][0])
+        files: dict[str, SourceFile] = {}
+        for _, result in walked:
+            report.skipped.extend(result.skipped)
+            for f in result.files:
+                if self.registry.for_path(f.rel_path) is None:
+                    report.skipped.append(
+                        SkippedFile(
+                            f.rel_path, f"no parser for {f.path.suffix or 'files without an extension'}"
+                        )
+                    )
+                elif f.rel_path in files:
+                    report.skipped.append(
+                        SkippedFile(f.rel_path, f"same path already indexed from {files[f.rel_path].root}")
+                    )
+                else:
+                    files[f.rel_path] = f
+
+        states = self.store.document_states(collection)
+        batch: list[_Pending] = []
+        batch_chunks = 0
+        for done, (rel, f) in enumerate(sorted(files.items()), start=1):
+            self.progress("index", done, len(files))
+            state = states.get(rel)
+            if state and state.size == f.size and state.mtime_ns == f.mtime_ns and state.root == str(f.root):
+                report.unchanged += 1
+                continue
+            try:
+                data = f.path.read_bytes()
+            except OSError as exc:
+                report.skipped.append(SkippedFile(rel, f"cannot read: {exc.strerror}"))
+                continue
+            digest = content_hash(data)
+            if state and state.content_hash == digest and state.root == str(f.root):
+                self.store.touch_document(state.id, f.size, f.mtime_ns)
+                report.unchanged += 1
+                continue
+            try:
+                pending = self._prepare(collection, f, data, digest, is_new=state is None)
+            except DocshelfError as exc:
+                report.skipped.append(SkippedFile(rel, str(exc)))
+                continue
+            except Exception as exc:
+                log.exception("unexpected error parsing %s", rel)
+                report.skipped.append(SkippedFile(rel, f"parser failed: {type(exc).__name__}: {exc}"))
+                continue
+            if pending is None:  # rag: false
+                report.excluded.append(rel)
+                continue
+            batch.append(pending)
+            batch_chunks += len(pending.chunks)
+            if batch_chunks >= self.settings.embed.batch_size * 4:
+                self._flush(batch, report)
+                batch, batch_chunks = [], 0
+        self._flush(batch, report)
+
+        gone = [s for rel, s in states.items() if rel not in files or rel in report.excluded]
+        # a file that now fails to parse keeps its old version (it is in `files`, not gone)
+        self.store.delete_documents([s.id for s in gone])
+        report.removed = [s.path for s in gone]
+        self.store.gc_vectors()
+        self.store.commit()
+        self.store.set_skipped(collection, report.skipped)
+        report.seconds = time.time() - started
+        self.store.record_build(
+            BuildRecord(
+                collection, started, time.time(), report.git_commit, report.git_dirty,
+                len(report.added), len(report.updated), len(report.removed), report.unchanged,
+                len(report.skipped), "ok",
+            )
+        )  # fmt: skip
+        return report
+
+    def forget(self, collection: str, path: str) -> list[str]:
+        """Remove one document (by path relative to its root) or every document under a root."""
+        target = Path(path).expanduser()
+        roots = self.store.collection_roots(collection)
+        if target.is_absolute() and str(target.resolve()) in roots:
+            root = str(target.resolve())
+            self.store.set_collection_roots(collection, [r for r in roots if r != root])
+            gone = [s for s in self.store.document_states(collection).values() if s.root == root]
+        else:
+            rel = self._relative(target, roots)
+            state = self.store.document_states(collection).get(rel)
+            gone = [state] if state else []
+        self.store.delete_documents([s.id for s in gone])
+        self.store.commit()
+        return [s.path for s in gone]
+
+    def reembed(self) -> int:
+        """Embed every stored chunk again with the configured model (after a model change)."""
+        chunks = list(self.store.iter_chunks())
+        docs = {d.id: d for d in self.store.iter_documents()}
+        self.store.clear_vectors(self.embedder.name, self.embedder.dim)
+        by_doc: dict[str, list[Chunk]] = {}
+        for c in chunks:
+            by_doc.setdefault(c.doc_id, []).append(c)
+        batch: list[_Pending] = []
+        report = SyncReport("*")
+        for doc_id, doc_chunks in by_doc.items():
+            doc = docs[doc_id]
+            texts = {}
+            rekeyed = []
+            for c in doc_chunks:
+                text = contextual_text(doc.title, c.heading_path, c.text)
+                key = embed_key(self.embedder.name, text)
+                texts[key] = text
+                rekeyed.append(Chunk(**{**c.__dict__, "embed_key": key}))
+            batch.append(_Pending(doc, rekeyed, texts, is_new=False))
+            if len(batch) >= 32:
+                self._flush(batch, report)
+                batch = []
+        self._flush(batch, report)
+        self.store.commit()
+        return report.chunks_embedded
+
+    # ----- internals -----
+    @staticmethod
+    def _relative(target: Path, roots: Sequence[str]) -> str:
+        if target.is_absolute():
+            resolved = target.resolve()
+            for root in roots:
+                try:
+                    return resolved.relative_to(root).as_posix()
+                except ValueError:
+                    continue
+        return target.as_posix()
+
+    def _prepare(
+        self, collection: str, f: SourceFile, data: bytes, digest: str, is_new: bool
+    ) -> _Pending | None:
+        parser = self.registry.for_path(f.rel_path)
+        assert parser is not None  # filtered before
+        parsed: ParsedDocument = parser.parse(data, f.rel_path)
+        meta = parsed.metadata
+        if meta.get("rag") is False:
+            return None
+        mode: Literal["auto", "headings"] = "headings" if meta.get("rag_chunk") == "headings" else "auto"
+        spans = chunk_document(
+            parsed, self.counter, self.max_tokens, self.settings.chunk.overlap_tokens, mode
+        )
+        doc_id = document_id(collection, f.rel_path)
+        lifecycle = meta.get("lifecycle")
+        doc = DocumentRecord(
+            id=doc_id,
+            collection=collection,
+            root=str(f.root),
+            path=f.rel_path,
+            size=f.size,
+            mtime_ns=f.mtime_ns,
+            content_hash=digest,
+            file_type=parsed.file_type,
+            title=parsed.title,
+            tags=_tags(meta),
+            lifecycle=str(lifecycle) if lifecycle is not None else None,
+            metadata=meta,
+            indexed_at=time.time(),
+        )
+        lines = LineIndex(parsed.text)
+        texts = [parsed.text[s.start : s.end] for s in spans]
+        chunks: list[Chunk] = []
+        to_embed: dict[str, str] = {}
+        ids = chunk_ids(doc_id, texts)
+        for ordinal, (span, text, cid) in enumerate(zip(spans, texts, ids, strict=True)):
+            embed_text = contextual_text(parsed.title, span.heading_path, text)
+            key = embed_key(self.embedder.name, embed_text)
+            to_embed[key] = embed_text
+            chunks.append(
+                Chunk(
+                    id=cid, doc_id=doc_id, ordinal=ordinal, text=text, char_start=span.start,
+                    char_end=span.end, line_start=lines.line_of(span.start),
+                    line_end=lines.line_of(max(span.start, span.end - 1)),
+                    heading_path=span.heading_path, page=span.page,
+                    token_count=span.token_count, embed_key=key,
+                )
+            )  # fmt: skip
+        return _Pending(doc, chunks, to_embed, is_new)
+
+    def _embed(self, texts: dict[str, str]) -> dict[str, Vectors]:
+        cached = self.store.cached_vectors(list(texts))
+        missing = [k for k in texts if k not in cached]
+        if missing:
+            vectors = self.embedder.embed_documents([texts[k] for k in missing])
+            cached.update(zip(missing, vectors, strict=False))
+        return cached
+
+    def _flush(self, batch: list[_Pending], report: SyncReport) -> None:
+        """Embed a batch (one call), then swap each document in; isolate failures per document."""
+        if not batch:
+            return
+        all_texts = {k: t for p in batch for k, t in p.texts.items()}
+        try:
+            vectors = self._embed(all_texts)
+        except Exception:
+            vectors = {}
+        for pending in batch:
+            rel = pending.doc.path
+            try:
+                mine = {k: vectors[k] for k in pending.texts} if vectors else self._embed(pending.texts)
+            except Exception as exc:
+                log.warning("embedding failed for %s: %s", rel, exc)
+                report.skipped.append(SkippedFile(rel, f"embedding failed, old version kept: {exc}"))
+                continue
+            self.store.replace_document(pending.doc, pending.chunks, mine)
+            report.chunks_written += len(pending.chunks)
+            report.chunks_embedded += len(pending.texts)
+            (report.added if pending.is_new else report.updated).append(rel)

@@ -1,0 +1,110 @@
+"""Which parser handles which file extension."""
+
+from __future__ import annotations
+
+import os
+from typing import Protocol, runtime_checkable
+
+from docshelf.errors import ParseError
+from docshelf.parse.markdown import MarkdownParser
+from docshelf.parse.rst import RstParser
+from docshelf.parse.text import TextParser
+from docshelf.types import ParsedDocument
+
+__all__ = ["Parser", "ParserRegistry", "default_registry"]
+
+
+@runtime_checkable
+class Parser(Protocol):
+    """Turns one file's bytes into a ParsedDocument.
+
+    ``extensions`` are lower-case with a leading dot. Parsers of binary formats
+    (PDF, DOCX) also set a class attribute ``binary = True`` and, when paged,
+    ``Section.page``. Every parser raises ParseError with an actionable message
+    for files it cannot read.
+    """
+
+    # Read-only properties, so a plain class attribute such as
+    # ``extensions = (".pdf",)`` (inferred as ``tuple[str]``) satisfies the protocol.
+    @property
+    def name(self) -> str:
+        """Short name, stored as the document's ``file_type``."""
+        ...
+
+    @property
+    def extensions(self) -> tuple[str, ...]:
+        """File extensions handled, with a leading dot."""
+        ...
+
+    def parse(self, data: bytes, path: str) -> ParsedDocument:
+        """Parse ``data``, the content of the file at ``path`` (used in messages)."""
+        ...
+
+
+def _normalise(extension: str) -> str:
+    ext = extension.strip().lower()
+    if not ext.startswith("."):
+        ext = "." + ext
+    if ext == ".":
+        raise ValueError("a parser extension must not be empty")
+    return ext
+
+
+def _extension_of(path: str | os.PathLike[str]) -> str:
+    name = os.path.basename(os.fspath(path))
+    # splitext keeps dotfiles such as ".md" extensionless, as a file manager would.
+    return os.path.splitext(name)[1].lower()
+
+
+class ParserRegistry:
+    """Maps file extensions (case-insensitively) to parsers."""
+
+    def __init__(self) -> None:
+        self._by_ext: dict[str, Parser] = {}
+
+    def register(self, parser: Parser, *, replace: bool = False) -> None:
+        """Add ``parser`` for its extensions; ValueError if one is taken and not ``replace``."""
+        exts = [_normalise(e) for e in parser.extensions]
+        if not replace:
+            for ext in exts:
+                other = self._by_ext.get(ext)
+                if other is not None and other is not parser:
+                    raise ValueError(
+                        f"extension {ext} is already handled by parser {other.name!r}; "
+                        f"pass replace=True to override it with {parser.name!r}"
+                    )
+        for ext in exts:
+            self._by_ext[ext] = parser
+
+    def for_path(self, path: str | os.PathLike[str]) -> Parser | None:
+        """The parser for ``path``'s extension, or None when it is not supported."""
+        return self._by_ext.get(_extension_of(path))
+
+    @property
+    def supported_extensions(self) -> tuple[str, ...]:
+        """Registered extensions, sorted."""
+        return tuple(sorted(self._by_ext))
+
+    @property
+    def binary_extensions(self) -> tuple[str, ...]:
+        """Extensions of binary formats (parsers with ``binary = True``, e.g. PDF), which
+        the source walker must not skip as binary files."""
+        return tuple(sorted(e for e, p in self._by_ext.items() if getattr(p, "binary", False)))
+
+    def parse(self, data: bytes, path: str) -> ParsedDocument:
+        """Parse with the parser for ``path``; ParseError when none handles it."""
+        parser = self.for_path(path)
+        if parser is None:
+            raise ParseError(
+                f"{path}: no parser for files like this (supported: "
+                f"{', '.join(self.supported_extensions)}); exclude it or rename it"
+            )
+        return parser.parse(data, path)
+
+
+def default_registry() -> ParserRegistry:
+    """A new registry with the built-in Markdown, plain-text and reST parsers."""
+    registry = ParserRegistry()
+    for parser in (MarkdownParser(), TextParser(), RstParser()):
+        registry.register(parser)
+    return registry

@@ -1,0 +1,178 @@
+"""Walk corpus roots: globs, .gitignore, hidden/binary/oversized files, symlinks that stay inside."""
+
+from __future__ import annotations
+
+import os
+import stat
+import unicodedata
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pathspec
+
+from docshelf.errors import SourceError
+from docshelf.types import SkippedFile, SourceFile
+
+__all__ = ["WalkResult", "is_within", "resolve_root", "walk_roots"]
+
+_SNIFF_BYTES = 8192
+
+
+@dataclass
+class WalkResult:
+    """Files to index and files left out (with reasons)."""
+
+    files: list[SourceFile] = field(default_factory=list)
+    skipped: list[SkippedFile] = field(default_factory=list)
+
+
+def is_within(path: Path, root: Path) -> bool:
+    """True if resolved ``path`` is ``root`` or below it."""
+    try:
+        path.relative_to(root)
+    except ValueError:
+        return False
+    return True
+
+
+def resolve_root(root: Path) -> Path:
+    """Resolve a corpus root or raise a SourceError that says what is wrong."""
+    path = root.expanduser()
+    if not path.exists():
+        raise SourceError(f"corpus root {root} does not exist; check the path and retry")
+    if not path.is_dir():
+        raise SourceError(f"corpus root {root} is not a folder; give the folder that holds it")
+    return path.resolve()
+
+
+def _spec(patterns: Sequence[str]) -> pathspec.GitIgnoreSpec | None:
+    return pathspec.GitIgnoreSpec.from_lines(patterns) if patterns else None
+
+
+def _looks_binary(path: Path) -> bool:
+    with path.open("rb") as fh:
+        head = fh.read(_SNIFF_BYTES)
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16 text has NULs but is text
+        return False
+    return b"\x00" in head
+
+
+@dataclass
+class _Walker:
+    root: Path
+    include: pathspec.GitIgnoreSpec | None
+    exclude: pathspec.GitIgnoreSpec | None
+    respect_gitignore: bool
+    max_bytes: int
+    binary_ok: frozenset[str]
+    result: WalkResult
+    visited: set[tuple[int, int]] = field(default_factory=set)
+
+    def walk(self, folder: Path, ignores: list[tuple[Path, pathspec.GitIgnoreSpec]]) -> None:
+        st = folder.stat()
+        if (st.st_dev, st.st_ino) in self.visited:  # symlink loop or a folder seen twice
+            return
+        self.visited.add((st.st_dev, st.st_ino))
+        if self.respect_gitignore and (folder / ".gitignore").is_file():
+            lines = (folder / ".gitignore").read_text("utf-8", errors="replace").splitlines()
+            ignores = [*ignores, (folder, pathspec.GitIgnoreSpec.from_lines(lines))]
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as exc:
+            self.skip(folder, f"cannot list folder: {exc.strerror}")
+            return
+        for entry in entries:
+            # hidden entries and the settings file are never documents
+            if entry.name.startswith(".") or (folder == self.root and entry.name == "docshelf.toml"):
+                continue
+            self.visit(Path(entry.path), entry.is_symlink(), ignores)
+
+    def visit(self, path: Path, is_link: bool, ignores: list[tuple[Path, pathspec.GitIgnoreSpec]]) -> None:
+        real = path.resolve() if is_link else path
+        if is_link and not is_within(real, self.root):
+            self.skip(path, "symlink points outside the corpus root")
+            return
+        try:
+            st = real.stat()
+        except OSError as exc:
+            self.skip(path, f"cannot read: {exc.strerror}")
+            return
+        is_dir = stat.S_ISDIR(st.st_mode)
+        rel = path.relative_to(self.root).as_posix()
+        if self._ignored(path, rel, is_dir, ignores):
+            return
+        if is_dir:
+            self.walk(real, ignores)
+            return
+        if not stat.S_ISREG(st.st_mode):
+            return
+        if self.include is not None and not self.include.match_file(rel):
+            return
+        if st.st_size > self.max_bytes:
+            mb = st.st_size / 1_048_576
+            cap = self.max_bytes / 1_048_576
+            self.skip(path, f"too large ({mb:.1f} MB > {cap:g} MB cap; raise sources.max_file_mb)")
+            return
+        try:
+            binary = path.suffix.lower() not in self.binary_ok and _looks_binary(real)
+        except OSError as exc:
+            self.skip(path, f"cannot read: {exc.strerror}")
+            return
+        if binary:
+            self.skip(path, "binary file")
+            return
+        self.result.files.append(
+            SourceFile(
+                root=self.root,
+                path=real,
+                rel_path=unicodedata.normalize("NFC", rel),
+                size=st.st_size,
+                mtime_ns=st.st_mtime_ns,
+            )
+        )
+
+    def _ignored(
+        self, path: Path, rel: str, is_dir: bool, ignores: list[tuple[Path, pathspec.GitIgnoreSpec]]
+    ) -> bool:
+        suffix = "/" if is_dir else ""
+        if self.exclude is not None and self.exclude.match_file(rel + suffix):
+            return True
+        return any(spec.match_file(path.relative_to(base).as_posix() + suffix) for base, spec in ignores)
+
+    def skip(self, path: Path, reason: str) -> None:
+        try:
+            shown = path.relative_to(self.root).as_posix()
+        except ValueError:
+            shown = str(path)
+        self.result.skipped.append(SkippedFile(shown, reason))
+
+
+def walk_roots(
+    roots: Sequence[Path],
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    respect_gitignore: bool = True,
+    max_file_mb: float = 50.0,
+    binary_extensions: Sequence[str] = (),
+) -> Iterator[tuple[Path, WalkResult]]:
+    """Yield (resolved root, files and skips) for each root, in path order.
+
+    Hidden entries are never entered; a symlink is followed only while its
+    target stays inside the root. ``binary_extensions`` are formats whose
+    parsers read binary files (PDF, DOCX, ...), so the NUL-byte sniff is off.
+    """
+    for root in roots:
+        resolved = resolve_root(root)
+        result = WalkResult()
+        walker = _Walker(
+            root=resolved,
+            include=_spec(include),
+            exclude=_spec(exclude),
+            respect_gitignore=respect_gitignore,
+            max_bytes=int(max_file_mb * 1_048_576),
+            binary_ok=frozenset(e.lower() for e in binary_extensions),
+            result=result,
+        )
+        walker.walk(resolved, [])
+        yield resolved, result

@@ -1,0 +1,136 @@
+"""The Store protocol and the records it reads and writes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from docshelf.embed.base import Vectors
+from docshelf.types import Chunk, SkippedFile
+
+__all__ = [
+    "BuildRecord",
+    "DocState",
+    "DocumentRecord",
+    "SearchFilter",
+    "Store",
+    "StoreStats",
+]
+
+
+@dataclass(frozen=True)
+class DocumentRecord:
+    """One indexed file."""
+
+    id: str
+    collection: str
+    root: str
+    path: str  # relative to root, POSIX, NFC
+    size: int
+    mtime_ns: int
+    content_hash: str
+    file_type: str
+    title: str | None = None
+    tags: tuple[str, ...] = ()
+    lifecycle: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    indexed_at: float = 0.0
+
+
+@dataclass(frozen=True)
+class DocState:
+    """What sync needs to decide whether a file changed."""
+
+    id: str
+    path: str
+    root: str
+    size: int
+    mtime_ns: int
+    content_hash: str
+
+
+@dataclass(frozen=True)
+class SearchFilter:
+    """Restrictions applied before ranking."""
+
+    collections: tuple[str, ...] = ()
+    path_glob: str | None = None
+    tags: tuple[str, ...] = ()  # any of these
+    file_types: tuple[str, ...] = ()
+    modified_after: float | None = None  # unix seconds
+    modified_before: float | None = None
+    include_superseded: bool = False
+
+    def needs_doc_ids(self) -> bool:
+        """True when the filter cannot be expressed by collection and lifecycle alone."""
+        return bool(
+            self.path_glob
+            or self.tags
+            or self.file_types
+            or self.modified_after is not None
+            or self.modified_before is not None
+        )
+
+
+@dataclass(frozen=True)
+class BuildRecord:
+    """One sync run."""
+
+    collection: str
+    started_at: float
+    finished_at: float | None
+    git_commit: str | None
+    git_dirty: bool | None
+    added: int
+    updated: int
+    removed: int
+    unchanged: int
+    skipped: int
+    status: str
+
+
+@dataclass(frozen=True)
+class StoreStats:
+    """Counts for `status`."""
+
+    collections: dict[str, dict[str, int]]
+    documents: int
+    chunks: int
+    vectors: int
+    size_bytes: int
+    model: str | None
+    dim: int | None
+    generation: int
+    keyword_generation: int | None
+
+
+class Store(Protocol):
+    """Where documents, chunks and vectors live; the embedded and server backends implement it."""
+
+    def check_model(self, name: str, dim: int) -> None: ...
+    def set_model(self, name: str, dim: int) -> None: ...
+    def collection_roots(self, collection: str) -> list[str]: ...
+    def set_collection_roots(self, collection: str, roots: Sequence[str]) -> None: ...
+    def collections(self) -> list[str]: ...
+    def document_states(self, collection: str) -> dict[str, DocState]: ...
+    def touch_document(self, doc_id: str, size: int, mtime_ns: int) -> None: ...
+    def cached_vectors(self, keys: Sequence[str]) -> dict[str, Vectors]: ...
+    def replace_document(
+        self, doc: DocumentRecord, chunks: Sequence[Chunk], vectors: dict[str, Vectors]
+    ) -> None: ...
+    def delete_documents(self, doc_ids: Sequence[str]) -> int: ...
+    def commit(self) -> None: ...
+    def set_skipped(self, collection: str, skipped: Sequence[SkippedFile]) -> None: ...
+    def skipped(self, collection: str | None = None) -> list[tuple[str, SkippedFile]]: ...
+    def record_build(self, build: BuildRecord) -> None: ...
+    def last_build(self, collection: str | None = None) -> BuildRecord | None: ...
+    def get_document(self, collection: str, path: str) -> DocumentRecord | None: ...
+    def get_document_by_id(self, doc_id: str) -> DocumentRecord | None: ...
+    def get_chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]: ...
+    def document_chunks(self, doc_id: str) -> list[Chunk]: ...
+    def iter_chunks(self) -> Iterator[Chunk]: ...
+    def keyword_search(self, terms: Sequence[str], k: int, flt: SearchFilter) -> list[tuple[str, float]]: ...
+    def vector_search(self, query: Vectors, k: int, flt: SearchFilter) -> list[tuple[str, float]]: ...
+    def stats(self) -> StoreStats: ...
+    def close(self) -> None: ...

@@ -1,0 +1,156 @@
+"""BM25 over pre-analysed terms in tantivy: a derived index, rebuildable from SQLite."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import tantivy
+
+from docshelf.errors import StoreError
+
+__all__ = ["KeywordDoc", "KeywordIndex"]
+
+_MARKER = "__generation__"
+_TOKENIZER = "docshelf_ws"
+
+
+@dataclass(frozen=True)
+class KeywordDoc:
+    """What the keyword index holds for one chunk."""
+
+    chunk_id: str
+    doc_id: str
+    collection: str
+    lifecycle: str
+    terms: Sequence[str]
+
+
+def _schema() -> tantivy.Schema:
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("chunk_id", stored=True, tokenizer_name="raw")
+    builder.add_text_field("doc_id", tokenizer_name="raw")
+    builder.add_text_field("collection", tokenizer_name="raw")
+    builder.add_text_field("lifecycle", tokenizer_name="raw")
+    builder.add_text_field("marker", tokenizer_name="raw")
+    builder.add_integer_field("generation", stored=True)
+    # Terms come already analysed (stemmed, CJK bigrams) by our Analyzer; tantivy only splits on spaces.
+    builder.add_text_field("body", tokenizer_name=_TOKENIZER, index_option="freq")
+    return builder.build()
+
+
+class KeywordIndex:
+    """tantivy index at ``path``; one writer per process, opened lazily."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._schema = _schema()
+        self._writer: tantivy.IndexWriter | None = None
+        self._index = self._open()
+
+    def _open(self) -> tantivy.Index:
+        self.path.mkdir(parents=True, exist_ok=True)
+        try:
+            index = tantivy.Index(self._schema, path=str(self.path), reuse=True)
+        except ValueError:
+            # schema changed between versions or files are damaged: the index is derived, so rebuild
+            shutil.rmtree(self.path)
+            self.path.mkdir(parents=True)
+            index = tantivy.Index(self._schema, path=str(self.path), reuse=True)
+        analyzer = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build()
+        index.register_tokenizer(_TOKENIZER, analyzer)
+        return index
+
+    def _w(self) -> tantivy.IndexWriter:
+        if self._writer is None:
+            try:
+                self._writer = self._index.writer(heap_size=64_000_000, num_threads=1)
+            except ValueError as exc:
+                raise StoreError(
+                    f"another process is writing the keyword index at {self.path}; "
+                    "wait for it to finish and retry"
+                ) from exc
+        return self._writer
+
+    def generation(self) -> int | None:
+        """The SQLite generation this index was last committed at (None if never)."""
+        self._index.reload()
+        searcher = self._index.searcher()
+        query = tantivy.Query.term_query(self._schema, "marker", _MARKER)
+        hits = searcher.search(query, 1).hits
+        if not hits:
+            return None
+        value = searcher.doc(hits[0][1]).get_first("generation")
+        return int(value) if value is not None else None
+
+    def delete_docs(self, doc_ids: Iterable[str]) -> None:
+        writer = self._w()
+        for doc_id in doc_ids:
+            writer.delete_documents_by_term("doc_id", doc_id)
+
+    def add(self, docs: Iterable[KeywordDoc]) -> None:
+        writer = self._w()
+        for doc in docs:
+            writer.add_document(
+                tantivy.Document(
+                    chunk_id=doc.chunk_id,
+                    doc_id=doc.doc_id,
+                    collection=doc.collection,
+                    lifecycle=doc.lifecycle,
+                    body=" ".join(doc.terms),
+                )
+            )
+
+    def clear(self) -> None:
+        self._w().delete_all_documents()
+
+    def commit(self, generation: int) -> None:
+        """Commit pending changes together with the generation marker."""
+        writer = self._w()
+        writer.delete_documents_by_term("marker", _MARKER)
+        writer.add_document(tantivy.Document(marker=_MARKER, generation=generation))
+        writer.commit()
+        self._index.reload()
+
+    def release(self) -> None:
+        """Drop the writer (and its lock) so another process can write."""
+        if self._writer is not None:
+            self._writer.wait_merging_threads()
+            self._writer = None
+
+    def search(
+        self,
+        terms: Sequence[str],
+        k: int,
+        collections: Sequence[str] = (),
+        doc_ids: Sequence[str] | None = None,
+        include_superseded: bool = False,
+    ) -> list[tuple[str, float]]:
+        """BM25 top-k chunk ids for an OR of ``terms`` (duplicates add weight, as in Lucene)."""
+        if not terms or (doc_ids is not None and not doc_ids):
+            return []
+        schema = self._schema
+        should = [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "body", t)) for t in terms]
+        clauses = [(tantivy.Occur.Must, tantivy.Query.boolean_query(should))]
+        # Filters score 0 so the reported score stays the plain BM25 sum.
+        if collections:
+            in_collections = tantivy.Query.term_set_query(schema, "collection", list(collections))
+            clauses.append((tantivy.Occur.Must, tantivy.Query.const_score_query(in_collections, 0.0)))
+        if doc_ids is not None:
+            in_docs = tantivy.Query.term_set_query(schema, "doc_id", list(doc_ids))
+            clauses.append((tantivy.Occur.Must, tantivy.Query.const_score_query(in_docs, 0.0)))
+        if not include_superseded:
+            clauses.append(
+                (tantivy.Occur.MustNot, tantivy.Query.term_query(schema, "lifecycle", "superseded"))
+            )
+        self._index.reload()
+        searcher = self._index.searcher()
+        result = searcher.search(tantivy.Query.boolean_query(clauses), k)
+        out: list[tuple[str, float]] = []
+        for score, address in result.hits:
+            chunk_id = searcher.doc(address).get_first("chunk_id")
+            if chunk_id is not None:
+                out.append((str(chunk_id), float(score)))
+        return out

@@ -1,0 +1,95 @@
+"""Numbered schema migrations for the SQLite store (PRAGMA user_version)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+__all__ = ["MIGRATIONS", "migrate"]
+
+MIGRATIONS: list[str] = [
+    # 1: initial schema
+    """
+    CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE collections(
+        name TEXT PRIMARY KEY,
+        roots TEXT NOT NULL DEFAULT '[]',
+        created_at REAL NOT NULL
+    );
+    CREATE TABLE documents(
+        id TEXT PRIMARY KEY,
+        collection TEXT NOT NULL REFERENCES collections(name) ON DELETE CASCADE,
+        root TEXT NOT NULL,
+        path TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        mtime_ns INTEGER NOT NULL,
+        content_hash TEXT NOT NULL,
+        file_type TEXT NOT NULL,
+        title TEXT,
+        tags TEXT NOT NULL DEFAULT '[]',
+        lifecycle TEXT,
+        metadata TEXT NOT NULL DEFAULT '{}',
+        indexed_at REAL NOT NULL,
+        UNIQUE(collection, path)
+    );
+    CREATE TABLE chunks(
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        doc_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+        ordinal INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        char_start INTEGER NOT NULL,
+        char_end INTEGER NOT NULL,
+        line_start INTEGER NOT NULL,
+        line_end INTEGER NOT NULL,
+        heading_path TEXT NOT NULL DEFAULT '[]',
+        page INTEGER,
+        token_count INTEGER NOT NULL,
+        embed_key TEXT NOT NULL
+    );
+    CREATE INDEX chunks_doc ON chunks(doc_id, ordinal);
+    CREATE INDEX chunks_embed ON chunks(embed_key);
+    CREATE TABLE vectors(key TEXT PRIMARY KEY, vector BLOB NOT NULL);
+    CREATE TABLE skipped(
+        collection TEXT NOT NULL,
+        path TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        at REAL NOT NULL,
+        PRIMARY KEY(collection, path)
+    );
+    CREATE TABLE builds(
+        id INTEGER PRIMARY KEY,
+        collection TEXT NOT NULL,
+        started_at REAL NOT NULL,
+        finished_at REAL,
+        git_commit TEXT,
+        git_dirty INTEGER,
+        added INTEGER NOT NULL,
+        updated INTEGER NOT NULL,
+        removed INTEGER NOT NULL,
+        unchanged INTEGER NOT NULL,
+        skipped INTEGER NOT NULL,
+        status TEXT NOT NULL
+    );
+    """,
+]
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Apply pending migrations, each in its own transaction; return the schema version."""
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # re-check under the write lock: another process may have migrated meanwhile
+            if int(conn.execute("PRAGMA user_version").fetchone()[0]) >= number:
+                conn.execute("ROLLBACK")
+                continue
+            for statement in script.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {number}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return len(MIGRATIONS)

@@ -1,0 +1,432 @@
+"""The embedded store: SQLite (WAL) is the truth; tantivy and the vector matrix derive from it."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from docshelf.embed.base import Vectors
+from docshelf.errors import ModelMismatchError, StoreError
+from docshelf.store.base import BuildRecord, DocState, DocumentRecord, SearchFilter, StoreStats
+from docshelf.store.keyword import KeywordDoc, KeywordIndex
+from docshelf.store.migrations import migrate
+from docshelf.store.vectors import VectorMatrix
+from docshelf.types import Chunk, SkippedFile, contextual_text
+
+__all__ = ["SQLiteStore", "TermAnalyzer"]
+
+_CHUNK_COLS = (
+    "id, doc_id, ordinal, text, char_start, char_end, line_start, line_end, "
+    "heading_path, page, token_count, embed_key"
+)
+_DOC_COLS = (
+    "id, collection, root, path, size, mtime_ns, content_hash, file_type, title, tags, "
+    "lifecycle, metadata, indexed_at"
+)
+
+
+class TermAnalyzer(Protocol):
+    """What the store needs from the keyword analyzer."""
+
+    @property
+    def fingerprint(self) -> str: ...
+    def terms(self, text: str) -> list[str]: ...
+
+
+def _chunk(row: sqlite3.Row | tuple[Any, ...]) -> Chunk:
+    return Chunk(
+        id=row[0], doc_id=row[1], ordinal=row[2], text=row[3], char_start=row[4],
+        char_end=row[5], line_start=row[6], line_end=row[7],
+        heading_path=tuple(json.loads(row[8])), page=row[9], token_count=row[10], embed_key=row[11],
+    )  # fmt: skip
+
+
+def _doc(row: sqlite3.Row | tuple[Any, ...]) -> DocumentRecord:
+    return DocumentRecord(
+        id=row[0], collection=row[1], root=row[2], path=row[3], size=row[4], mtime_ns=row[5],
+        content_hash=row[6], file_type=row[7], title=row[8], tags=tuple(json.loads(row[9])),
+        lifecycle=row[10], metadata=json.loads(row[11]), indexed_at=row[12],
+    )  # fmt: skip
+
+
+class SQLiteStore:
+    """Store in ``data_dir``: ``docshelf.db`` plus the derived ``keyword/`` tantivy index."""
+
+    def __init__(self, data_dir: Path, analyzer: TermAnalyzer) -> None:
+        self.data_dir = data_dir
+        self.analyzer = analyzer
+        try:
+            data_dir.mkdir(parents=True, exist_ok=True)
+            self.db_path = data_dir / "docshelf.db"
+            self._conn = sqlite3.connect(
+                self.db_path, timeout=30.0, isolation_level=None, check_same_thread=False
+            )
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.execute("PRAGMA foreign_keys=ON")
+            migrate(self._conn)
+        except (sqlite3.Error, OSError) as exc:
+            raise StoreError(
+                f"cannot open the index at {data_dir}: {exc}; check the folder's permissions "
+                "or point store.data_dir elsewhere"
+            ) from exc
+        self._lock = threading.RLock()
+        self.keyword = KeywordIndex(data_dir / "keyword")
+        self._matrix: VectorMatrix | None = None
+
+    # ----- meta -----
+    def _meta(self, key: str) -> str | None:
+        row = self._conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self._conn.execute(
+            "INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+            (key, value),
+        )
+
+    def generation(self) -> int:
+        return int(self._meta("generation") or 0)
+
+    def _bump(self) -> None:
+        self._set_meta("generation", str(self.generation() + 1))
+
+    def check_model(self, name: str, dim: int) -> None:
+        stored, stored_dim = self._meta("embed_model"), self._meta("embed_dim")
+        if stored is None:
+            return
+        if stored != name or int(stored_dim or 0) != dim:
+            raise ModelMismatchError(
+                f"the index at {self.data_dir} was built with model {stored} ({stored_dim}-d), "
+                f"but {name} ({dim}-d) is configured. Re-embed with `docshelf index --reembed`, "
+                f"or set DOCSHELF_EMBED__MODEL back to the model the index was built with."
+            )
+
+    def set_model(self, name: str, dim: int) -> None:
+        with self._tx():
+            self._set_meta("embed_model", name)
+            self._set_meta("embed_dim", str(dim))
+
+    def model(self) -> tuple[str | None, int | None]:
+        dim = self._meta("embed_dim")
+        return self._meta("embed_model"), int(dim) if dim else None
+
+    # ----- transactions -----
+    class _Tx:
+        def __init__(self, store: SQLiteStore) -> None:
+            self.store = store
+
+        def __enter__(self) -> sqlite3.Connection:
+            self.store._lock.acquire()
+            self.store._conn.execute("BEGIN IMMEDIATE")
+            return self.store._conn
+
+        def __exit__(self, kind: object, exc: object, tb: object) -> None:
+            try:
+                self.store._conn.execute("COMMIT" if kind is None else "ROLLBACK")
+            finally:
+                self.store._lock.release()
+
+    def _tx(self) -> SQLiteStore._Tx:
+        return SQLiteStore._Tx(self)
+
+    # ----- collections -----
+    def collections(self) -> list[str]:
+        return [r[0] for r in self._conn.execute("SELECT name FROM collections ORDER BY name")]
+
+    def collection_roots(self, collection: str) -> list[str]:
+        row = self._conn.execute("SELECT roots FROM collections WHERE name=?", (collection,)).fetchone()
+        return [] if row is None else list(json.loads(row[0]))
+
+    def set_collection_roots(self, collection: str, roots: Sequence[str]) -> None:
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT INTO collections(name, roots, created_at) VALUES(?, ?, ?) "
+                "ON CONFLICT(name) DO UPDATE SET roots=excluded.roots",
+                (collection, json.dumps(list(roots)), time.time()),
+            )
+
+    # ----- documents -----
+    def document_states(self, collection: str) -> dict[str, DocState]:
+        rows = self._conn.execute(
+            "SELECT id, path, root, size, mtime_ns, content_hash FROM documents WHERE collection=?",
+            (collection,),
+        )
+        return {r[1]: DocState(*r) for r in rows}
+
+    def touch_document(self, doc_id: str, size: int, mtime_ns: int) -> None:
+        with self._tx() as conn:
+            conn.execute("UPDATE documents SET size=?, mtime_ns=? WHERE id=?", (size, mtime_ns, doc_id))
+
+    def cached_vectors(self, keys: Sequence[str]) -> dict[str, Vectors]:
+        out: dict[str, Vectors] = {}
+        unique = list(dict.fromkeys(keys))
+        for i in range(0, len(unique), 500):
+            part = unique[i : i + 500]
+            marks = ",".join("?" * len(part))
+            for key, blob in self._conn.execute(
+                f"SELECT key, vector FROM vectors WHERE key IN ({marks})", part
+            ):
+                out[key] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def replace_document(
+        self, doc: DocumentRecord, chunks: Sequence[Chunk], vectors: dict[str, Vectors]
+    ) -> None:
+        """Swap a document's chunks in one transaction (its vectors are already computed)."""
+        with self._tx() as conn:
+            conn.execute("DELETE FROM documents WHERE id=?", (doc.id,))
+            conn.execute(
+                f"INSERT INTO documents({_DOC_COLS}) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (doc.id, doc.collection, doc.root, doc.path, doc.size, doc.mtime_ns, doc.content_hash,
+                 doc.file_type, doc.title, json.dumps(list(doc.tags), ensure_ascii=False),
+                 doc.lifecycle, json.dumps(doc.metadata, ensure_ascii=False, default=str),
+                 doc.indexed_at),
+            )  # fmt: skip
+            conn.executemany(
+                "INSERT OR IGNORE INTO vectors(key, vector) VALUES(?, ?)",
+                [(k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in vectors.items()],
+            )
+            conn.executemany(
+                f"INSERT INTO chunks({_CHUNK_COLS}) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
+                [
+                    (c.id, c.doc_id, c.ordinal, c.text, c.char_start, c.char_end, c.line_start,
+                     c.line_end, json.dumps(list(c.heading_path), ensure_ascii=False), c.page,
+                     c.token_count, c.embed_key)
+                    for c in chunks
+                ],
+            )  # fmt: skip
+            self._bump()
+        self.keyword.delete_docs([doc.id])
+        self.keyword.add(self._keyword_docs(doc, chunks))
+
+    def _keyword_docs(self, doc: DocumentRecord, chunks: Sequence[Chunk]) -> Iterator[KeywordDoc]:
+        for c in chunks:
+            text = contextual_text(doc.title, c.heading_path, c.text)
+            yield KeywordDoc(c.id, doc.id, doc.collection, doc.lifecycle or "", self.analyzer.terms(text))
+
+    def delete_documents(self, doc_ids: Sequence[str]) -> int:
+        if not doc_ids:
+            return 0
+        with self._tx() as conn:
+            removed = conn.executemany("DELETE FROM documents WHERE id=?", [(d,) for d in doc_ids]).rowcount
+            conn.execute("DELETE FROM vectors WHERE key NOT IN (SELECT embed_key FROM chunks)")
+            self._bump()
+        self.keyword.delete_docs(doc_ids)
+        return int(removed)
+
+    def clear_vectors(self, name: str, dim: int) -> None:
+        """Forget every vector and switch the recorded model (before a full re-embed)."""
+        with self._tx() as conn:
+            conn.execute("DELETE FROM vectors")
+            self._set_meta("embed_model", name)
+            self._set_meta("embed_dim", str(dim))
+            self._bump()
+
+    def gc_vectors(self) -> None:
+        """Drop vectors no chunk refers to any more."""
+        with self._tx() as conn:
+            conn.execute("DELETE FROM vectors WHERE key NOT IN (SELECT embed_key FROM chunks)")
+
+    def commit(self) -> None:
+        """Make pending keyword changes visible, stamped with the SQLite generation."""
+        self.keyword.commit(self.generation())
+        self._set_meta_tx("analyzer", self.analyzer.fingerprint)
+
+    def _set_meta_tx(self, key: str, value: str) -> None:
+        with self._tx():
+            self._set_meta(key, value)
+
+    def needs_keyword_rebuild(self) -> bool:
+        generation = self.generation()
+        if generation == 0:  # nothing was ever written
+            return False
+        return (
+            self.keyword.generation() != generation or self._meta("analyzer") != self.analyzer.fingerprint
+        )
+
+    def rebuild_keyword_index(self) -> int:
+        """Re-derive the tantivy index from SQLite (no re-embedding); returns chunks indexed."""
+        self.keyword.clear()
+        count = 0
+        docs = {d.id: d for d in self.iter_documents()}
+        for chunk in self.iter_chunks():
+            doc = docs.get(chunk.doc_id)
+            if doc is not None:
+                self.keyword.add(self._keyword_docs(doc, [chunk]))
+                count += 1
+        self.commit()
+        return count
+
+    # ----- skipped and builds -----
+    def set_skipped(self, collection: str, skipped: Sequence[SkippedFile]) -> None:
+        with self._tx() as conn:
+            conn.execute("DELETE FROM skipped WHERE collection=?", (collection,))
+            now = time.time()
+            conn.executemany(
+                "INSERT OR REPLACE INTO skipped(collection, path, reason, at) VALUES(?,?,?,?)",
+                [(collection, s.path, s.reason, now) for s in skipped],
+            )
+
+    def skipped(self, collection: str | None = None) -> list[tuple[str, SkippedFile]]:
+        sql = "SELECT collection, path, reason FROM skipped"
+        args: tuple[str, ...] = ()
+        if collection:
+            sql, args = sql + " WHERE collection=?", (collection,)
+        return [(r[0], SkippedFile(r[1], r[2])) for r in self._conn.execute(sql + " ORDER BY path", args)]
+
+    def record_build(self, build: BuildRecord) -> None:
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT INTO builds(collection, started_at, finished_at, git_commit, git_dirty, added,"
+                " updated, removed, unchanged, skipped, status) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+                (build.collection, build.started_at, build.finished_at, build.git_commit,
+                 None if build.git_dirty is None else int(build.git_dirty), build.added,
+                 build.updated, build.removed, build.unchanged, build.skipped, build.status),
+            )  # fmt: skip
+
+    def last_build(self, collection: str | None = None) -> BuildRecord | None:
+        sql = (
+            "SELECT collection, started_at, finished_at, git_commit, git_dirty, added, updated,"
+            " removed, unchanged, skipped, status FROM builds"
+        )
+        args: tuple[str, ...] = ()
+        if collection:
+            sql, args = sql + " WHERE collection=?", (collection,)
+        row = self._conn.execute(sql + " ORDER BY id DESC LIMIT 1", args).fetchone()
+        if row is None:
+            return None
+        dirty = None if row[4] is None else bool(row[4])
+        return BuildRecord(row[0], row[1], row[2], row[3], dirty, *row[5:])
+
+    # ----- reads -----
+    def iter_documents(self, collection: str | None = None) -> Iterator[DocumentRecord]:
+        sql, args = f"SELECT {_DOC_COLS} FROM documents", ()
+        if collection:
+            sql, args = sql + " WHERE collection=?", (collection,)  # type: ignore[assignment]
+        for row in self._conn.execute(sql + " ORDER BY collection, path", args).fetchall():
+            yield _doc(row)
+
+    def get_document(self, collection: str, path: str) -> DocumentRecord | None:
+        row = self._conn.execute(
+            f"SELECT {_DOC_COLS} FROM documents WHERE collection=? AND path=?", (collection, path)
+        ).fetchone()
+        return None if row is None else _doc(row)
+
+    def get_document_by_id(self, doc_id: str) -> DocumentRecord | None:
+        row = self._conn.execute(f"SELECT {_DOC_COLS} FROM documents WHERE id=?", (doc_id,)).fetchone()
+        return None if row is None else _doc(row)
+
+    def get_chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
+        found: dict[str, Chunk] = {}
+        for i in range(0, len(chunk_ids), 500):
+            part = list(chunk_ids[i : i + 500])
+            marks = ",".join("?" * len(part))
+            for row in self._conn.execute(f"SELECT {_CHUNK_COLS} FROM chunks WHERE id IN ({marks})", part):
+                found[row[0]] = _chunk(row)
+        return [found[c] for c in chunk_ids if c in found]
+
+    def document_chunks(self, doc_id: str) -> list[Chunk]:
+        rows = self._conn.execute(
+            f"SELECT {_CHUNK_COLS} FROM chunks WHERE doc_id=? ORDER BY ordinal", (doc_id,)
+        )
+        return [_chunk(r) for r in rows]
+
+    def iter_chunks(self) -> Iterator[Chunk]:
+        cursor = self._conn.execute(f"SELECT {_CHUNK_COLS} FROM chunks ORDER BY seq")
+        while rows := cursor.fetchmany(2000):
+            yield from (_chunk(r) for r in rows)
+
+    # ----- search -----
+    def filter_doc_ids(self, flt: SearchFilter) -> list[str] | None:
+        """Document ids passing the filter, or None when the filter needs no id list."""
+        if not flt.needs_doc_ids():
+            return None
+        sql = "SELECT id, path, tags, file_type, mtime_ns, lifecycle, collection FROM documents"
+        out: list[str] = []
+        for doc_id, path, tags, file_type, mtime_ns, _lifecycle, collection in self._conn.execute(sql):
+            if flt.collections and collection not in flt.collections:
+                continue
+            if flt.path_glob and not fnmatch.fnmatchcase(path, flt.path_glob):
+                continue
+            if flt.tags and not set(flt.tags) & set(json.loads(tags)):
+                continue
+            if flt.file_types and file_type not in flt.file_types:
+                continue
+            if flt.modified_after is not None and mtime_ns < flt.modified_after * 1e9:
+                continue
+            if flt.modified_before is not None and mtime_ns > flt.modified_before * 1e9:
+                continue
+            out.append(doc_id)
+        return out
+
+    def keyword_search(self, terms: Sequence[str], k: int, flt: SearchFilter) -> list[tuple[str, float]]:
+        return self.keyword.search(
+            terms, k, flt.collections, self.filter_doc_ids(flt), flt.include_superseded
+        )
+
+    def _vector_matrix(self) -> VectorMatrix:
+        generation = self.generation()
+        if self._matrix is not None and self._matrix.generation == generation:
+            return self._matrix
+        _, dim = self.model()
+        rows = self._conn.execute(
+            "SELECT c.id, c.doc_id, d.collection, d.lifecycle, v.vector FROM chunks c "
+            "JOIN documents d ON d.id = c.doc_id JOIN vectors v ON v.key = c.embed_key ORDER BY c.seq"
+        ).fetchall()
+        matrix = np.zeros((len(rows), dim or 0), dtype=np.float32)
+        for i, row in enumerate(rows):
+            matrix[i] = np.frombuffer(row[4], dtype=np.float32)
+        self._matrix = VectorMatrix(
+            generation=generation,
+            chunk_ids=[r[0] for r in rows],
+            doc_ids=np.array([r[1] for r in rows], dtype=object),
+            collections=np.array([r[2] for r in rows], dtype=object),
+            superseded=np.array([r[3] == "superseded" for r in rows], dtype=bool),
+            matrix=matrix,
+        )
+        return self._matrix
+
+    def vector_search(self, query: Vectors, k: int, flt: SearchFilter) -> list[tuple[str, float]]:
+        ids = self.filter_doc_ids(flt)
+        return self._vector_matrix().search(
+            query, k, flt.collections, None if ids is None else set(ids), flt.include_superseded
+        )
+
+    # ----- status -----
+    def stats(self) -> StoreStats:
+        per: dict[str, dict[str, int]] = {name: {"documents": 0, "chunks": 0} for name in self.collections()}
+        for name, docs in self._conn.execute(
+            "SELECT collection, COUNT(*) FROM documents GROUP BY collection"
+        ):
+            per.setdefault(name, {"documents": 0, "chunks": 0})["documents"] = docs
+        for name, chunks in self._conn.execute(
+            "SELECT d.collection, COUNT(*) FROM chunks c JOIN documents d ON d.id=c.doc_id "
+            "GROUP BY d.collection"
+        ):
+            per.setdefault(name, {"documents": 0, "chunks": 0})["chunks"] = chunks
+        size = sum(p.stat().st_size for p in self.data_dir.rglob("*") if p.is_file())
+        model, dim = self.model()
+        return StoreStats(
+            collections=per,
+            documents=sum(c["documents"] for c in per.values()),
+            chunks=sum(c["chunks"] for c in per.values()),
+            vectors=int(self._conn.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]),
+            size_bytes=size,
+            model=model,
+            dim=dim,
+            generation=self.generation(),
+            keyword_generation=self.keyword.generation(),
+        )
+
+    def close(self) -> None:
+        self.keyword.release()
+        self._conn.close()

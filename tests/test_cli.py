@@ -1,0 +1,72 @@
+"""The CLI end to end (real store, hash embedder via DOCSHELF_EMBED__MODEL)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from docshelf.cli import app
+
+
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> CliRunner:
+    monkeypatch.setenv("DOCSHELF_EMBED__MODEL", "hash")
+    monkeypatch.setenv("DOCSHELF_STORE__DATA_DIR", str(tmp_path / "data"))
+    return CliRunner()
+
+
+def run(cli: CliRunner, *args: str) -> tuple[int, str, str]:
+    result = cli.invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_index_status_search_forget(cli: CliRunner, corpus: Path) -> None:
+    code, out, _ = run(cli, "index", str(corpus), "--json")
+    assert code == 0
+    report = json.loads(out)
+    assert report["collection"] == "samples"  # from the corpus's docshelf.toml
+    assert report["added"] >= 8 and report["excluded"] == ["notes/private-draft.md"]
+
+    code, out, _ = run(cli, "index", str(corpus), "--json")
+    assert code == 0 and json.loads(out)["added"] == 0
+
+    code, out, _ = run(cli, "status", "--json")
+    status = json.loads(out)
+    assert code == 0 and status["documents"] == report["added"] and status["model"] == "hash-64"
+    assert status["collections"]["samples"]["roots"] == [str(corpus.resolve())]
+    assert status["keyword_index_in_sync"] is True
+
+    code, out, _ = run(cli, "search", "数据备份", "--json", "--mode", "keyword")
+    result = json.loads(out)
+    assert code == 0 and "数据备份" in out  # UTF-8, not \\u escapes
+    top = result["hits"][0]
+    assert top["path"] == "notes/数据备份策略.md" and top["line_start"] >= 1 and top["chunk_id"]
+    assert "**" in top["snippet"]
+
+    code, out, _ = run(cli, "search", "page someone for a sev-1", "-k", "3")
+    assert code == 0 and "incident-response.md" in out
+
+    code, _, err = run(cli, "forget", "notes/glossary.txt", "-c", "samples")
+    assert code == 0 and "removed 1" in err
+    code, _, err = run(cli, "forget", "notes/glossary.txt", "-c", "samples")
+    assert code == 7 and "not in collection" in err
+
+
+def test_errors_are_messages_not_tracebacks(cli: CliRunner, tmp_path: Path) -> None:
+    code, _, err = run(cli, "index", str(tmp_path / "missing"))
+    assert code == 3 and "does not exist" in err and "Traceback" not in err
+    code, _, err = run(cli, "search", "anything")
+    assert code == 1 and "index is empty" in err
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[chunk]\nmax_tokens = 'lots'\n")
+    code, _, err = run(cli, "status", "--config", str(bad))
+    assert code == 2 and "chunk.max_tokens" in err
+
+
+def test_strict_exit_code(cli: CliRunner, corpus: Path) -> None:
+    (corpus / "broken.txt").write_bytes(b"caf\xe9 \xc3\x28 not utf-8")
+    code, _, err = run(cli, "index", str(corpus), "--strict")
+    assert code == 9 and "broken.txt" in err

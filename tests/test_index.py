@@ -1,0 +1,231 @@
+"""Sync against the real SQLite store and the real tantivy index (hash embedder)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from docshelf.embed import HashEmbedder
+from docshelf.embed.base import Vectors
+from docshelf.errors import ModelMismatchError, SourceError
+from docshelf.runtime import Runtime
+from docshelf.store.base import SearchFilter
+
+
+def chunk_rows(rt: Runtime) -> list[tuple[str, str]]:
+    return [(c.id, c.doc_id) for c in rt.store.iter_chunks()]
+
+
+def keyword_count(rt: Runtime) -> int:
+    rt.store.keyword._index.reload()
+    # every chunk plus the generation marker
+    return int(rt.store.keyword._index.searcher().num_docs) - 1
+
+
+def paths(rt: Runtime) -> set[str]:
+    return set(rt.store.document_states("test"))
+
+
+def test_first_sync_indexes_supported_files_and_skips_rag_false(runtime: Runtime, corpus: Path) -> None:
+    report = runtime.indexer().sync("test", [corpus])
+    assert "notes/private-draft.md" in report.excluded
+    assert "notes/private-draft.md" not in paths(runtime)
+    assert {"runbooks/incident-response.md", "notes/数据备份策略.md", "archive/style-guide.rst",
+            "notes/glossary.txt"} <= paths(runtime)  # fmt: skip
+    assert "docshelf.toml" not in {s.path for s in report.skipped}
+    assert report.chunks_written == len(chunk_rows(runtime)) > 0
+    assert keyword_count(runtime) == len(chunk_rows(runtime))
+
+
+def test_resync_is_idempotent(runtime: Runtime, corpus: Path) -> None:
+    runtime.indexer().sync("test", [corpus])
+    before = sorted(chunk_rows(runtime))
+    again = runtime.indexer().sync("test", [corpus])
+    assert not again.added and not again.updated and not again.removed
+    assert again.unchanged == len(paths(runtime))
+    after = sorted(chunk_rows(runtime))
+    assert after == before
+    assert len({cid for cid, _ in after}) == len(after)
+    assert keyword_count(runtime) == len(after)
+
+
+def test_touch_without_change_keeps_chunks(runtime: Runtime, corpus: Path) -> None:
+    runtime.indexer().sync("test", [corpus])
+    before = sorted(chunk_rows(runtime))
+    f = corpus / "notes" / "glossary.txt"
+    f.write_text(f.read_text(encoding="utf-8"), encoding="utf-8")
+    report = runtime.indexer().sync("test", [corpus])
+    assert not report.updated and sorted(chunk_rows(runtime)) == before
+
+
+def test_edit_move_delete(runtime: Runtime, corpus: Path) -> None:
+    runtime.indexer().sync("test", [corpus])
+    doc = corpus / "notes" / "glossary.txt"
+    doc.write_text(doc.read_text(encoding="utf-8") + "\nToil: manual, repetitive operational work.\n",
+                   encoding="utf-8")  # fmt: skip
+    report = runtime.indexer().sync("test", [corpus])
+    assert report.updated == ["notes/glossary.txt"]
+    hits = runtime.searcher().search("toil repetitive", mode="keyword").hits
+    assert hits and hits[0].path == "notes/glossary.txt"
+
+    (corpus / "runbooks" / "incident-response.md").rename(corpus / "notes" / "incidents.md")
+    report = runtime.indexer().sync("test", [corpus])
+    assert report.removed == ["runbooks/incident-response.md"] and report.added == ["notes/incidents.md"]
+    doc_ids = {d for _, d in chunk_rows(runtime)}
+    assert doc_ids == {s.id for s in runtime.store.document_states("test").values()}  # no ghosts
+    hits = runtime.searcher().search("page the on-call engineer", mode="keyword").hits
+    assert hits[0].path == "notes/incidents.md"
+
+    (corpus / "notes" / "incidents.md").unlink()
+    report = runtime.indexer().sync("test", [corpus])
+    assert report.removed == ["notes/incidents.md"]
+    assert all(h.path != "notes/incidents.md" for h in runtime.searcher().search("page on-call").hits)
+    assert keyword_count(runtime) == len(chunk_rows(runtime))
+
+
+class ExplodingEmbedder(HashEmbedder):
+    """Fails on any text containing EXPLODE, like a model crashing mid-file."""
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        if any("EXPLODE" in t for t in texts):
+            raise RuntimeError("model crashed")
+        return super().embed_documents(texts)
+
+
+def test_embed_failure_keeps_old_version(settings, corpus: Path) -> None:  # type: ignore[no-untyped-def]
+    rt = Runtime(settings, embedder=ExplodingEmbedder())
+    try:
+        rt.indexer().sync("test", [corpus])
+        old = rt.store.document_chunks(rt.store.document_states("test")["notes/glossary.txt"].id)
+        f = corpus / "notes" / "glossary.txt"
+        f.write_text("EXPLODE\n\nSLO means something new now.\n", encoding="utf-8")
+        (corpus / "notes" / "extra.md").write_text("# Extra\n\nA healthy new file.\n", encoding="utf-8")
+        report = rt.indexer().sync("test", [corpus])
+        assert [s.path for s in report.skipped if "embedding failed" in s.reason] == ["notes/glossary.txt"]
+        assert report.added == ["notes/extra.md"]  # the rest of the batch went on
+        state = rt.store.document_states("test")["notes/glossary.txt"]
+        assert rt.store.document_chunks(state.id) == old
+        hits = rt.searcher().search("error budget reliability", mode="keyword").hits
+        assert hits and hits[0].path == "notes/glossary.txt"
+        assert any(s.path == "notes/glossary.txt" for _, s in rt.store.skipped("test"))
+    finally:
+        rt.close()
+
+
+def test_model_change_is_refused_until_reembed(settings, corpus: Path) -> None:  # type: ignore[no-untyped-def]
+    rt = Runtime(settings, embedder=HashEmbedder(64))
+    rt.indexer().sync("test", [corpus])
+    rt.close()
+    other = Runtime(settings, embedder=HashEmbedder(32))
+    try:
+        with pytest.raises(ModelMismatchError, match="--reembed"):
+            other.indexer().sync("test", [corpus])
+        with pytest.raises(ModelMismatchError):
+            other.searcher()
+        assert other.indexer().reembed() > 0
+        other.indexer().sync("test", [corpus])
+        hits = other.searcher().search("page the on-call engineer", mode="semantic").hits
+        assert hits and len(other.store.cached_vectors([c.embed_key for c in other.store.iter_chunks()])) > 0
+        assert all(len(v) == 32 for v in other.store.cached_vectors(
+            [c.embed_key for c in other.store.iter_chunks()]).values())  # fmt: skip
+    finally:
+        other.close()
+
+
+def test_frontmatter_controls(runtime: Runtime, corpus: Path) -> None:
+    runtime.indexer().sync("test", [corpus])
+    searcher = runtime.searcher()
+    hits = searcher.search("deploy scp tarball restarting by hand", mode="keyword").hits
+    assert all(h.path != "runbooks/deploy-old.md" for h in hits)
+    flt = SearchFilter(include_superseded=True)
+    hits = searcher.search("deploy scp tarball restarting by hand", mode="keyword", flt=flt).hits
+    assert hits[0].path == "runbooks/deploy-old.md"
+    hits = searcher.search("deploy", flt=SearchFilter(tags=("hr",))).hits
+    assert hits and all("hr" in h.tags for h in hits)
+    state = runtime.store.document_states("test")["runbooks/deploy.md"]
+    chunks = runtime.store.document_chunks(state.id)
+    assert [c.heading_path[-1] for c in chunks] == [
+        "Deploy guide", "Before you deploy", "Rolling out", "Rolling back"]  # fmt: skip
+    assert not searcher.search("salary negotiation", mode="keyword").hits
+
+
+def test_offsets_and_lines_round_trip(runtime: Runtime, corpus: Path) -> None:
+    runtime.indexer().sync("test", [corpus])
+    for doc in runtime.store.iter_documents("test"):
+        text = (Path(doc.root) / doc.path).read_text(encoding="utf-8")
+        lines = text.splitlines()
+        for chunk in runtime.store.document_chunks(doc.id):
+            assert text[chunk.char_start : chunk.char_end] == chunk.text
+            span_lines = "\n".join(lines[chunk.line_start - 1 : chunk.line_end])
+            assert chunk.text.splitlines()[0] in span_lines
+            assert chunk.text.splitlines()[-1] in lines[chunk.line_end - 1]
+
+
+def test_bad_files_are_skipped_and_old_versions_kept(runtime: Runtime, corpus: Path) -> None:
+    (corpus / "notes" / "latin1.txt").write_bytes("Gr\xfc\xdfe aus K\xf6ln".encode("latin-1"))
+    (corpus / "notes" / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00")
+    report = runtime.indexer().sync("test", [corpus])
+    reasons = {s.path: s.reason for s in report.skipped}
+    assert "UTF-8" in reasons["notes/latin1.txt"]
+    assert "binary" in reasons["notes/image.png"]
+    doc = corpus / "runbooks" / "incident-response.md"
+    doc.write_text("---\ntitle: [unclosed\n---\n# Broken\n", encoding="utf-8")
+    report = runtime.indexer().sync("test", [corpus])
+    assert "runbooks/incident-response.md" in {s.path for s in report.skipped}
+    hits = runtime.searcher().search("page the on-call engineer", mode="keyword").hits
+    assert hits[0].path == "runbooks/incident-response.md"  # old version still searchable
+
+
+def test_missing_root_is_an_error(runtime: Runtime, tmp_path: Path) -> None:
+    with pytest.raises(SourceError, match="does not exist"):
+        runtime.indexer().sync("test", [tmp_path / "nope"])
+    assert runtime.store.stats().documents == 0
+
+
+def test_keyword_index_rebuilt_from_sqlite(settings, corpus: Path) -> None:  # type: ignore[no-untyped-def]
+    rt = Runtime(settings, embedder=HashEmbedder())
+    rt.indexer().sync("test", [corpus])
+    rt.close()
+    shutil.rmtree(settings.store.data_dir / "keyword")
+    rt = Runtime(settings, embedder=HashEmbedder())
+    try:
+        assert rt.store.needs_keyword_rebuild()
+        rt.indexer().sync("test", [corpus])
+        assert not rt.store.needs_keyword_rebuild()
+        hits = rt.searcher().search("page the on-call engineer", mode="keyword").hits
+        assert hits[0].path == "runbooks/incident-response.md"
+    finally:
+        rt.close()
+
+
+def test_forget_document_and_root(runtime: Runtime, corpus: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "extra.md").write_text("# Extra\n\nkumquat orchard notes\n", encoding="utf-8")
+    runtime.indexer().sync("test", [corpus, other])
+    assert runtime.indexer().forget("test", "notes/glossary.txt") == ["notes/glossary.txt"]
+    assert "notes/glossary.txt" not in paths(runtime)
+    assert runtime.indexer().forget("test", str(other)) == ["extra.md"]
+    assert not runtime.searcher().search("kumquat orchard", mode="keyword").hits
+    report = runtime.indexer().sync("test")  # known roots only: the forgotten root stays out
+    assert "extra.md" not in paths(runtime) and "notes/glossary.txt" in report.added
+
+
+def test_git_commit_recorded(runtime: Runtime, corpus: Path) -> None:
+    import subprocess
+
+    git = shutil.which("git")
+    if git is None:
+        pytest.skip("git not installed")
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin"}  # fmt: skip
+    for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "x"]):
+        subprocess.run([git, "-C", str(corpus), *cmd], check=True, env=env)
+    head = subprocess.run([git, "-C", str(corpus), "rev-parse", "HEAD"], capture_output=True, text=True)
+    report = runtime.indexer().sync("test", [corpus])
+    assert report.git_commit == head.stdout.strip() and report.git_dirty is False
+    build = runtime.store.last_build("test")
+    assert build is not None and build.git_commit == report.git_commit

@@ -1,0 +1,260 @@
+"""Parsing: decoding, frontmatter, Markdown / reST / text structure, the registry."""
+
+from __future__ import annotations
+
+import codecs
+
+import pytest
+
+from docshelf.errors import ParseError
+from docshelf.parse import (
+    MarkdownParser,
+    Parser,
+    ParserRegistry,
+    RstParser,
+    TextParser,
+    decode_text,
+    default_registry,
+)
+from docshelf.types import ParsedDocument, Section
+
+
+def md(source: str) -> ParsedDocument:
+    return MarkdownParser().parse(source.encode(), "doc.md")
+
+
+def rst(source: str) -> ParsedDocument:
+    return RstParser().parse(source.encode(), "doc.rst")
+
+
+def texts(doc: ParsedDocument, kind: str | None = None) -> list[str]:
+    return [doc.text[s.start : s.end] for s in doc.sections if kind is None or s.kind == kind]
+
+
+def headings(doc: ParsedDocument) -> list[Section]:
+    return [s for s in doc.sections if s.kind == "heading"]
+
+
+def assert_well_formed(doc: ParsedDocument) -> None:
+    """Sections are in order, disjoint, trimmed, and cover all non-blank body text."""
+    covered = [False] * len(doc.text)
+    prev_end = doc.body_start
+    for s in doc.sections:
+        assert prev_end <= s.start < s.end <= len(doc.text)
+        assert not doc.text[s.start].isspace() and not doc.text[s.end - 1].isspace()
+        covered[s.start : s.end] = [True] * (s.end - s.start)
+        prev_end = s.end
+    missing = [
+        i for i in range(doc.body_start, len(doc.text)) if not covered[i] and not doc.text[i].isspace()
+    ]
+    assert missing == []
+
+
+# -- decoding ----------------------------------------------------------------
+
+
+def test_utf8_bom_is_stripped() -> None:
+    assert decode_text(codecs.BOM_UTF8 + "héllo".encode(), "a.txt") == "héllo"
+
+
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be"])
+def test_utf16_with_bom_decodes(codec: str) -> None:
+    data = codecs.BOM_UTF16_LE if codec.endswith("le") else codecs.BOM_UTF16_BE
+    doc = MarkdownParser().parse(data + "# Titel\n\nÜber 中文.\n".encode(codec), "x.md")
+    assert doc.title == "Titel"
+    assert texts(doc) == ["# Titel", "Über 中文."]
+
+
+def test_non_utf8_bytes_raise_parse_error_with_advice() -> None:
+    latin1 = "café au lait".encode("latin-1")
+    with pytest.raises(ParseError, match=r"not UTF-8 text.*convert it to UTF-8"):
+        TextParser().parse(latin1, "notes.txt")
+
+
+def test_utf16_without_bom_is_refused_not_garbled() -> None:
+    with pytest.raises(ParseError, match="NUL"):
+        decode_text("plain".encode("utf-16-le"), "x.txt")
+
+
+def test_crlf_is_kept_so_offsets_match_the_file() -> None:
+    source = "# One\r\n\r\nfirst para\r\nsame para\r\n\r\n## Two\r\ntext\r\n"
+    doc = md(source)
+    assert doc.text == source
+    assert texts(doc) == ["# One", "first para\r\nsame para", "## Two", "text"]
+    assert [s.heading_path for s in doc.sections][-1] == ("One", "Two")
+    assert_well_formed(doc)
+
+
+# -- frontmatter ---------------------------------------------------------------
+
+
+def test_frontmatter_fields_land_in_metadata_and_never_in_body() -> None:
+    doc = md(
+        "---\ntitle: Guide\ntags: [ops, db]\nrag: false\nlifecycle: deprecated\n---\n# Heading\n\nBody.\n"
+    )
+    assert doc.metadata == {"title": "Guide", "tags": ["ops", "db"], "rag": False, "lifecycle": "deprecated"}
+    assert doc.title == "Guide"  # frontmatter wins over the first H1
+    assert doc.text[doc.body_start :] == "# Heading\n\nBody.\n"
+    assert all(s.start >= doc.body_start for s in doc.sections)
+
+
+def test_frontmatter_may_close_with_dots_and_be_empty() -> None:
+    doc = md("---\n...\nBody text.\n")
+    assert doc.metadata == {}
+    assert texts(doc) == ["Body text."]
+
+
+def test_malformed_frontmatter_names_the_line() -> None:
+    with pytest.raises(ParseError, match=r"doc\.md: malformed frontmatter at line 3: mapping values"):
+        md("---\ntitle: ok\nsummary: a: b\n---\nbody\n")
+    with pytest.raises(ParseError, match=r"flow sequence started at line 3\)"):
+        md("---\ntitle: ok\ntags: [unclosed\n---\nbody\n")
+
+
+def test_non_mapping_frontmatter_is_rejected() -> None:
+    with pytest.raises(ParseError, match="not a mapping"):
+        md("---\n- just\n- a list\n---\nbody\n")
+
+
+def test_impossible_date_in_frontmatter_is_a_parse_error() -> None:
+    with pytest.raises(ParseError, match="malformed frontmatter"):
+        md("---\ndate: 2024-13-45\n---\nbody\n")
+
+
+def test_unclosed_frontmatter_is_a_thematic_break_and_text_is_kept() -> None:
+    doc = md("---\ntitle: x\n\nbody\n")
+    assert doc.metadata == {} and doc.body_start == 0
+    assert_well_formed(doc)
+
+
+# -- markdown structure ------------------------------------------------------
+
+
+def test_heading_paths_follow_nesting() -> None:
+    doc = md("# A\n\nintro\n\n## B\n\nb text\n\n### C ###\n\nc text\n\n## D\n\nd text\n")
+    paths = {doc.text[s.start : s.end]: s.heading_path for s in doc.sections}
+    assert paths == {
+        "# A": ("A",),
+        "intro": ("A",),
+        "## B": ("A", "B"),
+        "b text": ("A", "B"),
+        "### C ###": ("A", "B", "C"),
+        "c text": ("A", "B", "C"),
+        "## D": ("A", "D"),
+        "d text": ("A", "D"),
+    }
+    assert [h.level for h in headings(doc)] == [1, 2, 3, 2]
+    assert doc.title == "A"
+
+
+def test_hash_lines_inside_fences_are_not_headings() -> None:
+    doc = md("# Real\n\n```bash\n# a comment\nls\n```\n\n~~~~\n## also code\n~~~~\n\nafter\n")
+    assert [h.heading_path for h in headings(doc)] == [("Real",)]
+    assert texts(doc, "code") == ["```bash\n# a comment\nls\n```", "~~~~\n## also code\n~~~~"]
+    assert_well_formed(doc)
+
+
+def test_unclosed_fence_runs_to_the_end() -> None:
+    doc = md("text\n\n```\n# not a heading\n")
+    assert headings(doc) == []
+    assert texts(doc, "code") == ["```\n# not a heading"]
+
+
+def test_setext_headings_and_thematic_breaks() -> None:
+    doc = md("Title\n=====\n\nSub part\n--------\n\ntext\n\n---\n\nmore\n")
+    assert [(h.level, h.heading_path) for h in headings(doc)] == [(1, ("Title",)), (2, ("Title", "Sub part"))]
+    assert doc.title == "Title"
+    assert "---" in texts(doc, "text")  # a rule after a blank line is no heading
+    assert_well_formed(doc)
+
+
+def test_lists_tables_and_paragraphs_are_blocks() -> None:
+    doc = md(
+        "Para one\nwraps.\n\n- a\n- b\n\n  still b\n\n1. x\n2. y\n\n| h | i |\n|---|:-:|\n| 1 | 2 |\n\n"
+        "    indented code\n\nend\n"
+    )
+    kinds = [s.kind for s in doc.sections]
+    assert kinds == ["paragraph", "list", "table", "code", "paragraph"]
+    # Items after a blank line, and indented continuations, stay in the list.
+    assert texts(doc, "list") == ["- a\n- b\n\n  still b\n\n1. x\n2. y"]
+    assert_well_formed(doc)
+
+
+def test_heading_titles_drop_inline_markup() -> None:
+    doc = md("# The **`docshelf`** [guide](https://example.com/x) #\n\ntext\n")
+    assert doc.title == "The docshelf guide"
+    assert doc.sections[1].heading_path == ("The docshelf guide",)
+
+
+def test_hashtag_is_not_a_heading_and_no_h1_means_no_title() -> None:
+    doc = md("#hashtag text\n\n## Second level only\n")
+    assert [h.level for h in headings(doc)] == [2]
+    assert doc.title is None
+
+
+# -- reStructuredText and plain text -----------------------------------------
+
+
+def test_rst_levels_follow_first_appearance_of_each_style() -> None:
+    doc = rst(
+        "=====\nGuide\n=====\n\nIntro.\n\nInstall\n-------\n\n"
+        "Run it::\n\n    pip install x\n    # not a title\n\n"
+        "Linux\n~~~~~\n\nNotes.\n\nUsage\n-------\n\n.. code-block:: python\n\n   print(1)\n\nDone.\n"
+    )
+    assert doc.title == "Guide"
+    assert [(h.level, h.heading_path) for h in headings(doc)] == [
+        (1, ("Guide",)),
+        (2, ("Guide", "Install")),
+        (3, ("Guide", "Install", "Linux")),
+        (2, ("Guide", "Usage")),
+    ]
+    assert texts(doc, "code") == ["pip install x\n    # not a title", ".. code-block:: python\n\n   print(1)"]
+    assert_well_formed(doc)
+
+
+def test_rst_transition_is_not_a_title() -> None:
+    doc = rst("Para.\n\n----------\n\nMore.\n")
+    assert headings(doc) == []
+    assert texts(doc) == ["Para.", "----------", "More."]
+
+
+def test_plain_text_paragraphs() -> None:
+    doc = TextParser().parse(b"  one\ntwo  \n\n\n# not a heading\r\n\r\nthree", "a.txt")
+    assert texts(doc) == ["one\ntwo", "# not a heading", "three"]
+    assert doc.title is None and all(s.kind == "paragraph" for s in doc.sections)
+    assert_well_formed(doc)
+
+
+# -- registry ------------------------------------------------------------------
+
+
+def test_registry_maps_extensions_case_insensitively() -> None:
+    reg = default_registry()
+    assert all(isinstance(p, Parser) for p in (MarkdownParser(), TextParser(), RstParser()))
+    assert isinstance(reg.for_path("docs/README.MD"), MarkdownParser)
+    assert isinstance(reg.for_path("a.markdown"), MarkdownParser)
+    assert isinstance(reg.for_path("notes.Text"), TextParser)
+    assert isinstance(reg.for_path("x.rst"), RstParser)
+    assert reg.for_path("image.png") is None and reg.for_path("Makefile") is None
+    assert {".md", ".txt", ".rst", ".text", ".markdown"} <= set(reg.supported_extensions)
+    assert reg.binary_extensions == ()
+    assert default_registry() is not reg  # no shared mutable singleton
+
+
+def test_registry_refuses_silent_overrides() -> None:
+    class Other:
+        name = "other"
+        extensions = ("MD",)
+        binary = True
+
+        def parse(self, data: bytes, path: str) -> ParsedDocument:
+            return ParsedDocument(text="", sections=[], file_type="other")
+
+    reg = default_registry()
+    with pytest.raises(ValueError, match="already handled"):
+        reg.register(Other())
+    reg.register(Other(), replace=True)
+    assert reg.parse(b"%PDF", "a.md").file_type == "other"
+    assert reg.binary_extensions == (".md",)
+    with pytest.raises(ParseError, match="no parser"):
+        ParserRegistry().parse(b"", "a.md")

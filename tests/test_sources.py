@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from docshelf.errors import SourceError
+from docshelf.sources import walk_roots
+
+
+def walk(root: Path, **kw: object) -> tuple[set[str], dict[str, str]]:
+    [(_, result)] = list(walk_roots([root], **kw))  # type: ignore[arg-type]
+    return {f.rel_path for f in result.files}, {s.path: s.reason for s in result.skipped}
+
+
+def test_gitignore_hidden_globs_binary_and_size(tmp_path: Path) -> None:
+    (tmp_path / "docs" / "build").mkdir(parents=True)
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "config").write_text("x")
+    (tmp_path / ".hidden.md").write_text("x")
+    (tmp_path / ".gitignore").write_text("build/\n*.log\n")
+    (tmp_path / "docs" / ".gitignore").write_text("secret.md\n")
+    (tmp_path / "docs" / "a.md").write_text("a")
+    (tmp_path / "docs" / "secret.md").write_text("s")
+    (tmp_path / "docs" / "build" / "out.md").write_text("o")
+    (tmp_path / "run.log").write_text("l")
+    (tmp_path / "blob.bin").write_bytes(b"\x00\x01\x02")
+    (tmp_path / "big.md").write_text("x" * 3000)
+    files, skipped = walk(tmp_path, max_file_mb=0.001)
+    assert files == {"docs/a.md"}
+    assert skipped["blob.bin"] == "binary file"
+    assert "too large" in skipped["big.md"]
+    files, _ = walk(tmp_path, respect_gitignore=False, max_file_mb=1)
+    assert {"docs/secret.md", "docs/build/out.md", "run.log"} <= files
+    files, _ = walk(tmp_path, include=["docs/**"], exclude=["a.md"], max_file_mb=1)
+    assert files == set()
+
+
+def test_symlinks_inside_followed_outside_refused(tmp_path: Path) -> None:
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    (root / "real").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "secret.md").write_text("secret")
+    (root / "real" / "a.md").write_text("a")
+    os.symlink(outside / "secret.md", root / "leak.md")
+    os.symlink(outside, root / "leakdir")
+    os.symlink(root / "real", root / "alias")  # same folder twice: indexed once
+    os.symlink(root, root / "real" / "loop")  # a loop must terminate
+    files, skipped = walk(root)
+    assert files == {"alias/a.md"} or files == {"real/a.md"}
+    assert "outside" in skipped["leak.md"] and "outside" in skipped["leakdir"]
+
+
+def test_missing_root_raises(tmp_path: Path) -> None:
+    with pytest.raises(SourceError, match="does not exist"):
+        list(walk_roots([tmp_path / "missing"]))
+    (tmp_path / "file.md").write_text("x")
+    with pytest.raises(SourceError, match="not a folder"):
+        list(walk_roots([tmp_path / "file.md"]))
