@@ -23,6 +23,7 @@ __all__ = [
     "ChunkSettings",
     "EmbedSettings",
     "SearchSettings",
+    "ServerSettings",
     "Settings",
     "SourceSettings",
     "StoreSettings",
@@ -92,12 +93,31 @@ class SearchSettings(BaseModel):
 
     mode: Literal["hybrid", "keyword", "semantic"] = "hybrid"
     k: int = Field(10, ge=1, le=1000)
-    keyword_weight: float = Field(1.0, ge=0)
-    semantic_weight: float = Field(0.5, ge=0)
-    fusion: Literal["rrf", "convex"] = "rrf"
+    # z-score fusion at 0.7/0.3 won on scifact train, nfcorpus dev and xquad-de (docs/benchmarks.md)
+    fusion: Literal["zscore", "convex", "rrf"] = "zscore"
+    keyword_weight: float = Field(0.7, ge=0)
+    semantic_weight: float = Field(0.3, ge=0)
     rrf_k: int = Field(60, ge=1)
     candidates: int = Field(100, ge=10, description="hits taken from each retriever before fusion")
     ann_threshold: int = Field(200_000, ge=0, description="above this many vectors use an ANN index")
+
+
+class ServerSettings(BaseModel):
+    """The MCP server (`docshelf serve`)."""
+
+    read_only: bool = Field(False, description="leave out the write tools (ingest, forget, reindex)")
+    host: str = Field("127.0.0.1", description="HTTP bind address; keep it on loopback")
+    port: int = Field(8765, ge=1, le=65535)
+    token: str | None = Field(None, description="HTTP bearer token; default: generated into the data dir")
+    allowed_hosts: list[str] = Field(default_factory=list, description="extra Host values for HTTP")
+    allowed_origins: list[str] = Field(default_factory=list, description="extra Origin values for HTTP")
+    max_result_tokens: int = Field(
+        8000, ge=500, description="cap on one tool result (Claude Code warns at 10k, fails at 25k)"
+    )
+    page_size: int = Field(100, ge=1, le=1000, description="rows per list_documents page")
+    model_wait_s: float = Field(
+        5.0, ge=0, description="how long a search waits for the embedding model before keyword-only"
+    )
 
 
 class Settings(BaseSettings):
@@ -114,6 +134,7 @@ class Settings(BaseSettings):
     analyze: AnalyzeSettings = Field(default_factory=AnalyzeSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)  # type: ignore[arg-type]
+    server: ServerSettings = Field(default_factory=ServerSettings)  # type: ignore[arg-type]
 
     @classmethod
     def settings_customise_sources(

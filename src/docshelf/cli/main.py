@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, Optional, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.table import Table
@@ -35,9 +35,9 @@ app = typer.Typer(
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="docshelf.toml to read")]  # noqa: UP045
-DataDirOpt = Annotated[Optional[Path], typer.Option("--data-dir", help="where the index lives")]  # noqa: UP045
-CollectionOpt = Annotated[Optional[str], typer.Option("--collection", "-c", help="collection name")]  # noqa: UP045
+ConfigOpt = Annotated[Path | None, typer.Option("--config", help="docshelf.toml to read")]
+DataDirOpt = Annotated[Path | None, typer.Option("--data-dir", help="where the index lives")]
+CollectionOpt = Annotated[str | None, typer.Option("--collection", "-c", help="collection name")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="machine-readable JSON on stdout")]
 
 STRICT_EXIT = 9  # index --strict: some files were skipped
@@ -229,11 +229,11 @@ def forget(
 def search(
     query: Annotated[str, typer.Argument(help="what to look for, in any language")],
     k: Annotated[int, typer.Option("--k", "-k", min=1, max=1000, help="number of hits")] = 10,
-    mode: Annotated[Optional[str], typer.Option(help="hybrid | keyword | semantic")] = None,  # noqa: UP045
-    collection: Annotated[Optional[list[str]], typer.Option("--collection", "-c")] = None,  # noqa: UP045
-    path: Annotated[Optional[str], typer.Option("--path", help="glob on the document path")] = None,  # noqa: UP045
-    tag: Annotated[Optional[list[str]], typer.Option("--tag", help="any of these tags")] = None,  # noqa: UP045
-    file_type: Annotated[Optional[list[str]], typer.Option("--type", help="file type, e.g. markdown")] = None,  # noqa: UP045
+    mode: Annotated[str | None, typer.Option(help="hybrid | keyword | semantic")] = None,
+    collection: Annotated[list[str] | None, typer.Option("--collection", "-c")] = None,
+    path: Annotated[str | None, typer.Option("--path", help="glob on the document path")] = None,
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="any of these tags")] = None,
+    file_type: Annotated[list[str] | None, typer.Option("--type", help="file type, e.g. markdown")] = None,
     include_superseded: Annotated[
         bool, typer.Option(help="also show `lifecycle: superseded` documents")
     ] = False,
@@ -279,9 +279,12 @@ def eval_(
         Path, typer.Argument(help="a BEIR-layout folder (corpus.jsonl, queries.jsonl, qrels/)")
     ],
     split: Annotated[str, typer.Option(help="qrels split")] = "test",
-    mode: Annotated[Optional[list[str]], typer.Option(help="modes to score (default all three)")] = None,  # noqa: UP045
+    mode: Annotated[list[str] | None, typer.Option(help="modes to score (default all three)")] = None,
     workdir: Annotated[
         Path | None, typer.Option(help="keep the eval index here to reuse embeddings")
+    ] = None,
+    queries: Annotated[
+        Path | None, typer.Option(help="queries.jsonl with the same ids from elsewhere (another language)")
     ] = None,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
@@ -289,7 +292,7 @@ def eval_(
     """Index a BEIR-layout set in a scratch index and report nDCG@10, recall@100, MRR@10, latency."""
     from docshelf.search.evaluate import evaluate, load_beir, write_corpus
 
-    data = load_beir(folder, split)
+    data = load_beir(folder, split, queries)
     settings = load_settings(config)
     scratch = workdir or Path(tempfile.mkdtemp(prefix="docshelf-eval-"))
     settings.store.data_dir = scratch / "index"
@@ -340,3 +343,4 @@ def eval_(
 
 def main() -> None:
     app()
+

@@ -18,6 +18,8 @@ from docshelf.store.base import SearchFilter
 __all__ = ["EvalSet", "ModeScores", "evaluate", "load_beir", "mrr_at", "ndcg_at", "recall_at", "write_corpus"]
 
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]")
+# Chunks fetched per query: documents hold ~2-3 chunks, and recall@100 needs 100 distinct documents.
+_CHUNKS = 300
 
 
 @dataclass
@@ -39,10 +41,14 @@ class ModeScores:
     queries: int
 
 
-def load_beir(folder: Path, split: str = "test") -> EvalSet:
-    """Read corpus.jsonl, queries.jsonl and qrels/<split>.tsv."""
+def load_beir(folder: Path, split: str = "test", queries_file: Path | None = None) -> EvalSet:
+    """Read corpus.jsonl, queries.jsonl and qrels/<split>.tsv.
+
+    ``queries_file`` swaps in other queries with the same ids, e.g. the English
+    XQuAD questions against the Chinese paragraphs for a cross-lingual check.
+    """
     qrels_file = folder / "qrels" / f"{split}.tsv"
-    for needed in (folder / "corpus.jsonl", folder / "queries.jsonl", qrels_file):
+    for needed in (folder / "corpus.jsonl", queries_file or folder / "queries.jsonl", qrels_file):
         if not needed.is_file():
             raise SourceError(f"{needed} is missing: an eval folder needs BEIR's layout")
     corpus = {}
@@ -58,7 +64,7 @@ def load_beir(folder: Path, split: str = "test") -> EvalSet:
                 continue  # header
             qrels.setdefault(parts[0], {})[parts[1]] = int(parts[2])
     queries = {}
-    with (folder / "queries.jsonl").open(encoding="utf-8") as fh:
+    with (queries_file or folder / "queries.jsonl").open(encoding="utf-8") as fh:
         for line in fh:
             row = json.loads(line)
             if str(row["_id"]) in qrels:
@@ -120,12 +126,15 @@ def evaluate(
 ) -> list[ModeScores]:
     """Run every query in each mode; documents rank by their best chunk."""
     flt = SearchFilter(collections=(collection,))
+    searcher.settings = searcher.settings.model_copy(
+        update={"candidates": max(searcher.settings.candidates, _CHUNKS)}
+    )
     out = []
     for mode in modes:
         nd, rc, mr, lat = [], [], [], []
         for n, (qid, text) in enumerate(data.queries.items(), start=1):
             t0 = time.perf_counter()
-            result = searcher.search(text, k=200, mode=mode, flt=flt)
+            result = searcher.search(text, k=_CHUNKS, mode=mode, flt=flt, snippets=False)
             lat.append((time.perf_counter() - t0) * 1000)
             ranked: list[str] = []
             for hit in result.hits:

@@ -35,3 +35,31 @@ def convex_combination(lists: Mapping[str, Ranked], weights: Mapping[str, float]
         for item, score in ranked:
             fused[item] = fused.get(item, 0.0) + w * (score - lo) / span
     return sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def zscore_combination(
+    lists: Mapping[str, Ranked], weights: Mapping[str, float]
+) -> list[tuple[str, float]]:
+    """Standardise each list's scores (z-score), then a weighted sum.
+
+    An id missing from a list gets that list's lowest z-score, not zero: being
+    absent from a retriever's top candidates is evidence against it. Chosen by
+    measurement on train/dev splits (see docs/benchmarks.md): z-scores keep a
+    weak dense list from swamping BM25 better than min-max or RRF.
+    """
+    normed: dict[str, dict[str, float]] = {}
+    for name, ranked in lists.items():
+        if not ranked:
+            continue
+        scores = [s for _, s in ranked]
+        mean = sum(scores) / len(scores)
+        std = (sum((s - mean) ** 2 for s in scores) / len(scores)) ** 0.5 or 1.0
+        normed[name] = {item: (score - mean) / std for item, score in ranked}
+    total = sum(weights.get(n, 1.0) for n in normed) or 1.0
+    floors = {n: min(z.values()) for n, z in normed.items()}
+    ids = {item for z in normed.values() for item in z}
+    fused = {
+        item: sum(weights.get(n, 1.0) / total * z.get(item, floors[n]) for n, z in normed.items())
+        for item in ids
+    }
+    return sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from docshelf.analyze import Analyzer
 from docshelf.config import SearchSettings
 from docshelf.embed.base import Embedder
-from docshelf.search.fusion import convex_combination, weighted_rrf
+from docshelf.search.fusion import convex_combination, weighted_rrf, zscore_combination
 from docshelf.store.base import SearchFilter
 from docshelf.store.sqlite import SQLiteStore
 
@@ -113,7 +113,12 @@ class Searcher:
         self.settings = settings
 
     def search(
-        self, query: str, k: int | None = None, mode: Mode | None = None, flt: SearchFilter | None = None
+        self,
+        query: str,
+        k: int | None = None,
+        mode: Mode | None = None,
+        flt: SearchFilter | None = None,
+        snippets: bool = True,
     ) -> SearchResult:
         started = time.perf_counter()
         k = k or self.settings.k
@@ -130,7 +135,7 @@ class Searcher:
             vec = self.embedder.embed_query(query)
             lists["semantic"] = self.store.vector_search(vec, n, flt)
         fused = self._fuse(lists, mode)
-        hits = self._hydrate(fused, lists, set(terms), k)
+        hits = self._hydrate(fused, lists, set(terms) if snippets else None, k)
         note = None if hits else self._why_empty(terms, flt)
         return SearchResult(query, mode, hits, (time.perf_counter() - started) * 1000, note)
 
@@ -138,13 +143,15 @@ class Searcher:
         if mode != "hybrid":
             return next(iter(lists.values()), [])
         weights = {"keyword": self.settings.keyword_weight, "semantic": self.settings.semantic_weight}
+        if self.settings.fusion == "zscore":
+            return zscore_combination(lists, weights)
         if self.settings.fusion == "convex":
             return convex_combination(lists, weights)
         return weighted_rrf(lists, weights, self.settings.rrf_k)
 
     def _hydrate(
         self, fused: list[tuple[str, float]], lists: dict[str, list[tuple[str, float]]],
-        query_terms: set[str], k: int,
+        query_terms: set[str] | None, k: int,
     ) -> list[Hit]:  # fmt: skip
         ranks = {name: {cid: r for r, (cid, _) in enumerate(lst, 1)} for name, lst in lists.items()}
         # over-fetch: a hit may point to a chunk deleted since the keyword index was read
@@ -169,7 +176,8 @@ class Searcher:
                     line_end=chunk.line_end, char_start=chunk.char_start, char_end=chunk.char_end,
                     page=chunk.page, score=score,
                     ranks={name: r[cid] for name, r in ranks.items() if cid in r},
-                    snippet=snippet(self.analyzer, chunk.text, query_terms), text=chunk.text,
+                    snippet="" if query_terms is None else snippet(self.analyzer, chunk.text, query_terms),
+                    text=chunk.text,
                     tags=list(doc.tags), lifecycle=doc.lifecycle,
                 )
             )  # fmt: skip

@@ -1,0 +1,81 @@
+"""Fusion, filters, snippets and empty-result notes."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from docshelf.analyze import Analyzer
+from docshelf.runtime import Runtime
+from docshelf.search import snippet, weighted_rrf
+from docshelf.search.fusion import convex_combination, zscore_combination
+from docshelf.store.base import SearchFilter
+
+
+def test_weighted_rrf_rewards_agreement_and_weights() -> None:
+    kw = [("a", 9.0), ("b", 5.0), ("c", 1.0)]
+    sem = [("b", 0.9), ("c", 0.8)]
+    fused = [i for i, _ in weighted_rrf({"kw": kw, "sem": sem}, {"kw": 1.0, "sem": 1.0}, k=10)]
+    assert fused[0] == "b"  # in both lists, high in both
+    fused = [i for i, _ in weighted_rrf({"kw": kw, "sem": sem}, {"kw": 1.0, "sem": 0.0}, k=10)]
+    assert fused == ["a", "b", "c"]
+
+
+def test_zscore_missing_item_gets_the_list_floor() -> None:
+    kw = [("a", 10.0), ("b", 9.0), ("c", 1.0)]
+    sem = [("d", 0.9), ("b", 0.5), ("c", 0.1)]
+    fused = dict(zscore_combination({"kw": kw, "sem": sem}, {"kw": 0.7, "sem": 0.3}))
+    assert max(fused, key=fused.__getitem__) == "b"
+    assert fused["d"] < fused["a"]  # strong dense-only hit loses to strong keyword-only hit at 0.7/0.3
+    only_kw = zscore_combination({"kw": kw, "sem": []}, {"kw": 0.7, "sem": 0.3})
+    assert [i for i, _ in only_kw] == ["a", "b", "c"]
+
+
+def test_convex_normalises_scales() -> None:
+    fused = convex_combination({"kw": [("a", 100.0), ("b", 0.0)], "sem": [("b", 1.0), ("a", 0.0)]},
+                               {"kw": 0.5, "sem": 0.5})  # fmt: skip
+    assert fused[0][1] == fused[1][1] == 0.5
+
+
+def test_snippet_highlights_matches_in_window() -> None:
+    analyzer = Analyzer()
+    text = "Unrelated opening words. " * 20 + "The pager escalates to the secondary engineer." + " tail" * 50
+    out = snippet(analyzer, text, set(analyzer.terms("pager escalation")), width=120)
+    assert "**pager**" in out and "**escalates**" in out
+    assert out.startswith("…") and out.endswith("…")
+
+
+def test_filters_apply_before_ranking(runtime: Runtime, corpus: Path) -> None:
+    old = corpus / "runbooks" / "deploy.md"
+    os.utime(old, (time.time() - 86400 * 30, time.time() - 86400 * 30))
+    runtime.indexer().sync("test", [corpus])
+    s = runtime.searcher()
+    hits = s.search("deploy", k=20, flt=SearchFilter(path_glob="runbooks/*")).hits
+    assert hits and {h.path for h in hits} <= {"runbooks/deploy.md", "runbooks/incident-response.md"}
+    hits = s.search("headings sentence case", k=20, flt=SearchFilter(file_types=("rst",))).hits
+    assert hits and {h.path for h in hits} == {"archive/style-guide.rst"}
+    recent = SearchFilter(modified_after=time.time() - 86400)
+    assert all(h.path != "runbooks/deploy.md" for h in s.search("deploy rolling out", k=20, flt=recent).hits)
+    older = SearchFilter(modified_before=time.time() - 86400 * 7)
+    assert {h.path for h in s.search("deploy rolling out", k=20, flt=older).hits} == {"runbooks/deploy.md"}
+    assert not s.search("deploy", flt=SearchFilter(collections=("other",))).hits
+
+
+def test_hits_carry_full_citations(runtime: Runtime, corpus: Path) -> None:
+    runtime.indexer().sync("test", [corpus])
+    hit = runtime.searcher().search("escalates to the secondary", k=1).hits[0]
+    source = (corpus / hit.path).read_text(encoding="utf-8")
+    assert source[hit.char_start : hit.char_end] == hit.text
+    assert hit.heading_path == ["Incident response runbook", "Paging the on-call engineer"]
+    assert hit.citation == f"runbooks/incident-response.md:{hit.line_start}-{hit.line_end}"
+    assert set(hit.ranks) == {"keyword", "semantic"} and hit.title == "Incident response runbook"
+
+
+def test_empty_results_say_why(runtime: Runtime, corpus: Path) -> None:
+    s = runtime.searcher()
+    assert "index is empty" in (s.search("anything").note or "")
+    runtime.indexer().sync("test", [corpus])
+    assert "filters" in (s.search("deploy", flt=SearchFilter(tags=("nope",))).note or "")
+    assert "hold no documents" in (s.search("deploy", flt=SearchFilter(collections=("x",))).note or "")
+    assert "no searchable words" in (s.search("the of", mode="keyword").note or "")
