@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -28,6 +27,8 @@ Ranked = list[tuple[str, float]]
 def doc_level(ranked: Ranked, chunk_doc: dict[str, str]) -> Ranked:
     """Best chunk per document, in order."""
     seen: dict[str, float] = {}
+    if chunk_doc and not any(cid in chunk_doc for cid, _ in ranked[:1]):
+        return ranked  # already document ids
     for cid, score in ranked:
         doc = chunk_doc.get(cid)
         if doc is not None and doc not in seen:
@@ -41,7 +42,11 @@ def main() -> None:
     p.add_argument("--set", type=Path, required=True)
     p.add_argument("--split", default="train")
     p.add_argument("--model", default="use")
-    p.add_argument("--dump", type=Path, help="write the ranked lists as JSON for later runs")
+    p.add_argument("--candidates", type=int, default=100, help="hits per retriever, as search.candidates")
+    p.add_argument(
+        "--level", choices=("chunk", "doc"), default="chunk",
+        help="fuse chunk lists (what search does) or best-chunk-per-document lists",
+    )  # fmt: skip
     args = p.parse_args()
 
     data = load_beir(args.set, args.split)
@@ -57,17 +62,20 @@ def main() -> None:
     flt = SearchFilter()
     lists = {}
     for qid, text in data.queries.items():
-        kw = rt.store.keyword_search(rt.analyzer.terms(text), 200, flt)
-        sem = rt.store.vector_search(rt.embedder.embed_query(text), 200, flt)
-        lists[qid] = (doc_level(kw, chunk_doc), doc_level(sem, chunk_doc))
+        kw = rt.store.keyword_search(rt.analyzer.terms(text), args.candidates, flt)
+        sem = rt.store.vector_search(rt.embedder.embed_query(text), args.candidates, flt)
+        if args.level == "doc":
+            kw, sem = doc_level(kw, chunk_doc), doc_level(sem, chunk_doc)
+        lists[qid] = (kw, sem)
     rt.close()
-    if args.dump:
-        args.dump.write_text(json.dumps(lists))
 
     def score(fuse: Callable[..., Ranked]) -> float:
         total = 0.0
         for qid, (kw, sem) in lists.items():
-            total += ndcg_at([d for d, _ in fuse(kw, sem)], data.qrels[qid])
+            ranked = [d for d, _ in doc_level(fuse(kw, sem), chunk_doc)] if args.level == "chunk" else [
+                d for d, _ in fuse(kw, sem)
+            ]
+            total += ndcg_at(ranked, data.qrels[qid])
         return total / len(lists)
 
     print(f"{data.name} {args.split}: {len(lists)} queries")

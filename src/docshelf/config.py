@@ -93,12 +93,13 @@ class SearchSettings(BaseModel):
 
     mode: Literal["hybrid", "keyword", "semantic"] = "hybrid"
     k: int = Field(10, ge=1, le=1000)
-    # z-score fusion at 0.7/0.3 won on scifact train, nfcorpus dev and xquad-de (docs/benchmarks.md)
+    # z-score fusion at 0.8/0.2 over 200 candidates had the largest worst-case gain over keyword-only
+    # on scifact train, nfcorpus dev and xquad-de (bench/tune_fusion.py, docs/benchmarks.md)
     fusion: Literal["zscore", "convex", "rrf"] = "zscore"
-    keyword_weight: float = Field(0.7, ge=0)
-    semantic_weight: float = Field(0.3, ge=0)
+    keyword_weight: float = Field(0.8, ge=0)
+    semantic_weight: float = Field(0.2, ge=0)
     rrf_k: int = Field(60, ge=1)
-    candidates: int = Field(100, ge=10, description="hits taken from each retriever before fusion")
+    candidates: int = Field(200, ge=10, description="hits taken from each retriever before fusion")
     ann_threshold: int = Field(200_000, ge=0, description="above this many vectors use an ANN index")
 
 

@@ -344,3 +344,7 @@ def eval_(
 def main() -> None:
     app()
 
+
+from docshelf.cli.serve import register as _register_serve  # noqa: E402
+
+_register_serve(app)

@@ -18,7 +18,7 @@ def create_embedder(settings: EmbedSettings, cache_dir: Path) -> Embedder:
     model = settings.model.strip()
     if model in ("use", UseEmbedder.name):
         return UseEmbedder(threads=settings.threads, batch_size=settings.batch_size)
-    if model in ("e5", "multilingual-e5-small"):
+    if model in ("e5", "multilingual-e5-small", "multilingual-e5-small-q4"):
         from docshelf.embed.e5 import E5Embedder
 
         return E5Embedder(cache_dir=cache_dir, threads=settings.threads, batch_size=settings.batch_size)

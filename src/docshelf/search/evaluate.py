@@ -126,9 +126,6 @@ def evaluate(
 ) -> list[ModeScores]:
     """Run every query in each mode; documents rank by their best chunk."""
     flt = SearchFilter(collections=(collection,))
-    searcher.settings = searcher.settings.model_copy(
-        update={"candidates": max(searcher.settings.candidates, _CHUNKS)}
-    )
     out = []
     for mode in modes:
         nd, rc, mr, lat = [], [], [], []

