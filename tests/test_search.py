@@ -79,3 +79,35 @@ def test_empty_results_say_why(runtime: Runtime, corpus: Path) -> None:
     assert "filters" in (s.search("deploy", flt=SearchFilter(tags=("nope",))).note or "")
     assert "hold no documents" in (s.search("deploy", flt=SearchFilter(collections=("x",))).note or "")
     assert "no searchable words" in (s.search("the of", mode="keyword").note or "")
+
+
+def test_ann_index_matches_exact_search_and_follows_changes(settings, corpus: Path) -> None:  # type: ignore[no-untyped-def]
+    """Above the threshold the HNSW index answers; it must agree with the exact scan."""
+    import pytest
+
+    pytest.importorskip("usearch")
+    from docshelf.embed import HashEmbedder
+
+    settings.search.ann_threshold = 1  # every store is "large"
+    for i in range(60):
+        (corpus / "notes" / f"extra{i}.md").write_text(f"# Extra {i}\n\nfiller {i} about topic {i % 7}\n")
+    rt = Runtime(settings, embedder=HashEmbedder())
+    try:
+        rt.indexer().sync("test", [corpus])
+        assert (settings.store.data_dir / "vectors.usearch").is_file()
+        matrix = rt.store._vector_matrix()
+        assert matrix.ann is not None and len(matrix.ann) == len(matrix.chunk_ids)
+        query = rt.embedder.embed_query("page the on-call engineer")
+        ann_hits = [c for c, _ in matrix.search(query, 5)]
+        exact = matrix.matrix @ query
+        exact_ids = [matrix.chunk_ids[i] for i in exact.argsort()[::-1][:5]]
+        assert len(set(ann_hits) & set(exact_ids)) >= 4
+        (corpus / "runbooks" / "incident-response.md").unlink()
+        rt.indexer().sync("test", [corpus])
+        matrix = rt.store._vector_matrix()
+        assert matrix.ann is not None and len(matrix.ann) == len(matrix.chunk_ids)
+        assert all(h.path != "runbooks/incident-response.md" for h in rt.searcher().search("on-call").hits)
+        hits = rt.searcher().search("topic", mode="semantic", flt=SearchFilter(path_glob="archive/*")).hits
+        assert hits and {h.path for h in hits} == {"archive/style-guide.rst"}  # narrow filter: exact fallback
+    finally:
+        rt.close()

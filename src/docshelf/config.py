@@ -100,7 +100,9 @@ class SearchSettings(BaseModel):
     semantic_weight: float = Field(0.2, ge=0)
     rrf_k: int = Field(60, ge=1)
     candidates: int = Field(200, ge=10, description="hits taken from each retriever before fusion")
-    ann_threshold: int = Field(200_000, ge=0, description="above this many vectors use an ANN index")
+    ann_threshold: int = Field(
+        50_000, ge=0, description="from this many vectors on, search an HNSW index (exact below)"
+    )
 
 
 class ServerSettings(BaseModel):

@@ -111,7 +111,8 @@ def mrr_at(ranked: Sequence[str], rels: dict[str, int], k: int = 10) -> float:
     return 0.0
 
 
-def _percentile(values: list[float], q: float) -> float:
+def percentile(values: list[float], q: float) -> float:
+    """Nearest-rank percentile (q in 0..1)."""
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else 0.0
 
@@ -147,6 +148,6 @@ def evaluate(
         count = max(1, len(nd))
         out.append(
             ModeScores(mode, sum(nd) / count, sum(rc) / count, sum(mr) / count,
-                       _percentile(lat, 0.5), _percentile(lat, 0.95), len(nd))
+                       percentile(lat, 0.5), percentile(lat, 0.95), len(nd))
         )  # fmt: skip
     return out

@@ -21,4 +21,4 @@ __all__ = [
 
 def open_store(settings: Settings, analyzer: TermAnalyzer) -> SQLiteStore:
     """Open (creating if needed) the configured store."""
-    return SQLiteStore(settings.store.data_dir, analyzer)
+    return SQLiteStore(settings.store.data_dir, analyzer, settings.search.ann_threshold)

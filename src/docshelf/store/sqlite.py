@@ -15,6 +15,7 @@ import numpy as np
 
 from docshelf.embed.base import Vectors
 from docshelf.errors import ModelMismatchError, StoreError
+from docshelf.store.ann import AnnIndex, ann_available
 from docshelf.store.base import BuildRecord, DocState, DocumentRecord, SearchFilter, StoreStats
 from docshelf.store.keyword import KeywordDoc, KeywordIndex
 from docshelf.store.migrations import migrate
@@ -60,9 +61,11 @@ def _doc(row: sqlite3.Row | tuple[Any, ...]) -> DocumentRecord:
 class SQLiteStore:
     """Store in ``data_dir``: ``docshelf.db`` plus the derived ``keyword/`` tantivy index."""
 
-    def __init__(self, data_dir: Path, analyzer: TermAnalyzer) -> None:
+    def __init__(self, data_dir: Path, analyzer: TermAnalyzer, ann_threshold: int = 50_000) -> None:
         self.data_dir = data_dir
         self.analyzer = analyzer
+        self.ann_threshold = ann_threshold
+        self._ann: AnnIndex | None = None
         try:
             data_dir.mkdir(parents=True, exist_ok=True)
             self.db_path = data_dir / "docshelf.db"
@@ -240,6 +243,11 @@ class SQLiteStore:
         """Make pending keyword changes visible, stamped with the SQLite generation."""
         self.keyword.commit(self.generation())
         self._set_meta_tx("analyzer", self.analyzer.fingerprint)
+        chunks = int(self._conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+        if chunks >= self.ann_threshold and ann_available():
+            self._vector_matrix()  # brings the ANN index up to this generation
+            if self._ann is not None:
+                self._ann.save()
 
     def _set_meta_tx(self, key: str, value: str) -> None:
         with self._tx():
@@ -379,12 +387,19 @@ class SQLiteStore:
             return self._matrix
         _, dim = self.model()
         rows = self._conn.execute(
-            "SELECT c.id, c.doc_id, d.collection, d.lifecycle, v.vector FROM chunks c "
+            "SELECT c.id, c.doc_id, d.collection, d.lifecycle, v.vector, c.seq FROM chunks c "
             "JOIN documents d ON d.id = c.doc_id JOIN vectors v ON v.key = c.embed_key ORDER BY c.seq"
         ).fetchall()
         matrix = np.zeros((len(rows), dim or 0), dtype=np.float32)
         for i, row in enumerate(rows):
             matrix[i] = np.frombuffer(row[4], dtype=np.float32)
+        seqs = np.array([r[5] for r in rows], dtype=np.int64)
+        ann = None
+        if dim and len(rows) >= self.ann_threshold and ann_available():
+            if self._ann is None or self._ann.dim != dim:
+                self._ann = AnnIndex(self.data_dir / "vectors.usearch", dim)
+            self._ann.sync(seqs, matrix, np.arange(len(rows)), generation)
+            ann = self._ann
         self._matrix = VectorMatrix(
             generation=generation,
             chunk_ids=[r[0] for r in rows],
@@ -392,6 +407,8 @@ class SQLiteStore:
             collections=np.array([r[2] for r in rows], dtype=object),
             superseded=np.array([r[3] == "superseded" for r in rows], dtype=bool),
             matrix=matrix,
+            seqs=seqs,
+            ann=ann,
         )
         return self._matrix
 

@@ -9,6 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from docshelf.embed.base import Vectors
+from docshelf.store.ann import AnnIndex
 
 __all__ = ["VectorMatrix", "top_k"]
 
@@ -31,6 +32,8 @@ class VectorMatrix:
     collections: npt.NDArray[np.object_]
     superseded: npt.NDArray[np.bool_]
     matrix: Vectors
+    seqs: npt.NDArray[np.int64]  # chunk seq of each row, ascending (the ANN keys)
+    ann: AnnIndex | None = None
 
     def search(
         self,
@@ -42,8 +45,7 @@ class VectorMatrix:
     ) -> list[tuple[str, float]]:
         if not self.chunk_ids:
             return []
-        # float32 on purpose: numpy has no BLAS kernel for float16 and runs ~50x slower on it.
-        scores = self.matrix @ query.astype(np.float32)
+        q = query.astype(np.float32)
         mask = np.ones(len(self.chunk_ids), dtype=bool)
         if collections:
             mask &= np.isin(self.collections, list(collections))
@@ -51,7 +53,34 @@ class VectorMatrix:
             mask &= ~self.superseded
         if doc_ids is not None:
             mask &= np.isin(self.doc_ids, list(doc_ids))
-        if not mask.all():
-            scores = np.where(mask, scores, -np.inf).astype(np.float32)
-        best = top_k(scores, min(k, int(mask.sum())))
-        return [(self.chunk_ids[i], float(scores[i])) for i in best]
+        allowed = int(mask.sum())
+        k = min(k, allowed)
+        if k <= 0:
+            return []
+        if self.ann is not None:
+            hits = self._ann_search(q, k, mask, allowed)
+            if hits is not None:
+                return hits
+        # float32 on purpose: numpy has no BLAS kernel for float16 and runs ~50x slower on it.
+        rows = np.arange(len(self.chunk_ids)) if allowed == mask.size else np.flatnonzero(mask)
+        scores = self.matrix[rows] @ q if allowed != mask.size else self.matrix @ q
+        best = top_k(scores, k)
+        return [(self.chunk_ids[rows[i]], float(scores[i])) for i in best]
+
+    def _ann_search(
+        self, q: Vectors, k: int, mask: npt.NDArray[np.bool_], allowed: int
+    ) -> list[tuple[str, float]] | None:
+        """HNSW candidates, filtered and scored exactly; None when the filter left too few."""
+        assert self.ann is not None
+        selective = allowed < mask.size
+        keys = self.ann.search(q, min(len(self.chunk_ids), k * 8 if selective else k))
+        rows = np.searchsorted(self.seqs, keys)
+        known = rows < len(self.seqs)
+        known[known] = self.seqs[rows[known]] == keys[known]  # a key of a chunk deleted meanwhile
+        rows = rows[known]
+        rows = rows[mask[rows]]
+        if rows.size < k:
+            return None  # a narrow filter: the exact scan over the few allowed rows is cheap
+        scores = self.matrix[rows] @ q
+        order = np.argsort(-scores, kind="stable")[:k]
+        return [(self.chunk_ids[rows[i]], float(scores[i])) for i in order]

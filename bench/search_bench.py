@@ -1,0 +1,121 @@
+"""Search latency at scale: a synthetic store of N chunks grown from the scifact eval index.
+
+    python bench/search_bench.py [--chunks 100000] [--work /tmp/docshelf-eval]
+
+Needs the scifact index that `python bench/eval_all.py --sets scifact` leaves in
+--work (real text, real USE vectors). Copies of each document get rotated
+sentences and slightly perturbed vectors until the store holds --chunks chunks.
+Prints keyword / semantic / hybrid p50 and p95 (query embedding included, first
+model load excluded), ANN recall@10 against the exact scan, and build times.
+Targets: hybrid p50 <= 15 ms, p95 <= 40 ms at 100k chunks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import resource
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from docshelf.config import load_settings
+from docshelf.embed.base import normalize
+from docshelf.runtime import Runtime
+from docshelf.search.evaluate import percentile
+from docshelf.search.searcher import Mode
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--chunks", type=int, default=100_000)
+    p.add_argument("--work", type=Path, default=Path("/tmp/docshelf-eval"))
+    p.add_argument("--eval-data", type=Path, default=ROOT.parent / "shared" / "eval-data")
+    p.add_argument("--queries", type=int, default=300)
+    args = p.parse_args()
+
+    base_settings = load_settings()
+    base_settings.store.data_dir = args.work / "use-scifact" / "index"
+    if not (base_settings.store.data_dir / "docshelf.db").exists():
+        raise SystemExit("run `python bench/eval_all.py --sets scifact` first (it builds the base index)")
+    base = Runtime(base_settings)
+    docs = list(base.store.iter_documents())
+    chunks = {d.id: base.store.document_chunks(d.id) for d in docs}
+    vectors = base.store.cached_vectors([c.embed_key for cs in chunks.values() for c in cs])
+    base.close()
+    rng = np.random.default_rng(7)
+
+    work = Path(tempfile.mkdtemp(prefix="docshelf-scale-"))
+    settings = load_settings()
+    settings.store.data_dir = work / "index"
+    rt = Runtime(settings)
+    try:
+        rt.store.set_collection_roots("scale", [str(work)])
+        rt.store.set_model(rt.embedder.name, rt.embedder.dim)
+        t0 = time.perf_counter()
+        total, copy = 0, 0
+        while total < args.chunks:
+            for doc in docs:
+                if total >= args.chunks:
+                    break
+                new_doc = dataclasses.replace(doc, id=f"{doc.id}-{copy}", collection="scale",
+                                              path=f"copy{copy}/{doc.path}")  # fmt: skip
+                new_chunks, new_vecs = [], {}
+                for c in chunks[doc.id]:
+                    sentences = c.text.split(". ")
+                    shift = copy % max(1, len(sentences))
+                    text = ". ".join(sentences[shift:] + sentences[:shift]) if copy else c.text
+                    vec = vectors[c.embed_key] + rng.normal(0, 0.02, rt.embedder.dim).astype(np.float32)
+                    key = f"{c.embed_key}-{copy}"
+                    new_vecs[key] = normalize(vec[None, :])[0]
+                    new_chunks.append(dataclasses.replace(c, id=f"{c.id}-{copy}", doc_id=new_doc.id,
+                                                          text=text, embed_key=key))  # fmt: skip
+                rt.store.replace_document(new_doc, new_chunks, new_vecs)
+                total += len(new_chunks)
+            copy += 1
+        load_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        rt.store.commit()  # keyword commit + ANN build
+        commit_s = time.perf_counter() - t0
+        print(f"store: {total} chunks; insert {load_s:.0f}s, commit (tantivy + ANN build) {commit_s:.0f}s")
+
+        with (args.eval_data / "scifact" / "queries.jsonl").open(encoding="utf-8") as fh:
+            queries = [json.loads(line)["text"] for line in fh][: args.queries]
+        searcher = rt.searcher()
+        searcher.search(queries[0])  # loads the model and the vector matrix
+        matrix = rt.store._vector_matrix()
+        print(f"vector search: {'HNSW (usearch)' if matrix.ann is not None else 'exact numpy'} "
+              f"over {len(matrix.chunk_ids)} vectors")  # fmt: skip
+        modes: tuple[Mode, ...] = ("keyword", "semantic", "hybrid")
+        for snippets in (True, False):
+            for mode in modes:
+                lat = []
+                for q in queries:
+                    t = time.perf_counter()
+                    searcher.search(q, k=10, mode=mode, snippets=snippets)
+                    lat.append((time.perf_counter() - t) * 1000)
+                print(f"{mode:<8} k=10 snippets={snippets!s:<5}: p50 {percentile(lat, 0.5):6.1f} ms, "
+                      f"p95 {percentile(lat, 0.95):6.1f} ms")  # fmt: skip
+        if matrix.ann is not None:
+            recalls = []
+            for q in queries[:200]:
+                v = rt.embedder.embed_query(q)
+                exact = {matrix.chunk_ids[i] for i in np.argsort(-(matrix.matrix @ v))[:10]}
+                got = {c for c, _ in matrix.search(v, 10)}
+                recalls.append(len(exact & got) / 10)
+            print(f"ANN recall@10 vs exact: {statistics.mean(recalls):.3f}")
+        print(f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+    finally:
+        rt.close()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
