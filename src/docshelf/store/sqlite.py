@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import sqlite3
 import threading
@@ -17,9 +16,10 @@ from docshelf.embed.base import Vectors
 from docshelf.errors import ModelMismatchError, StoreError
 from docshelf.store.ann import AnnIndex, ann_available
 from docshelf.store.base import BuildRecord, DocState, DocumentRecord, SearchFilter, StoreStats
+from docshelf.store.filters import matching_doc_ids
 from docshelf.store.keyword import KeywordDoc, KeywordIndex
 from docshelf.store.migrations import migrate
-from docshelf.store.vectors import VectorMatrix
+from docshelf.store.vectors import VectorMatrix, load_matrix
 from docshelf.types import Chunk, SkippedFile, contextual_text
 
 __all__ = ["SQLiteStore", "TermAnalyzer"]
@@ -356,25 +356,7 @@ class SQLiteStore:
     # ----- search -----
     def filter_doc_ids(self, flt: SearchFilter) -> list[str] | None:
         """Document ids passing the filter, or None when the filter needs no id list."""
-        if not flt.needs_doc_ids():
-            return None
-        sql = "SELECT id, path, tags, file_type, mtime_ns, lifecycle, collection FROM documents"
-        out: list[str] = []
-        for doc_id, path, tags, file_type, mtime_ns, _lifecycle, collection in self._conn.execute(sql):
-            if flt.collections and collection not in flt.collections:
-                continue
-            if flt.path_glob and not fnmatch.fnmatchcase(path, flt.path_glob):
-                continue
-            if flt.tags and not set(flt.tags) & set(json.loads(tags)):
-                continue
-            if flt.file_types and file_type not in flt.file_types:
-                continue
-            if flt.modified_after is not None and mtime_ns < flt.modified_after * 1e9:
-                continue
-            if flt.modified_before is not None and mtime_ns > flt.modified_before * 1e9:
-                continue
-            out.append(doc_id)
-        return out
+        return matching_doc_ids(self._conn, flt)
 
     def keyword_search(self, terms: Sequence[str], k: int, flt: SearchFilter) -> list[tuple[str, float]]:
         return self.keyword.search(
@@ -386,31 +368,14 @@ class SQLiteStore:
         if self._matrix is not None and self._matrix.generation == generation:
             return self._matrix
         _, dim = self.model()
-        rows = self._conn.execute(
-            "SELECT c.id, c.doc_id, d.collection, d.lifecycle, v.vector, c.seq FROM chunks c "
-            "JOIN documents d ON d.id = c.doc_id JOIN vectors v ON v.key = c.embed_key ORDER BY c.seq"
-        ).fetchall()
-        matrix = np.zeros((len(rows), dim or 0), dtype=np.float32)
-        for i, row in enumerate(rows):
-            matrix[i] = np.frombuffer(row[4], dtype=np.float32)
-        seqs = np.array([r[5] for r in rows], dtype=np.int64)
-        ann = None
-        if dim and len(rows) >= self.ann_threshold and ann_available():
+        matrix = load_matrix(self._conn, dim or 0, generation)
+        if dim and len(matrix.chunk_ids) >= self.ann_threshold and ann_available():
             if self._ann is None or self._ann.dim != dim:
                 self._ann = AnnIndex(self.data_dir / "vectors.usearch", dim)
-            self._ann.sync(seqs, matrix, np.arange(len(rows)), generation)
-            ann = self._ann
-        self._matrix = VectorMatrix(
-            generation=generation,
-            chunk_ids=[r[0] for r in rows],
-            doc_ids=np.array([r[1] for r in rows], dtype=object),
-            collections=np.array([r[2] for r in rows], dtype=object),
-            superseded=np.array([r[3] == "superseded" for r in rows], dtype=bool),
-            matrix=matrix,
-            seqs=seqs,
-            ann=ann,
-        )
-        return self._matrix
+            self._ann.sync(matrix.seqs, matrix.matrix, np.arange(len(matrix.seqs)), generation)
+            matrix.ann = self._ann
+        self._matrix = matrix
+        return matrix
 
     def vector_search(self, query: Vectors, k: int, flt: SearchFilter) -> list[tuple[str, float]]:
         ids = self.filter_doc_ids(flt)

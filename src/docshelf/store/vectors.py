@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -11,7 +12,7 @@ import numpy.typing as npt
 from docshelf.embed.base import Vectors
 from docshelf.store.ann import AnnIndex
 
-__all__ = ["VectorMatrix", "top_k"]
+__all__ = ["VectorMatrix", "load_matrix", "top_k"]
 
 
 def top_k(scores: npt.NDArray[np.float32], k: int) -> npt.NDArray[np.intp]:
@@ -84,3 +85,23 @@ class VectorMatrix:
         scores = self.matrix[rows] @ q
         order = np.argsort(-scores, kind="stable")[:k]
         return [(self.chunk_ids[rows[i]], float(scores[i])) for i in order]
+
+
+def load_matrix(conn: sqlite3.Connection, dim: int, generation: int) -> VectorMatrix:
+    """Every chunk vector with its chunk, document, collection and lifecycle, in chunk order."""
+    rows = conn.execute(
+        "SELECT c.id, c.doc_id, d.collection, d.lifecycle, v.vector, c.seq FROM chunks c "
+        "JOIN documents d ON d.id = c.doc_id JOIN vectors v ON v.key = c.embed_key ORDER BY c.seq"
+    ).fetchall()
+    matrix = np.zeros((len(rows), dim), dtype=np.float32)
+    for i, row in enumerate(rows):
+        matrix[i] = np.frombuffer(row[4], dtype=np.float32)
+    return VectorMatrix(
+        generation=generation,
+        chunk_ids=[r[0] for r in rows],
+        doc_ids=np.array([r[1] for r in rows], dtype=object),
+        collections=np.array([r[2] for r in rows], dtype=object),
+        superseded=np.array([r[3] == "superseded" for r in rows], dtype=bool),
+        matrix=matrix,
+        seqs=np.array([r[5] for r in rows], dtype=np.int64),
+    )
