@@ -58,3 +58,12 @@ def test_chinese_text_is_chunked_within_the_model_window(settings: Settings, tmp
         assert hits and hits[0].path == "report.md"
     finally:
         rt.close()
+
+
+def test_use_sees_the_whole_chunk_no_silent_truncation(use: UseEmbedder) -> None:
+    """The peer product's model ignored everything past token 256; USE must not."""
+    head = "所有生产数据库每天凌晨进行全量备份，备份文件保存在另一个地区。" * 20
+    assert use.count_tokens(head) > use.max_tokens
+    tail = " The recipe needs two cups of flour, sugar and three eggs." * 5
+    a, b = use.embed_documents([head, head + tail])
+    assert float(a @ b) < 0.98
