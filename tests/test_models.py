@@ -67,3 +67,17 @@ def test_use_sees_the_whole_chunk_no_silent_truncation(use: UseEmbedder) -> None
     tail = " The recipe needs two cups of flour, sugar and three eggs." * 5
     a, b = use.embed_documents([head, head + tail])
     assert float(a @ b) < 0.98
+
+
+def test_hybrid_search_crosses_languages_on_the_sample_corpus(settings: Settings, corpus: Path) -> None:
+    settings.embed.model = "use"
+    rt = Runtime(settings)
+    try:
+        rt.indexer().sync("test", [corpus])
+        searcher = rt.searcher()
+        hits = searcher.search("how often are the production databases backed up", k=3).hits
+        assert hits[0].path == "notes/数据备份策略.md"
+        hits = searcher.search("How many vacation days do employees get per year?", k=3).hits
+        assert hits[0].path == "notes/urlaubsregelung.md"
+    finally:
+        rt.close()

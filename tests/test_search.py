@@ -111,3 +111,25 @@ def test_ann_index_matches_exact_search_and_follows_changes(settings, corpus: Pa
         assert hits and {h.path for h in hits} == {"archive/style-guide.rst"}  # narrow filter: exact fallback
     finally:
         rt.close()
+
+
+def test_fusion_weights_shift_to_semantic_when_query_words_are_not_in_the_index() -> None:
+    from docshelf.config import SearchSettings
+    from docshelf.search.searcher import fusion_weights
+
+    s = SearchSettings(keyword_weight=0.8, semantic_weight=0.2, semantic_weight_uncovered=0.8)
+    assert fusion_weights(s, 1.0) == fusion_weights(s, 0.5) == {"keyword": 0.8, "semantic": 0.2}
+    assert abs(fusion_weights(s, 1.0, other_language=True)["semantic"] - 0.8) < 1e-9
+    assert abs(fusion_weights(s, 0.0)["semantic"] - 0.8) < 1e-9
+    assert 0.2 < fusion_weights(s, 0.25)["semantic"] < 0.8
+
+
+def test_language_of_scripts_and_languages() -> None:
+    from docshelf.analyze.language import language_of
+
+    detect = Analyzer().detect_language
+    assert language_of("How many vacation days do we get?", detect) == "english"
+    assert language_of("Wie viele Urlaubstage haben die Mitarbeiter?", detect) == "german"
+    assert language_of("所有生产数据库每天凌晨进行全量备份", detect) == "han"
+    assert language_of("入社初日にはノートパソコンを受け取ります", detect) == "kana"
+    assert language_of("입사 첫날에는 노트북과 출입 카드를 받습니다", detect) == "hangul"

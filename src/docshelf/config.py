@@ -98,6 +98,11 @@ class SearchSettings(BaseModel):
     fusion: Literal["zscore", "convex", "rrf"] = "zscore"
     keyword_weight: float = Field(0.8, ge=0)
     semantic_weight: float = Field(0.2, ge=0)
+    semantic_weight_uncovered: float = Field(
+        0.8, ge=0, le=1,
+        description="semantic share when the query is in another language than the top dense hits, "
+        "or none of its words occur in the index (scaled in as coverage falls below half)",
+    )  # fmt: skip
     rrf_k: int = Field(60, ge=1)
     candidates: int = Field(200, ge=10, description="hits taken from each retriever before fusion")
     ann_threshold: int = Field(

@@ -44,6 +44,12 @@ class Runtime:
         self.store.check_model(self.embedder.name, self.embedder.dim)
         return Searcher(self.store, self.embedder, self.analyzer, self.settings.search)
 
+    def __enter__(self) -> Runtime:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
         if "store" in self.__dict__:
             self.store.close()

@@ -85,6 +85,14 @@ class KeywordIndex:
         value = searcher.doc(hits[0][1]).get_first("generation")
         return int(value) if value is not None else None
 
+    def coverage(self, terms: Sequence[str]) -> float:
+        """Share of the distinct query terms that occur anywhere in the index (0 when none)."""
+        unique = set(terms)
+        if not unique:
+            return 0.0
+        searcher = self._index.searcher()
+        return sum(1 for t in unique if searcher.doc_freq("body", t) > 0) / len(unique)
+
     def delete_docs(self, doc_ids: Iterable[str]) -> None:
         writer = self._w()
         for doc_id in doc_ids:

@@ -358,6 +358,9 @@ class SQLiteStore:
         """Document ids passing the filter, or None when the filter needs no id list."""
         return matching_doc_ids(self._conn, flt)
 
+    def keyword_coverage(self, terms: Sequence[str]) -> float:
+        return self.keyword.coverage(terms)
+
     def keyword_search(self, terms: Sequence[str], k: int, flt: SearchFilter) -> list[tuple[str, float]]:
         return self.keyword.search(
             terms, k, flt.collections, self.filter_doc_ids(flt), flt.include_superseded
