@@ -6,7 +6,7 @@ import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
@@ -19,9 +19,9 @@ _FAKE = HashEmbedder(16)
 
 
 class _Handler(BaseHTTPRequestHandler):
-    seen: list[dict[str, Any]] = []
+    seen: ClassVar[list[dict[str, Any]]] = []
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+    def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         _Handler.seen.append({"path": self.path, "auth": self.headers.get("Authorization"), **body})
         vectors = _FAKE.embed_documents(body["input"])
