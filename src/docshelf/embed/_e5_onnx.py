@@ -1,0 +1,249 @@
+"""onnxruntime backend for e5-small: an ONNX graph built from the unpacked weights.
+
+The graph (embedding sums + LayerNorm, 12 BERT layers, masked mean pooling)
+is written next to the float32 ``.npy`` cache on first use; only the 4-bit
+word-embedding rows are still gathered in numpy and fed as ``word``. A
+dynamically int8-quantised copy (MatMul weights per channel) is made too and
+kept only if it stays close to the float graph on a multilingual sample.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from docshelf.embed._e5_weights import Weights
+
+__all__ = ["OnnxEncoder", "build_graph", "load_encoder", "onnx_available"]
+
+F32 = npt.NDArray[np.float32]
+Ids = list[list[int]]
+OPSET = 17
+# vs the float graph on CHECK_TEXTS, or the int8 copy is not kept; 0.995 (not 0.99)
+# because E5Embedder gives int8 vectors the float name
+INT8_MIN_COSINE = 0.995
+# FFN down-projections whose int8 error dominates (outlier activations); kept float32.
+KEEP_FLOAT = ("l0.fo", "l4.fo", "l5.fo")
+FP32_FILE, INT8_FILE, META_FILE = "model.onnx", "model.int8.onnx", "onnx.json"
+# Passages for the int8 acceptance check (scripts and lengths the model sees).
+CHECK_TEXTS = (
+    "Aspirin reduces the risk of heart attack in adults over 50, a randomised trial reports.",
+    "Mitochondrial DNA mutations accumulate with age and impair oxidative phosphorylation "
+    "in skeletal muscle; exercise partly restores respiratory capacity.",
+    "Die Stadt Berlin ist die Hauptstadt Deutschlands und mit rund 3,7 Millionen Einwohnern "
+    "die bevölkerungsreichste Stadt der Europäischen Union.",
+    "黑豹队的防守只丢了 308分，在联赛中排名第六，同时也以 24 次拦截领先国家橄榄球联盟。",
+    "서울은 대한민국의 수도이며 가장 큰 도시이다. 한강이 도시를 가로질러 흐른다.",
+    "한국어 문장 임베딩은 검색 품질에 큰 영향을 미친다.",
+    "東京は日本の首都であり、世界最大級の都市圏を形成している。",
+    "Le vaccin a été administré à 12 000 volontaires âgés de 18 à 65 ans.",
+    "Prices: $1,234.56 (approx. 3½%) — see §4.2, e-mail: a@b.org!!!",
+)
+log = logging.getLogger(__name__)
+
+
+def _import(name: str) -> Any:
+    """Import an optional dependency untyped (neither ships complete type information)."""
+    return importlib.import_module(name)
+
+
+def onnx_available() -> bool:
+    """True when onnxruntime and onnx can be imported."""
+    try:
+        _import("onnx")
+        _import("onnxruntime")
+    except ImportError:
+        return False
+    return True
+
+
+def build_graph(w: Weights) -> Any:
+    """The encoder as an ``onnx.ModelProto``: (word, mask) -> pooled (batch, hidden)."""
+    onnx = _import("onnx")
+    helper, numpy_helper, TensorProto = onnx.helper, onnx.numpy_helper, onnx.TensorProto
+
+    h = w.header
+    hidden, nh = h.hidden, h.heads
+    nodes: list[Any] = []
+    inits: list[Any] = []
+
+    def const(name: str, arr: npt.ArrayLike, dtype: Any = np.float32) -> str:
+        inits.append(numpy_helper.from_array(np.ascontiguousarray(np.asarray(arr, dtype=dtype)), name))
+        return name
+
+    def node(op: str, ins: Sequence[str], out: str, domain: str = "", **attrs: Any) -> str:
+        nodes.append(helper.make_node(op, list(ins), [out], name=out, domain=domain, **attrs))
+        return out
+
+    def linear(x: str, weight: F32, bias: F32, name: str) -> str:
+        y = node("MatMul", [x, const(f"{name}.w", weight)], f"{name}.mm")
+        return node("Add", [y, const(f"{name}.b", bias)], name)
+
+    def layer_norm(x: str, wt: F32, b: F32, name: str) -> str:
+        ins = [x, const(f"{name}.w", wt), const(f"{name}.b", b)]
+        return node("LayerNormalization", ins, name, axis=-1, epsilon=float(h.eps))
+
+    # Embeddings: word rows (fed) + positions 0..L-1 + token type 0, then LayerNorm.
+    const("zero", [0], np.int64)
+    const("one", [1], np.int64)
+    seq = node("Slice", [node("Shape", ["word"], "word_shape"), "one", const("two", [2], np.int64)], "seq")
+    pos_tab = const("pos_type", w.f32("pos") + w.f32("type"))
+    pos = node("Slice", [pos_tab, "zero", seq, "zero"], "pos")
+    x = layer_norm(node("Add", ["word", pos], "emb"), w.f32("eln_w"), w.f32("eln_b"), "emb_ln")
+    maskf = node("Cast", ["mask"], "maskf", to=TensorProto.FLOAT)
+    mask32 = node("Cast", ["mask"], "mask32", to=TensorProto.INT32)
+    const("qkv_split", [hidden] * 3, np.int64)
+    ms = "com.microsoft"  # onnxruntime's fused BERT kernels (and their int8 forms)
+    for i in range(h.layers):
+        p = f"l{i}"
+        qkv = node("MatMul", [x, const(f"{p}.qkv.w", w.f32("qkv_w")[i])], f"{p}.qkv")
+        qkv = node("Add", [qkv, const(f"{p}.qkv.b", w.f32("qkv_b")[i])], f"{p}.qkvb")
+        nodes.append(helper.make_node("Split", [qkv, "qkv_split"], [f"{p}.q", f"{p}.k", f"{p}.v"], axis=2))
+        ins = [f"{p}.q", f"{p}.k", f"{p}.v", "", mask32]
+        # the cache pre-scales q by 1/sqrt(head_dim), hence scale=1
+        ctx = node("MultiHeadAttention", ins, f"{p}.attn", domain=ms, num_heads=nh, scale=1.0)
+        x = _skip_ln(node, const, ctx, x, w, i, "ao", "aln")
+        mid = node("MatMul", [x, const(f"{p}.fi.w", w.f32("fi_w")[i])], f"{p}.fi")
+        act = node("BiasGelu", [mid, const(f"{p}.fi.b", w.f32("fi_b")[i])], f"{p}.gelu", domain=ms)
+        x = _skip_ln(node, const, act, x, w, i, "fo", "oln")
+    m3 = node("Unsqueeze", [maskf, const("ax2", [2], np.int64)], "mask3")
+    total = node("ReduceSum", [node("Mul", [x, m3], "masked"), "one"], "sum", keepdims=0)
+    count = node("ReduceSum", [maskf, "one"], "count", keepdims=1)
+    node("Div", [total, count], "pooled")
+    graph = helper.make_graph(
+        nodes,
+        "e5_small",
+        [
+            helper.make_tensor_value_info("word", TensorProto.FLOAT, ["batch", "seq", hidden]),
+            helper.make_tensor_value_info("mask", TensorProto.INT64, ["batch", "seq"]),
+        ],
+        [helper.make_tensor_value_info("pooled", TensorProto.FLOAT, ["batch", hidden])],
+        inits,
+    )
+    opsets = [helper.make_opsetid("", OPSET), helper.make_opsetid("com.microsoft", 1)]
+    model = helper.make_model(graph, opset_imports=opsets, producer_name="docshelf")
+    model.ir_version = 8  # loadable by onnxruntime >= 1.14
+    onnx.checker.check_model(model)
+    return model
+
+
+def _skip_ln(node: Any, const: Any, x: str, skip: str, w: Weights, i: int, lin: str, ln: str) -> str:
+    """LayerNorm(skip + x @ W + b), the residual block after attention and the FFN."""
+    weight = w.f32(f"{lin}_w")[i]
+    if lin == "fo":  # the cache folds GELU's 0.5 into fo_w (numpy computes 2*GELU)
+        weight = weight * np.float32(2.0)
+    mm = node("MatMul", [x, const(f"l{i}.{lin}.w", weight)], f"l{i}.{lin}")
+    # Add + LayerNormalization: onnxruntime's SkipLayerNormalization CPU kernel
+    # is several times slower than the two (its fusion is disabled in the session).
+    biased = node("Add", [mm, const(f"l{i}.{lin}.b", w.f32(f"{lin}_b")[i])], f"l{i}.{lin}.bias")
+    res = node("Add", [biased, skip], f"l{i}.{lin}.res")
+    ins = [res, const(f"l{i}.{ln}.w", w.f32(f"{ln}_w")[i]), const(f"l{i}.{ln}.b", w.f32(f"{ln}_b")[i])]
+    out: str = node("LayerNormalization", ins, f"l{i}.{ln}", axis=-1, epsilon=w.header.eps)
+    return out
+
+
+class OnnxEncoder:
+    """An onnxruntime session over the e5 graph; pooled, unnormalised vectors."""
+
+    def __init__(self, path: Path, weights: Weights, threads: int) -> None:
+        ort = _import("onnxruntime")
+
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        opts.log_severity_level = 3
+        self.path = path
+        self.weights = weights
+        # int8 activations are quantised per batch: a row would depend on its batch-mates
+        self.int8 = path.name == INT8_FILE
+        self.session = ort.InferenceSession(
+            str(path), opts, providers=["CPUExecutionProvider"], disabled_optimizers=["SkipLayerNormFusion"]
+        )
+
+    def __call__(self, seqs: Ids) -> F32:
+        """Mean-pooled last hidden states for one batch (padded to its longest)."""
+        lens = [len(s) for s in seqs]
+        width = max(lens)
+        mask = np.zeros((len(seqs), width), dtype=np.int64)
+        for row, n in enumerate(lens):
+            mask[row, :n] = 1
+        ids = np.fromiter((t for s in seqs for t in s), dtype=np.int64, count=sum(lens))
+        word = np.zeros((len(seqs), width, self.weights.header.hidden), dtype=np.float32)
+        word[mask.astype(bool)] = self.weights.word_rows(ids)
+        out = self.session.run(["pooled"], {"word": word, "mask": mask})[0]
+        pooled: F32 = np.asarray(out, dtype=np.float32)
+        return pooled
+
+
+def _save_atomic(write: Callable[[Path], object], target: Path) -> None:
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}-", dir=target.parent)
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        write(tmp)
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _cosines(a: F32, b: F32) -> F32:
+    a = a / np.linalg.norm(a, axis=1, keepdims=True)
+    b = b / np.linalg.norm(b, axis=1, keepdims=True)
+    out: F32 = np.sum(a * b, axis=1)
+    return out
+
+
+def _build(weights: Weights, target: Path, check: Ids) -> None:
+    """Write the float graph, then try an int8 copy; onnx.json (last) records the outcome."""
+    onnx = _import("onnx")
+    model = build_graph(weights)
+    _save_atomic(lambda p: onnx.save(model, str(p)), target / FP32_FILE)
+    meta: dict[str, Any] = {"int8": False}
+    try:
+        quant = _import("onnxruntime.quantization")
+
+        def quantize(p: Path) -> None:
+            quant.quantize_dynamic(
+                target / FP32_FILE, p, op_types_to_quantize=["MatMul"], per_channel=True,
+                weight_type=quant.QuantType.QInt8, nodes_to_exclude=list(KEEP_FLOAT),
+                extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+            )  # fmt: skip
+
+        _save_atomic(quantize, target / INT8_FILE)
+        ref = OnnxEncoder(target / FP32_FILE, weights, 1)(check)
+        got = OnnxEncoder(target / INT8_FILE, weights, 1)(check)
+        cos = float(_cosines(ref, got).min())
+        meta = {"int8": cos >= INT8_MIN_COSINE, "int8_min_cosine": round(cos, 5)}
+        if not meta["int8"]:
+            log.info("int8 e5 graph rejected (cosine %.4f vs float); using float32", cos)
+            (target / INT8_FILE).unlink(missing_ok=True)
+    except Exception as exc:  # quantisation is an optimisation only
+        log.warning("int8 quantisation of the e5 graph failed (%s); using float32", exc)
+    text = json.dumps(meta)
+    _save_atomic(lambda p: p.write_text(text, encoding="utf-8"), target / META_FILE)
+
+
+def load_encoder(weights: Weights, cache_dir: Path, threads: int, int8: bool, check: Ids) -> OnnxEncoder:
+    """The session over the cached graph (built on first use); float32 unless ``int8`` and accepted.
+
+    ``check`` is the tokenised acceptance sample. Raises OSError when the cache
+    cannot be written, ImportError / onnxruntime errors when the graph cannot run.
+    """
+    target = cache_dir / f"e5-small-q4-{weights.header.cache_key}"
+    target.mkdir(parents=True, exist_ok=True)
+    if not (target / META_FILE).is_file():
+        _build(weights, target, check)
+    meta = json.loads((target / META_FILE).read_text(encoding="utf-8"))
+    use_int8 = int8 and bool(meta.get("int8")) and (target / INT8_FILE).is_file()
+    return OnnxEncoder(target / (INT8_FILE if use_int8 else FP32_FILE), weights, threads)
