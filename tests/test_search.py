@@ -117,11 +117,13 @@ def test_fusion_weights_shift_to_semantic_when_query_words_are_not_in_the_index(
     from docshelf.config import SearchSettings
     from docshelf.search.searcher import fusion_weights
 
-    s = SearchSettings(keyword_weight=0.8, semantic_weight=0.2, semantic_weight_uncovered=0.8)
+    s = SearchSettings(semantic_weight=0.2, semantic_weight_uncovered=0.8)
     assert fusion_weights(s, 1.0) == fusion_weights(s, 0.5) == {"keyword": 0.8, "semantic": 0.2}
     assert abs(fusion_weights(s, 1.0, other_language=True)["semantic"] - 0.8) < 1e-9
     assert abs(fusion_weights(s, 0.0)["semantic"] - 0.8) < 1e-9
     assert 0.2 < fusion_weights(s, 0.25)["semantic"] < 0.8
+    model_default = SearchSettings(semantic_weight_uncovered=0.8)
+    assert fusion_weights(model_default, 1.0, model_weight=0.4)["semantic"] == 0.4
 
 
 def test_language_of_scripts_and_languages() -> None:

@@ -93,11 +93,12 @@ class SearchSettings(BaseModel):
 
     mode: Literal["hybrid", "keyword", "semantic"] = "hybrid"
     k: int = Field(10, ge=1, le=1000)
-    # z-score fusion at 0.8/0.2 over 200 candidates had the largest worst-case gain over keyword-only
-    # on scifact train, nfcorpus dev and xquad-de (bench/tune_fusion.py, docs/benchmarks.md)
     fusion: Literal["zscore", "convex", "rrf"] = "zscore"
-    keyword_weight: float = Field(0.8, ge=0)
-    semantic_weight: float = Field(0.2, ge=0)
+    semantic_weight: float | None = Field(
+        None, ge=0, le=1,
+        description="dense share of the fused score; None = the value measured for the model "
+        "(bench/tune_fusion.py, docs/benchmarks.md)",
+    )  # fmt: skip
     semantic_weight_uncovered: float = Field(
         0.8, ge=0, le=1,
         description="semantic share when the query is in another language than the top dense hits, "

@@ -25,6 +25,7 @@ class Embedder(Protocol):
     name: str
     dim: int
     max_tokens: int
+    fusion_weight: float  # dense share in hybrid search, measured per model on train/dev splits
 
     def count_tokens(self, text: str) -> int:
         """Tokens the model would see for ``text`` as a passage."""

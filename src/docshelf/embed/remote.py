@@ -33,6 +33,7 @@ class SentenceTransformerEmbedder:
         except Exception as exc:
             raise EmbedError(f"cannot load sentence-transformers model {model!r}: {exc}") from exc
         self.name = f"st:{model}"
+        self.fusion_weight = 0.3  # not measured: a middle value; set search.semantic_weight
         self.dim = int(self._model.get_sentence_embedding_dimension())
         self.max_tokens = int(self._model.max_seq_length)
         self.batch_size = batch_size
@@ -62,6 +63,7 @@ class OpenAIEmbedder:
                 "(e.g. http://127.0.0.1:11434/v1 for Ollama)"
             )
         self.name = f"openai:{model}"
+        self.fusion_weight = 0.3  # not measured: a middle value; set search.semantic_weight
         self._model = model
         self._endpoint = endpoint.rstrip("/") + "/embeddings"
         self._key = api_key

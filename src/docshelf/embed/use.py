@@ -25,6 +25,8 @@ class UseEmbedder:
     name = "use-multilingual-v3"
     dim = 512
     max_tokens = 256
+    # z-score fusion weight with the largest worst-case gain over BM25 (docs/benchmarks.md)
+    fusion_weight = 0.2
 
     def __init__(self, threads: int = 1, batch_size: int = 64) -> None:
         self.threads = threads

@@ -103,7 +103,7 @@ def snippet(analyzer: Analyzer, text: str, query_terms: set[str], width: int = _
 
 
 def fusion_weights(
-    settings: SearchSettings, coverage: float, other_language: bool = False
+    settings: SearchSettings, coverage: float, other_language: bool = False, model_weight: float = 0.3
 ) -> dict[str, float]:
     """Keyword/semantic weights for one query.
 
@@ -114,8 +114,7 @@ def fusion_weights(
     German/Chinese XQuAD gain +0.05 to +0.11 nDCG@10, and over Chinese answers
     mixed with English distractors 0.06 -> 0.76 (bench/tune_coverage.py).
     """
-    total = settings.keyword_weight + settings.semantic_weight or 1.0
-    base = settings.semantic_weight / total
+    base = model_weight if settings.semantic_weight is None else settings.semantic_weight
     top = max(base, settings.semantic_weight_uncovered)
     if other_language:
         share = top
@@ -170,7 +169,8 @@ class Searcher:
         if mode != "hybrid":
             return next(iter(lists.values()), [])
         coverage = self.store.keyword_coverage(terms)
-        weights = fusion_weights(self.settings, coverage, self._other_language(query, lists))
+        model_weight = self.embedder.fusion_weight if self.embedder is not None else 0.0
+        weights = fusion_weights(self.settings, coverage, self._other_language(query, lists), model_weight)
         if self.settings.fusion == "zscore":
             return zscore_combination(lists, weights)
         if self.settings.fusion == "convex":
