@@ -42,6 +42,7 @@ def main() -> None:
     p.add_argument("--set", type=Path, required=True)
     p.add_argument("--split", default="train")
     p.add_argument("--model", default="use")
+    p.add_argument("--grid", default="0.1,0.2,0.3,0.4,0.5", help="dense weights to try")
     p.add_argument("--candidates", type=int, default=100, help="hits per retriever, as search.candidates")
     p.add_argument(
         "--level", choices=("chunk", "doc"), default="chunk",
@@ -87,7 +88,7 @@ def main() -> None:
         "min-max": lambda kw, sem, w: convex_combination({"k": kw, "s": sem}, {"k": 1 - w, "s": w}),
         "z-score": lambda kw, sem, w: zscore_combination({"k": kw, "s": sem}, {"k": 1 - w, "s": w}),
     }
-    grid = (0.1, 0.2, 0.3, 0.4, 0.5)
+    grid = tuple(float(w) for w in args.grid.split(","))
     print("semantic weight " + " ".join(f"{w:>7}" for w in grid))
     for name, fuse in fusers.items():
         row = [score(functools.partial(_apply, fuse, w=w)) for w in grid]

@@ -33,7 +33,7 @@ class Runtime:
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
-            cache = self.settings.store.data_dir / "models"
+            cache = self.settings.embed.cache_dir.expanduser() / "models"
             self._embedder = create_embedder(self.settings.embed, cache)
         return self._embedder
 
