@@ -3,7 +3,7 @@
     python bench/search_bench.py [--chunks 100000] [--work /tmp/docshelf-eval]
 
 Needs the scifact index that `python bench/eval_all.py --sets scifact` leaves in
---work (real text, real USE vectors). Copies of each document get rotated
+--work (real text, real vectors of --model). Copies of each document get rotated
 sentences and slightly perturbed vectors until the store holds --chunks chunks.
 Prints keyword / semantic / hybrid p50 and p95 (query embedding included, first
 model load excluded), ANN recall@10 against the exact scan, and build times.
@@ -39,12 +39,16 @@ def main() -> None:
     p.add_argument("--work", type=Path, default=Path("/tmp/docshelf-eval"))
     p.add_argument("--eval-data", type=Path, default=ROOT.parent / "shared" / "eval-data")
     p.add_argument("--queries", type=int, default=300)
+    p.add_argument("--model", default="e5")
     args = p.parse_args()
 
     base_settings = load_settings()
-    base_settings.store.data_dir = args.work / "use-scifact" / "index"
+    base_settings.store.data_dir = args.work / f"{args.model}-scifact" / "index"
+    base_settings.embed.model = args.model
     if not (base_settings.store.data_dir / "docshelf.db").exists():
-        raise SystemExit("run `python bench/eval_all.py --sets scifact` first (it builds the base index)")
+        raise SystemExit(
+            f"run `python bench/eval_all.py --model {args.model} --sets scifact` first (it builds the base index)"
+        )
     base = Runtime(base_settings)
     docs = list(base.store.iter_documents())
     chunks = {d.id: base.store.document_chunks(d.id) for d in docs}
@@ -55,6 +59,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="docshelf-scale-"))
     settings = load_settings()
     settings.store.data_dir = work / "index"
+    settings.embed.model = args.model
     rt = Runtime(settings)
     try:
         rt.store.set_collection_roots("scale", [str(work)])
