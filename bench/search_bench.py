@@ -47,7 +47,8 @@ def main() -> None:
     base_settings.embed.model = args.model
     if not (base_settings.store.data_dir / "docshelf.db").exists():
         raise SystemExit(
-            f"run `python bench/eval_all.py --model {args.model} --sets scifact` first (it builds the base index)"
+            f"run `python bench/eval_all.py --model {args.model} --sets scifact` first "
+            "(it builds the base index)"
         )
     base = Runtime(base_settings)
     docs = list(base.store.iter_documents())
