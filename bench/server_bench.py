@@ -62,6 +62,7 @@ async def _measure(cmd: list[str], env: dict[str, str], queries: int, mode: str)
     print(f"cold start -> connected:   {(connected - started) * 1000:7.0f} ms")
     print(f"cold start -> tools/list:  {(listed - started) * 1000:7.0f} ms")
     print(f"first search ({mode_used}):  {(first_done - listed) * 1000:7.0f} ms (waits for the model)")
+    print(f"cold start -> first search: {(first_done - started) * 1000:5.0f} ms")
     print(
         f"search round-trip over {queries}: p50 {_percentile(times, 0.5):.1f} ms, "
         f"p95 {_percentile(times, 0.95):.1f} ms, mean {statistics.fmean(times):.1f} ms"

@@ -1,6 +1,9 @@
 """docshelf: local-first hybrid document search for LLM agents."""
 
-from docshelf.config import Settings, load_settings
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from docshelf.errors import (
     AccessError,
     ConfigError,
@@ -12,6 +15,9 @@ from docshelf.errors import (
     SourceError,
     StoreError,
 )
+
+if TYPE_CHECKING:
+    from docshelf.config import Settings, load_settings
 
 __version__ = "0.1.0"
 
@@ -29,3 +35,19 @@ __all__ = [
     "__version__",
     "load_settings",
 ]
+
+_LAZY = {"Settings", "load_settings"}  # pydantic-settings loads on first use, not on `import docshelf`
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from docshelf import config
+
+        value = getattr(config, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _LAZY)

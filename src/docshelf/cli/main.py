@@ -1,4 +1,8 @@
-"""The `docshelf` command line."""
+"""The `docshelf` command line.
+
+The heavy parts (runtime, store, numpy, tantivy, rich tables, pydantic settings) are imported
+inside the commands that use them, so `docshelf serve` and `--help` start quickly.
+"""
 
 from __future__ import annotations
 
@@ -11,17 +15,16 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
-from rich.table import Table
 
 from docshelf.cli.output import err, out, print_json, progress_bar
-from docshelf.config import Settings, find_config, load_settings
 from docshelf.errors import DocshelfError, NotFoundError
-from docshelf.runtime import Runtime
-from docshelf.search.searcher import Mode
-from docshelf.store.base import SearchFilter
+
+if TYPE_CHECKING:
+    from docshelf.config import Settings
+    from docshelf.search.searcher import Mode
 
 __all__ = ["app", "main"]
 
@@ -63,6 +66,8 @@ def _handle_errors(fn: F) -> F:
 def _settings(
     config: Path | None, data_dir: Path | None, collection: str | None, hint: Path | None = None
 ) -> Settings:
+    from docshelf.config import find_config, load_settings
+
     overrides: dict[str, Any] = {}
     if collection:
         overrides["collection"] = collection
@@ -103,6 +108,8 @@ def index(
     as_json: JsonOpt = False,
 ) -> None:
     """Index folders: the first run indexes everything, later runs only what changed."""
+    from docshelf.runtime import Runtime
+
     settings = _settings(config, data_dir, collection, paths[0] if paths else None)
     runtime = Runtime(settings)
     try:
@@ -140,6 +147,10 @@ def index(
 @_handle_errors
 def status(config: ConfigOpt = None, data_dir: DataDirOpt = None, as_json: JsonOpt = False) -> None:
     """Documents, chunks, store size, model, last build and corpus git commit."""
+    from rich.table import Table
+
+    from docshelf.runtime import Runtime
+
     settings = _settings(config, data_dir, None)
     runtime = Runtime(settings)
     try:
@@ -213,6 +224,8 @@ def forget(
     data_dir: DataDirOpt = None,
 ) -> None:
     """Remove a document (or a root folder and all its documents) from the index."""
+    from docshelf.runtime import Runtime
+
     settings = _settings(config, data_dir, collection)
     runtime = Runtime(settings)
     try:
@@ -242,6 +255,11 @@ def search(
     as_json: JsonOpt = False,
 ) -> None:
     """Search the index: score, file:lines, heading and a highlighted snippet per hit."""
+    from rich.table import Table
+
+    from docshelf.runtime import Runtime
+    from docshelf.store.base import SearchFilter
+
     if mode not in (None, "hybrid", "keyword", "semantic"):
         raise typer.BadParameter("mode must be hybrid, keyword or semantic")
     settings = _settings(config, data_dir, None)
@@ -290,6 +308,10 @@ def eval_(
     as_json: JsonOpt = False,
 ) -> None:
     """Index a BEIR-layout set in a scratch index and report nDCG@10, recall@100, MRR@10, latency."""
+    from rich.table import Table
+
+    from docshelf.config import load_settings
+    from docshelf.runtime import Runtime
     from docshelf.search.evaluate import evaluate, load_beir, write_corpus
 
     data = load_beir(folder, split, queries)

@@ -7,14 +7,16 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
 from docshelf.errors import AccessError, DocshelfError, NotFoundError
-from docshelf.parse import ParserRegistry
 from docshelf.server.paths import check_relative, guarded_path
-from docshelf.store.base import DocumentRecord
-from docshelf.store.sqlite import SQLiteStore
+
+if TYPE_CHECKING:
+    from docshelf.parse import ParserRegistry
+    from docshelf.store.base import DocumentRecord
+    from docshelf.store.sqlite import SQLiteStore
 
 __all__ = [
     "DocumentText",

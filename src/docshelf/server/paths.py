@@ -7,7 +7,6 @@ import unicodedata
 from pathlib import Path, PurePosixPath
 
 from docshelf.errors import AccessError
-from docshelf.sources.walk import is_within
 
 __all__ = ["check_relative", "guarded_path"]
 
@@ -43,6 +42,8 @@ def guarded_path(roots: list[str], root: str, rel_path: str) -> Path:
     Symlinks are resolved now, at read time: a link that was harmless at indexing may have
     been re-pointed since.
     """
+    from docshelf.sources.walk import is_within  # pathspec: only when a file is read
+
     if root not in roots:
         raise AccessError(f"{root} is no longer a root of this collection; re-index it")
     clean = check_relative(rel_path)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -12,7 +12,6 @@ from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from docshelf import __version__
-from docshelf.chunk import LineIndex
 from docshelf.errors import DocshelfError, NotFoundError
 from docshelf.server.app import ServerState
 from docshelf.server.documents import (
@@ -25,8 +24,10 @@ from docshelf.server.documents import (
 )
 from docshelf.server.limits import decode_cursor, encode_cursor, fit_items, prefix_within, tool_result
 from docshelf.server.schemas import DocumentList, DocumentRange, IndexStatus, Passages, SearchHits
-from docshelf.store.base import SearchFilter
-from docshelf.types import Chunk
+
+if TYPE_CHECKING:
+    from docshelf.store.base import SearchFilter
+    from docshelf.types import Chunk
 
 __all__ = ["READ_ONLY", "answer", "join_notes", "register_read_tools", "tool"]
 
@@ -139,6 +140,8 @@ def _document_range(
     state: ServerState, document: str, collection: str | None, lines: tuple[int | None, int | None],
     chars: tuple[int | None, int | None], page: int | None, cursor: str | None,
 ) -> dict[str, Any]:  # fmt: skip
+    from docshelf.chunk import LineIndex
+
     store = state.store
     if cursor:
         saved = decode_cursor(cursor, "read_document")
@@ -253,6 +256,9 @@ def register_read_tools(server: MCPServer, state: ServerState) -> None:
         """Search the local documents. Returns ranked passages, each with a chunk_id (for
         read_passage), a snippet and a citation (path:lines) to quote. Start here for any question
         about the user's documents; search again with other words or a translation if hits are poor."""
+        from docshelf.store.base import SearchFilter
+
+        await state.opened()  # the store opens on the loader thread at start-up
         flt = SearchFilter(
             collections=tuple(collections or ()), path_glob=path_glob, tags=tuple(tags or ()),
             file_types=tuple(file_types or ()), include_superseded=include_superseded,

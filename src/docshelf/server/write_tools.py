@@ -7,7 +7,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import anyio
 import anyio.from_thread
@@ -18,13 +18,14 @@ from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from docshelf.errors import DocshelfError, EmbedError, NotFoundError
-from docshelf.index.sync import Progress, SyncReport
 from docshelf.server.app import ServerState
 from docshelf.server.documents import find_document
 from docshelf.server.limits import fit_items, tool_result
 from docshelf.server.schemas import WriteReport
 from docshelf.server.tools import tool
-from docshelf.sources.walk import is_within
+
+if TYPE_CHECKING:
+    from docshelf.index.sync import Progress, SyncReport
 
 __all__ = ["register_write_tools"]
 
@@ -110,6 +111,8 @@ def _report(action: str, reports: list[SyncReport], budget: int) -> dict[str, An
 
 def _ingest_target(state: ServerState, path: str, collection: str | None) -> tuple[str, list[Path]]:
     """The collection to sync and the new root (if any) for an ingest of ``path``."""
+    from docshelf.sources.walk import is_within
+
     if "://" in path:
         raise DocshelfError(
             "URLs are not supported yet: save the file into an indexed folder, then call reindex"
@@ -146,6 +149,7 @@ def register_write_tools(server: MCPServer, state: ServerState) -> None:
     ) -> Annotated[CallToolResult, WriteReport]:
         """Index a folder (it becomes a root of the collection) or re-index one file under a known
         folder. Only unchanged files are skipped, so repeating it is cheap. Reports progress."""
+        await state.opened()
         try:
             name, roots = _ingest_target(state, path, collection)
             report = await _indexing(state, ctx, lambda p: state.runtime.indexer(p).sync(name, roots))
@@ -184,6 +188,7 @@ def register_write_tools(server: MCPServer, state: ServerState) -> None:
     ) -> Annotated[CallToolResult, WriteReport]:
         """Bring the index up to date with the files on disk: new and changed files are indexed,
         vanished ones dropped. Incremental and safe to repeat. Reports progress; can be cancelled."""
+        await state.opened()
         names = [collection] if collection else state.store.collections()
         if collection and collection not in state.store.collections():
             raise ToolError(f"no collection {collection!r}; see index_status")
