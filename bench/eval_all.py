@@ -98,9 +98,11 @@ def main() -> None:
         "",
         table(rows),
     ]
+    header = ["", "| set | model | docs | chunks | index s | chunks/s |", "|---|---|---|---|---|---|"]
     if speed:
-        header = ["", "| set | model | docs | chunks | index s | chunks/s |", "|---|---|---|---|---|---|"]
         section += [*header, *speed]
+    else:  # nothing was indexed this time: keep the figures of the run that did index
+        section += [*header, *previous_speed(args.out, args.model)]
     section.append(f"<!-- /eval:{args.model} -->")
     write_section(args.out, args.model, "\n".join(section))
     print(json.dumps(rows, indent=1), file=sys.stderr)
@@ -110,6 +112,17 @@ def runtime_note() -> str:
     import os
 
     return f"{os.cpu_count()} cores, embed threads {load_settings().embed.threads}"
+
+
+def previous_speed(path: Path, model: str) -> list[str]:
+    """The indexing-speed rows of the section this run replaces."""
+    if not path.exists():
+        return []
+    doc = path.read_text(encoding="utf-8")
+    match = re.search(rf"<!-- eval:{re.escape(model)} -->(.*?)<!-- /eval:{re.escape(model)} -->", doc, re.S)
+    if match is None:
+        return []
+    return [line for line in match.group(1).splitlines() if re.match(r"\| \S+ \| \S+ \| \d+ \|", line)]
 
 
 def write_section(path: Path, model: str, text: str) -> None:
