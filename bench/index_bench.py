@@ -1,6 +1,6 @@
 """Index throughput and no-op re-sync time on scifact written out as files.
 
-    python bench/index_bench.py [--model use] [--limit N] [--eval-data ../shared/eval-data]
+    python bench/index_bench.py [--model e5] [--limit N] [--eval-data ../shared/eval-data]
 
 Prints files/s and chunks/s for a full index, then the time of a no-op re-sync
 (target: <= 2 s for 10k files on 2 cores). The no-op figure is also measured on
@@ -31,7 +31,7 @@ def timed_sync(rt: Runtime, folder: Path) -> tuple[float, int, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--model", default="use")
+    parser.add_argument("--model", default="e5")
     parser.add_argument("--limit", type=int, default=0, help="index only the first N documents")
     parser.add_argument("--eval-data", type=Path, default=ROOT.parent / "shared" / "eval-data")
     args = parser.parse_args()

@@ -2,7 +2,7 @@
 
     python bench/tune_coverage.py [--work /tmp/docshelf-eval]
 
-Needs the USE indexes that `python bench/eval_all.py` leaves in --work. For each
+Needs the indexes that `python bench/eval_all.py --model MODEL` leaves in --work. For each
 set, prints the mean share of query terms found in the index and nDCG@10 of
 z-score fusion under several rules mapping coverage to the semantic weight.
 """
@@ -36,6 +36,7 @@ RULES: dict[str, Callable[[float, float, bool], float]] = {
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--work", type=Path, default=Path("/tmp/docshelf-eval"))
+    p.add_argument("--model", default="use", help="the model whose eval indexes to read")
     p.add_argument("--eval-data", type=Path, default=ROOT.parent / "shared" / "eval-data")
     args = p.parse_args()
     en = args.eval_data / "xquad-en" / "queries.jsonl"
@@ -48,15 +49,17 @@ def main() -> None:
             sci = load_beir(args.eval_data / "scifact", "test")
             data.corpus.update({f"sci{k}": v for k, v in list(sci.corpus.items())[:1500]})
             settings = load_settings()
-            settings.store.data_dir = args.work / "use-mixed" / "index"
+            settings.store.data_dir = args.work / f"{args.model}-mixed" / "index"
+            settings.embed.model = args.model
             with Runtime(settings) as rt:
-                write_corpus(data, args.work / "use-mixed" / "corpus")
-                rt.indexer().sync("eval", [args.work / "use-mixed" / "corpus"])
+                write_corpus(data, args.work / f"{args.model}-mixed" / "corpus")
+                rt.indexer().sync("eval", [args.work / f"{args.model}-mixed" / "corpus"])
         else:
             data = load_beir(args.eval_data / name, split, queries)
         names = {file_name(d): d for d in data.corpus}
         settings = load_settings()
-        settings.store.data_dir = args.work / f"use-{name}" / "index"
+        settings.store.data_dir = args.work / f"{args.model}-{name}" / "index"
+        settings.embed.model = args.model
         rt = Runtime(settings)
         chunks = [c for d in rt.store.iter_documents() for c in rt.store.document_chunks(d.id)]
         docs = {d.id: names.get(Path(d.path).name, "") for d in rt.store.iter_documents()}
