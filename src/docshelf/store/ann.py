@@ -35,7 +35,7 @@ class AnnIndex:
     memory; only the writer saves it.
     """
 
-    def __init__(self, path: Path, dim: int, threads: int = 1, expansion_search: int = 128) -> None:
+    def __init__(self, path: Path, dim: int, threads: int = 1, expansion_search: int = 256) -> None:
         from usearch.index import Index
 
         self.path = path
