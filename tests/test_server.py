@@ -416,3 +416,11 @@ def test_token_estimate_is_cautious_for_cjk() -> None:
 
     assert estimate_tokens("数据" * 100) > estimate_tokens("ab" * 100) * 3
     assert prefix_within("x" * 100, 10) == 40 and prefix_within("数" * 100, 10) == 10
+
+
+def test_damaged_database_is_a_clear_error_at_start(settings: Settings) -> None:
+    """A file that is not a database stops start-up with a StoreError that names the folder."""
+    settings.store.data_dir.mkdir(parents=True)
+    (settings.store.data_dir / "docshelf.db").write_bytes(b"this is not an SQLite database" * 100)
+    with pytest.raises(StoreError, match="cannot open the index at"):
+        build_server(settings)
