@@ -6,8 +6,13 @@ import os
 from typing import Protocol, runtime_checkable
 
 from docshelf.errors import ParseError
+from docshelf.parse.code import code_parsers
+from docshelf.parse.html import HtmlParser
 from docshelf.parse.markdown import MarkdownParser
+from docshelf.parse.office import DocxParser, LegacyOfficeParser, PptxParser
+from docshelf.parse.pdf import PdfParser
 from docshelf.parse.rst import RstParser
+from docshelf.parse.sheets import CsvParser, XlsxParser
 from docshelf.parse.text import TextParser
 from docshelf.types import ParsedDocument
 
@@ -103,8 +108,23 @@ class ParserRegistry:
 
 
 def default_registry() -> ParserRegistry:
-    """A new registry with the built-in Markdown, plain-text and reST parsers."""
+    """A new registry with every built-in parser: Markdown, plain text, reST, PDF, Word,
+    PowerPoint, Excel, CSV, HTML, source code and data files, and the legacy Office
+    formats (which report themselves as unsupported)."""
     registry = ParserRegistry()
-    for parser in (MarkdownParser(), TextParser(), RstParser()):
+    parsers: list[Parser] = [
+        MarkdownParser(),
+        TextParser(),
+        RstParser(),
+        PdfParser(),
+        DocxParser(),
+        PptxParser(),
+        XlsxParser(),
+        CsvParser(),
+        HtmlParser(),
+        LegacyOfficeParser(),
+        *code_parsers(),
+    ]
+    for parser in parsers:
         registry.register(parser)
     return registry
