@@ -122,6 +122,20 @@ class SearchSettings(BaseModel):
     )
 
 
+class WatchSettings(BaseModel):
+    """Live indexing (`docshelf watch`, `serve --watch`) and the single-writer lock."""
+
+    debounce_ms: int = Field(
+        500, ge=10, le=60_000, description="file events are grouped over at most this long before a sync"
+    )
+    rescan_s: float = Field(
+        300.0, ge=0, description="a full rescan this often catches missed events (0 = never)"
+    )
+    lock_timeout_s: float = Field(
+        30.0, ge=0, description="how long a sync waits for another process that is indexing"
+    )
+
+
 class ServerSettings(BaseModel):
     """The MCP server (`docshelf serve`)."""
 
@@ -155,6 +169,7 @@ class Settings(BaseSettings):
     store: StoreSettings = Field(default_factory=StoreSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)  # type: ignore[arg-type]
     server: ServerSettings = Field(default_factory=ServerSettings)  # type: ignore[arg-type]
+    watch: WatchSettings = Field(default_factory=WatchSettings)  # type: ignore[arg-type]
 
     @classmethod
     def settings_customise_sources(

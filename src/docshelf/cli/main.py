@@ -149,6 +149,8 @@ def status(config: ConfigOpt = None, data_dir: DataDirOpt = None, as_json: JsonO
     """Documents, chunks, store size, model, last build and corpus git commit."""
     from rich.table import Table
 
+    from docshelf.index.stale import stale_summary
+    from docshelf.index.watch import read_health
     from docshelf.runtime import Runtime
 
     settings = _settings(config, data_dir, None)
@@ -186,6 +188,8 @@ def status(config: ConfigOpt = None, data_dir: DataDirOpt = None, as_json: JsonO
                 "skipped": build.skipped,
             },
             "skipped": [{"collection": c, "path": s.path, "reason": s.reason} for c, s in store.skipped()],
+            **stale_summary(store),
+            "watch": read_health(store.get_meta),
         }
     finally:
         runtime.close()
@@ -193,8 +197,23 @@ def status(config: ConfigOpt = None, data_dir: DataDirOpt = None, as_json: JsonO
         print_json(data)
         return
     table = Table(show_header=False, box=None)
-    for key in ("data_dir", "model", "documents", "chunks", "size_bytes", "keyword_index_in_sync"):
+    for key in (
+        "data_dir", "model", "documents", "chunks", "size_bytes", "keyword_index_in_sync",
+        "stale_documents", "index_age",
+    ):  # fmt: skip
         table.add_row(key, str(data[key]))
+    for name, w in data["watch"].items():
+        state = w.get("state")
+        if state != "stopped" and w.get("alive") is False:
+            state = "dead (its process is gone)"
+        when = {k: datetime.fromtimestamp(w[k]).isoformat(timespec="seconds") if w.get(k) else "never"
+                for k in ("last_event_at", "last_sync_at", "last_error_at")}  # fmt: skip
+        error = f"; last error {when['last_error_at']}: {w['last_error']}" if w.get("last_error") else ""
+        table.add_row(
+            f"watch {name}",
+            f"{state} (pid {w.get('pid')}), last event {when['last_event_at']}, last sync "
+            f"{when['last_sync_at']}, {w.get('restarts', 0)} restarts{error}",
+        )
     for name, info in data["collections"].items():
         table.add_row(
             f"collection {name}",
@@ -370,3 +389,7 @@ def main() -> None:
 from docshelf.cli.serve import register as _register_serve  # noqa: E402
 
 _register_serve(app)
+
+from docshelf.cli.live import register as _register_live  # noqa: E402
+
+_register_live(app)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import shlex
 import shutil
 import subprocess
+import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import anyio
 import typer
@@ -14,7 +16,52 @@ import typer
 from docshelf.cli.main import ConfigOpt, DataDirOpt, _handle_errors, _settings
 from docshelf.cli.output import err
 
+if TYPE_CHECKING:
+    from docshelf.config import Settings
+    from docshelf.server.app import ServerState
+
 __all__ = ["register"]
+
+
+def _start_watcher(settings: Settings, state: ServerState) -> Callable[[], None]:
+    """Watch every collection on a background thread, sharing the server's model; returns a stopper.
+
+    The watcher has its own store connection; writes go through the index's writer lock, so
+    other servers and CLI runs on the same index keep working.
+    """
+    from docshelf.index.watch import Watcher
+    from docshelf.runtime import Runtime
+
+    stop = threading.Event()
+    watchers: list[Watcher] = []
+    runtimes: list[Runtime] = []
+
+    def start() -> None:
+        embedder, why = state.embedder(None)
+        if stop.is_set():
+            return
+        if embedder is None:
+            err.print(f"watch is off: {why}", highlight=False)
+            return
+        runtime = Runtime(settings, embedder=embedder)
+        runtimes.append(runtime)
+        for name in runtime.store.collections():
+            watcher = Watcher(runtime.indexer(), name, settings.watch)
+            watchers.append(watcher)
+            watcher.start()
+
+    thread = threading.Thread(target=start, name="docshelf-watch-start", daemon=True)
+    thread.start()
+
+    def stopper() -> None:
+        stop.set()
+        thread.join(5)
+        for watcher in watchers:
+            watcher.stop()
+        for runtime in runtimes:
+            runtime.close()
+
+    return stopper
 
 
 def serve(
@@ -22,6 +69,9 @@ def serve(
     host: Annotated[str | None, typer.Option(help="HTTP bind address (default 127.0.0.1)")] = None,
     port: Annotated[int | None, typer.Option(help="HTTP port (default 8765)")] = None,
     read_only: Annotated[bool, typer.Option("--read-only", help="no ingest/forget/reindex tools")] = False,
+    watch: Annotated[
+        bool, typer.Option("--watch", help="also re-index every collection as its files change")
+    ] = False,
     config: ConfigOpt = None,
     data_dir: DataDirOpt = None,
 ) -> None:
@@ -35,6 +85,7 @@ def serve(
     cfg.host = host or cfg.host
     cfg.port = port or cfg.port
     server, state = build_server(settings)
+    stop_watch = _start_watcher(settings, state) if watch else None
     try:
         if not http:
             server.run("stdio")
@@ -49,6 +100,8 @@ def serve(
     except KeyboardInterrupt:
         pass
     finally:
+        if stop_watch is not None:
+            stop_watch()
         state.close()
 
 

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from docshelf.chunk import LineIndex, chunk_document
 from docshelf.config import Settings
@@ -15,6 +15,7 @@ from docshelf.embed.base import Embedder, Vectors
 from docshelf.errors import DocshelfError, SourceError
 from docshelf.index.gitinfo import git_state
 from docshelf.index.ids import chunk_ids, content_hash, document_id, embed_key
+from docshelf.index.lock import WriterLock
 from docshelf.parse import ParserRegistry, default_registry
 from docshelf.sources import walk_roots
 from docshelf.store.base import BuildRecord, DocumentRecord
@@ -26,6 +27,7 @@ __all__ = ["Indexer", "Progress", "SyncReport"]
 log = logging.getLogger("docshelf.index")
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
+_T = TypeVar("_T")
 
 # Tokens kept free for the title/heading header that contextual_text puts before a chunk.
 _HEADER_RESERVE = 48
@@ -110,8 +112,41 @@ class Indexer:
         self.max_tokens = max(16, min(settings.chunk.max_tokens, embedder.max_tokens - _HEADER_RESERVE))
 
     # ----- public -----
+    def writer_lock(self) -> WriterLock:
+        """The index's single-writer lock (waits up to ``watch.lock_timeout_s``)."""
+        return WriterLock(self.store.data_dir, self.settings.watch.lock_timeout_s)
+
+    def _finish_write(self, failed: bool) -> None:
+        """Hand the tantivy writer back and bound the WAL, so the next writer process starts clean.
+
+        After a failure (or a cancel) what was already swapped into SQLite is published to the
+        keyword index first: dropping the writer would otherwise lose those keyword changes.
+        """
+        try:
+            if failed and self.store.keyword.writing:
+                try:
+                    self.store.commit()
+                except Exception:
+                    log.exception("could not publish a partial sync; the next sync rebuilds keywords")
+            self.store.keyword.release()
+        finally:
+            self.store.checkpoint()
+
+    def _locked(self, job: Callable[[], _T]) -> _T:
+        with self.writer_lock():
+            failed = True
+            try:
+                result = job()
+                failed = False
+                return result
+            finally:
+                self._finish_write(failed)
+
     def sync(self, collection: str, roots: Sequence[Path] = ()) -> SyncReport:
         """Index new and changed files under the collection's roots; drop vanished ones."""
+        return self._locked(lambda: self._sync(collection, roots))
+
+    def _sync(self, collection: str, roots: Sequence[Path]) -> SyncReport:
         started = time.time()
         self.store.check_model(self.embedder.name, self.embedder.dim)
         known = [Path(r) for r in self.store.collection_roots(collection)]
@@ -210,6 +245,9 @@ class Indexer:
 
     def forget(self, collection: str, path: str) -> list[str]:
         """Remove one document (by path relative to its root) or every document under a root."""
+        return self._locked(lambda: self._forget(collection, path))
+
+    def _forget(self, collection: str, path: str) -> list[str]:
         target = Path(path).expanduser()
         roots = self.store.collection_roots(collection)
         if target.is_absolute() and str(target.resolve()) in roots:
@@ -226,6 +264,9 @@ class Indexer:
 
     def reembed(self) -> int:
         """Embed every stored chunk again with the configured model (after a model change)."""
+        return self._locked(lambda: self._reembed())
+
+    def _reembed(self) -> int:
         chunks = list(self.store.iter_chunks())
         docs = {d.id: d for d in self.store.iter_documents()}
         self.store.clear_vectors(self.embedder.name, self.embedder.dim)

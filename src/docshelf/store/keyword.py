@@ -122,6 +122,19 @@ class KeywordIndex:
         writer.commit()
         self._index.reload()
 
+    @property
+    def writing(self) -> bool:
+        """True while this process holds the tantivy writer (and its lock)."""
+        return self._writer is not None
+
+    def compact(self) -> None:
+        """Let pending merges finish, then delete files no segment uses any more."""
+        self.release()
+        writer = self._w()
+        writer.garbage_collect_files()
+        self.release()
+        self._index.reload()
+
     def release(self) -> None:
         """Drop the writer (and its lock) so another process can write."""
         if self._writer is not None:

@@ -75,6 +75,9 @@ class SQLiteStore:
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute("PRAGMA foreign_keys=ON")
+            # checkpoint every ~4 MB of WAL and shrink the file back after one, so it cannot grow unbounded
+            self._conn.execute("PRAGMA wal_autocheckpoint=1000")
+            self._conn.execute("PRAGMA journal_size_limit=67108864")
             migrate(self._conn)
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(
@@ -95,6 +98,35 @@ class SQLiteStore:
             "INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
             (key, value),
         )
+
+    def get_meta(self, key: str) -> str | None:
+        """A value from the meta table (for small state such as the watcher's health)."""
+        return self._meta(key)
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Store a meta value in its own transaction (it does not change the generation)."""
+        self._set_meta_tx(key, value)
+
+    def checkpoint(self) -> bool:
+        """Copy the WAL into the database and truncate it; False if readers kept it busy."""
+        self._conn.execute("PRAGMA busy_timeout=1000")  # never stall a sync on a long reader
+        try:
+            row = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except sqlite3.OperationalError:
+            return False
+        finally:
+            self._conn.execute("PRAGMA busy_timeout=30000")
+        return row is not None and int(row[0]) == 0
+
+    def compact(self) -> tuple[int, int]:
+        """VACUUM the database and clean the keyword index; returns store bytes before and after."""
+        before = sum(p.stat().st_size for p in self.data_dir.rglob("*") if p.is_file())
+        with self._lock:
+            self._conn.execute("VACUUM")
+        self.checkpoint()
+        self.keyword.compact()
+        after = sum(p.stat().st_size for p in self.data_dir.rglob("*") if p.is_file())
+        return before, after
 
     def generation(self) -> int:
         return int(self._meta("generation") or 0)

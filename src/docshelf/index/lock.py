@@ -1,0 +1,174 @@
+"""One writer per index: an exclusive ``flock`` on ``write.lock`` in the data dir.
+
+The file holds the owner's pid and start time, so a waiting process can say who is indexing.
+flock is released by the kernel when its holder dies; a lock still held while the pid written
+inside is dead (an inherited descriptor in a forked child, a reused pid) is stale and is taken
+over by replacing the file. Threads of one process take turns through an in-process lock, so the
+lock is also re-entrant for the thread that holds it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import threading
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from docshelf.errors import StoreError
+
+__all__ = ["LOCK_NAME", "WriterLock", "lock_owner", "pid_alive"]
+
+LOCK_NAME = "write.lock"
+_POLL_S = 0.05
+
+
+class _Local:
+    """The in-process side of one lock file: which thread holds it, how often, and its descriptor."""
+
+    def __init__(self) -> None:
+        self.mutex = threading.RLock()
+        self.depth = 0
+        self.fd: int | None = None
+
+
+_LOCALS: dict[str, _Local] = {}
+_LOCALS_GUARD = threading.Lock()
+
+
+def _local(path: Path) -> _Local:
+    with _LOCALS_GUARD:
+        return _LOCALS.setdefault(str(path), _Local())
+
+
+def _proc_start(pid: int) -> str | None:
+    """The process start time in clock ticks since boot (Linux), to tell a reused pid apart."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[-1].split()[19]
+
+
+def pid_alive(pid: int) -> bool:
+    """True if the process exists and is not a zombie (an unreaped dead process)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state not in ("Z", "X")
+
+
+def _alive(owner: dict[str, Any]) -> bool:
+    pid = owner.get("pid")
+    if not isinstance(pid, int) or pid <= 0:
+        return True  # unknown owner: never steal
+    if not pid_alive(pid):
+        return False
+    started = owner.get("proc_start")
+    now = _proc_start(pid)
+    return not (started and now and started != now)
+
+
+def lock_owner(data_dir: Path) -> dict[str, Any] | None:
+    """What the lock file says about its last owner (pid, proc_start, acquired_at), if anything."""
+    try:
+        raw = (data_dir / LOCK_NAME).read_text()
+        owner = json.loads(raw) if raw.strip() else None
+    except (OSError, ValueError):
+        return None
+    return owner if isinstance(owner, dict) else None
+
+
+class WriterLock:
+    """``with WriterLock(data_dir, timeout):`` makes this thread the index's only writer."""
+
+    def __init__(self, data_dir: Path, timeout: float = 30.0) -> None:
+        self.path = Path(data_dir) / LOCK_NAME
+        self.timeout = timeout
+        self._local = _local(self.path)
+
+    def acquire(self) -> None:
+        local = self._local
+        deadline = time.monotonic() + self.timeout
+        if not local.mutex.acquire(timeout=max(self.timeout, 0.0)):
+            raise StoreError(
+                f"another thread of this docshelf process (pid {os.getpid()}) is indexing; wait or retry"
+            )
+        try:
+            if local.depth == 0:
+                local.fd = self._flock(deadline)
+            local.depth += 1
+        except BaseException:
+            local.mutex.release()
+            raise
+
+    def release(self) -> None:
+        local = self._local
+        local.depth -= 1
+        try:
+            if local.depth == 0 and local.fd is not None:
+                fd, local.fd = local.fd, None
+                # leave the owner's record behind (it says who indexed last); unlock and close
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                os.close(fd)
+        finally:
+            local.mutex.release()
+
+    def __enter__(self) -> WriterLock:
+        self.acquire()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.release()
+
+    # ----- internals -----
+    def _flock(self, deadline: float) -> int:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                owner = lock_owner(self.path.parent) or {}
+                if owner and not _alive(owner):
+                    # stale: its holder is gone but the descriptor lives on; replace the file
+                    with contextlib.suppress(FileNotFoundError):
+                        self.path.unlink()
+                    continue
+                if time.monotonic() >= deadline:
+                    pid = owner.get("pid", "unknown")
+                    raise StoreError(
+                        f"another docshelf process (pid {pid}) is indexing; wait or retry"
+                    ) from None
+                time.sleep(_POLL_S)
+                continue
+            # the file may have been replaced (stale takeover) between open and flock
+            try:
+                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
+            except FileNotFoundError:
+                same = False
+            if not same:
+                os.close(fd)
+                continue
+            record = {
+                "pid": os.getpid(),
+                "proc_start": _proc_start(os.getpid()),
+                "acquired_at": time.time(),
+            }
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(record).encode(), 0)
+            return fd

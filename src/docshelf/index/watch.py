@@ -1,0 +1,251 @@
+"""Live indexing: file-system events, debounced into incremental syncs, under a supervisor.
+
+A worker thread waits on ``watchfiles`` events for the collection's roots; each batch of changes
+(grouped over at most ``watch.debounce_ms``) runs :meth:`Indexer.sync`, which re-embeds only what
+changed. A full rescan every ``watch.rescan_s`` catches events the OS dropped. If the worker dies,
+the supervisor logs it, counts it, records it in the store and starts a new worker, which first
+syncs to catch up. The health (last event, last sync, last error, restarts) lives in the store's
+meta table under ``watch_health`` so `docshelf status` in any process can show it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from docshelf.config import WatchSettings
+from docshelf.errors import DocshelfError, SourceError
+from docshelf.index.lock import pid_alive
+from docshelf.index.sync import Indexer, SyncReport
+
+__all__ = ["HEALTH_KEY", "Watcher", "read_health"]
+
+log = logging.getLogger("docshelf.watch")
+
+HEALTH_KEY = "watch_health"
+_TICK_MS = 500  # the worker wakes at least this often to check rescans and stop requests
+_MAX_BACKOFF_S = 30.0
+
+
+def read_health(get_meta: Callable[[str], str | None]) -> dict[str, dict[str, Any]]:
+    """Every collection's watcher health from the meta table (collection -> health)."""
+    raw = get_meta(HEALTH_KEY)
+    if not raw:
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {}
+    if not isinstance(value, dict):
+        return {}
+    for health in value.values():
+        pid = health.get("pid") if isinstance(health, dict) else None
+        if isinstance(pid, int) and health.get("state") != "stopped":
+            health["alive"] = pid_alive(pid)
+    return value
+
+
+class Watcher:
+    """Keeps one collection's index up to date while it runs (``start``/``stop``)."""
+
+    def __init__(
+        self,
+        indexer: Indexer,
+        collection: str,
+        settings: WatchSettings,
+        roots: Sequence[Path] = (),
+        on_sync: Callable[[SyncReport], None] | None = None,
+    ) -> None:
+        self.indexer = indexer
+        self.store = indexer.store
+        self.collection = collection
+        self.settings = settings
+        self.roots = [Path(r).expanduser().resolve() for r in roots]
+        self.on_sync = on_sync or (lambda report: None)
+        # what one sync does; replaceable (tests inject failures here)
+        self.sync_fn: Callable[[], SyncReport] = lambda: self.indexer.sync(self.collection, self.roots)
+        self._stop = threading.Event()
+        self._supervisor: threading.Thread | None = None
+        self._worker: threading.Thread | None = None
+        self._worker_error: BaseException | None = None
+        self.health: dict[str, Any] = {
+            "collection": collection,
+            "pid": os.getpid(),
+            "state": "starting",
+            "started_at": None,
+            "roots": [],
+            "last_event_at": None,
+            "events": 0,
+            "last_sync_at": None,
+            "last_sync": None,
+            "syncs": 0,
+            "last_error": None,
+            "last_error_at": None,
+            "restarts": 0,
+        }
+
+    # ----- control -----
+    def start(self) -> None:
+        if self._supervisor is not None:
+            return
+        self._stop.clear()
+        self.health["started_at"] = time.time()
+        self._supervisor = threading.Thread(
+            target=self._supervise, name="docshelf-watch-supervisor", daemon=True
+        )
+        self._supervisor.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._stop.set()
+        if self._supervisor is not None:
+            self._supervisor.join(timeout)
+            self._supervisor = None
+        self.health["state"] = "stopped"
+        self._save_health()
+
+    def run_forever(self) -> None:
+        """Watch until Ctrl-C (or :meth:`stop` from another thread)."""
+        self.start()
+        try:
+            while not self._stop.wait(0.5):
+                pass
+        finally:
+            self.stop()
+
+    def __enter__(self) -> Watcher:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def worker_alive(self) -> bool:
+        return self._worker is not None and self._worker.is_alive()
+
+    # ----- supervisor -----
+    def _supervise(self) -> None:
+        failures = 0
+        while not self._stop.is_set():
+            self._worker_error = None
+            self._worker = threading.Thread(target=self._work, name="docshelf-watch", daemon=True)
+            began = time.monotonic()
+            self._worker.start()
+            self._worker.join()
+            if self._stop.is_set():
+                break
+            error = self._worker_error
+            what = f"{type(error).__name__}: {error}" if error else "the watcher thread exited"
+            failures = 1 if time.monotonic() - began > 60 else failures + 1
+            self.health["restarts"] += 1
+            self.health["state"] = "restarting"
+            self._record_error(f"watcher died ({what}); restarted")
+            log.error(
+                "docshelf watch (%s): the watcher thread died (%s); restarting it (restart %d)",
+                self.collection, what, self.health["restarts"],
+            )  # fmt: skip
+            if self._stop.wait(min(_MAX_BACKOFF_S, 0.1 * 2 ** min(failures - 1, 10))):
+                break
+
+    # ----- worker -----
+    def _work(self) -> None:
+        try:
+            self._watch_loop()
+        except BaseException as exc:
+            self._worker_error = exc
+            log.debug("watcher thread failed", exc_info=True)
+
+    def _watch_roots(self) -> list[Path]:
+        known = [Path(r) for r in self.store.collection_roots(self.collection)]
+        roots = [r for r in dict.fromkeys([*known, *self.roots]) if r.is_dir()]
+        if not roots:
+            raise SourceError(
+                f"collection {self.collection!r} has no existing folders to watch; "
+                "pass a folder: `docshelf watch PATH`"
+            )
+        return roots
+
+    def _watch_loop(self) -> None:
+        import watchfiles
+
+        # catch up first: what changed while nobody watched (or while the last worker was dead)
+        pending = not self._sync("start")
+        data_dir = str(Path(self.store.data_dir).resolve())
+        watch_filter = watchfiles.DefaultFilter(ignore_paths=(data_dir,))
+        last_full = time.monotonic()
+        while not self._stop.is_set():
+            roots = self._watch_roots()
+            self.health["roots"] = [str(r) for r in roots]
+            self.health["state"] = "running"
+            self._save_health()
+            for changes in watchfiles.watch(
+                *roots,
+                watch_filter=watch_filter,
+                debounce=self.settings.debounce_ms,
+                step=min(50, self.settings.debounce_ms),
+                stop_event=self._stop,
+                rust_timeout=_TICK_MS,
+                yield_on_timeout=True,
+                raise_interrupt=False,
+            ):
+                if self._stop.is_set():
+                    return
+                if changes:
+                    pending = True
+                    self.health["last_event_at"] = time.time()
+                    self.health["events"] += len(changes)
+                rescan = self.settings.rescan_s > 0 and time.monotonic() - last_full >= self.settings.rescan_s
+                if pending or rescan:
+                    # a DocshelfError (another writer too long, a bad root) keeps the change pending
+                    pending = not self._sync("rescan" if rescan and not pending else "change")
+                    last_full = time.monotonic()
+                if [str(r) for r in self._watch_roots()] != self.health["roots"]:
+                    break  # a root was added or removed: watch the new set
+
+    def _sync(self, why: str) -> bool:
+        """One sync; a DocshelfError is recorded and returns False, anything else kills the worker."""
+        started = time.perf_counter()
+        try:
+            report = self.sync_fn()
+        except DocshelfError as exc:
+            self._record_error(str(exc))
+            log.warning("docshelf watch (%s): sync failed: %s", self.collection, exc)
+            return False
+        self.health["syncs"] += 1
+        self.health["last_sync_at"] = time.time()
+        self.health["last_sync"] = {
+            "why": why,
+            "added": len(report.added),
+            "updated": len(report.updated),
+            "removed": len(report.removed),
+            "skipped": len(report.skipped),
+            "seconds": round(time.perf_counter() - started, 3),
+        }
+        self._save_health()
+        if report.added or report.updated or report.removed:
+            self.on_sync(report)
+        return True
+
+    # ----- health -----
+    def _record_error(self, message: str) -> None:
+        self.health["last_error"] = message
+        self.health["last_error_at"] = time.time()
+        self._save_health()
+
+    def _save_health(self) -> None:
+        try:
+            with self.store._lock:  # read-modify-write of the shared key, within this process
+                current = read_health(self.store.get_meta)
+                mine = {k: v for k, v in self.health.items() if k != "alive"}
+                current[self.collection] = mine
+                for health in current.values():
+                    health.pop("alive", None)
+                self.store.set_meta(HEALTH_KEY, json.dumps(current))
+        except Exception:
+            log.warning("could not record the watcher's health", exc_info=True)

@@ -1,0 +1,284 @@
+"""Live indexing: one writer across processes, readers that see new builds, the watcher, compact."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import multiprocessing as mp
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from docshelf.cli import app
+from docshelf.config import Settings, load_settings
+from docshelf.errors import StoreError
+from docshelf.index.lock import LOCK_NAME, WriterLock, lock_owner
+from docshelf.index.sync import SyncReport
+from docshelf.index.watch import Watcher, read_health
+from docshelf.runtime import Runtime
+
+CTX = mp.get_context("spawn")  # no inherited locks or descriptors from the pytest process
+
+
+def _settings(data_dir: Path, **watch: Any) -> Settings:
+    s = load_settings(collection="live")
+    s.store.data_dir = data_dir
+    s.embed.model = "hash"
+    s.chunk.max_tokens = 64
+    s.chunk.overlap_tokens = 8
+    for key, value in watch.items():
+        setattr(s.watch, key, value)
+    return s
+
+
+def _hits(rt: Runtime, query: str, mode: str = "keyword") -> list[str]:
+    result = rt.searcher().search(query, k=5, mode=mode)  # type: ignore[arg-type]
+    return [h.path for h in result.hits]
+
+
+def _wait_for(check: Callable[[], bool], timeout: float = 15.0) -> float:
+    """Poll until ``check()`` holds; return the seconds it took (fail at the deadline)."""
+    started = time.monotonic()
+    while not check():
+        if time.monotonic() - started > timeout:
+            pytest.fail(f"condition not met within {timeout}s")
+        time.sleep(0.02)
+    return time.monotonic() - started
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "alpha.md").write_text("# Alpha\n\nThe alpha runbook restarts the ingest queue.\n")
+    (folder / "beta.md").write_text("# Beta\n\nBeta notes about certificate rotation.\n")
+    return folder
+
+
+# ----- child processes (module level so spawn can import them) -----
+def _hold_lock(data_dir: str, held: Any, release: Any) -> None:
+    with WriterLock(Path(data_dir), timeout=5):
+        held.set()
+        release.wait(30)
+
+
+def _write_doc(data_dir: str, folder: str, name: str, text: str) -> None:
+    (Path(folder) / name).write_text(text)
+    with Runtime(_settings(Path(data_dir))) as rt:
+        rt.indexer().sync("live", [Path(folder)])
+
+
+# ----- single writer -----
+def test_second_writer_waits_with_a_clear_message_then_succeeds(tmp_path: Path, docs: Path) -> None:
+    data = tmp_path / "data"
+    held, release = CTX.Event(), CTX.Event()
+    holder = CTX.Process(target=_hold_lock, args=(str(data), held, release))
+    holder.start()
+    try:
+        assert held.wait(30)
+        with Runtime(_settings(data, lock_timeout_s=0.3)) as rt:
+            started = time.monotonic()
+            busy = rf"another docshelf process \(pid {holder.pid}\) is indexing; wait or retry"
+            with pytest.raises(StoreError, match=busy):
+                rt.indexer().sync("live", [docs])
+            assert time.monotonic() - started >= 0.3  # it waited before giving up
+        release.set()
+        holder.join(30)
+        assert holder.exitcode == 0
+        with Runtime(_settings(data, lock_timeout_s=5)) as rt:
+            report = rt.indexer().sync("live", [docs])
+            assert len(report.added) == 2
+            assert _hits(rt, "certificate") == ["beta.md"]
+        assert lock_owner(data)["pid"] == os.getpid()  # type: ignore[index]
+    finally:
+        release.set()
+        holder.join(10)
+
+
+def test_a_waiting_writer_gets_the_lock_when_the_holder_finishes(tmp_path: Path, docs: Path) -> None:
+    data = tmp_path / "data"
+    held, release = CTX.Event(), CTX.Event()
+    holder = CTX.Process(target=_hold_lock, args=(str(data), held, release))
+    holder.start()
+    assert held.wait(30)
+    timer = threading.Timer(0.5, release.set)
+    timer.start()
+    with Runtime(_settings(data, lock_timeout_s=20)) as rt:
+        started = time.monotonic()
+        assert len(rt.indexer().sync("live", [docs]).added) == 2
+        assert time.monotonic() - started >= 0.4
+    holder.join(10)
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_stale_lock_of_a_dead_pid_is_taken_over(tmp_path: Path, docs: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    # a descriptor that outlived its owner (e.g. inherited by a child) still holds the flock
+    fd = os.open(data / LOCK_NAME, os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.write(fd, json.dumps({"pid": _dead_pid(), "proc_start": None}).encode())
+        with Runtime(_settings(data, lock_timeout_s=2)) as rt:
+            started = time.monotonic()
+            assert len(rt.indexer().sync("live", [docs]).added) == 2
+            assert time.monotonic() - started < 1.5  # taken over, not waited out
+        assert lock_owner(data)["pid"] == os.getpid()  # type: ignore[index]
+    finally:
+        os.close(fd)
+
+
+def test_lock_of_a_live_pid_is_not_stolen(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    fd = os.open(data / LOCK_NAME, os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.write(fd, json.dumps({"pid": sleeper.pid}).encode())
+        with pytest.raises(StoreError, match=rf"pid {sleeper.pid}"), WriterLock(data, timeout=0.2):
+            pass
+    finally:
+        os.close(fd)
+        sleeper.kill()
+        sleeper.wait()
+
+
+# ----- readers -----
+def test_reader_process_sees_documents_a_writer_process_committed(tmp_path: Path, docs: Path) -> None:
+    data = tmp_path / "data"
+    with Runtime(_settings(data)) as writer:
+        writer.indexer().sync("live", [docs])
+    with Runtime(_settings(data)) as reader:
+        assert _hits(reader, "zebraquux") == []
+        assert _hits(reader, "zebraquux", "semantic")[0] != "gamma.md"
+        child = CTX.Process(
+            target=_write_doc,
+            args=(str(data), str(docs), "gamma.md", "# Gamma\n\nThe zebraquux procedure for failover.\n"),
+        )
+        child.start()
+        child.join(60)
+        assert child.exitcode == 0
+        # the same open reader: tantivy reloads, the vector matrix reloads by generation
+        assert _hits(reader, "zebraquux") == ["gamma.md"]
+        assert _hits(reader, "zebraquux", "semantic")[0] == "gamma.md"
+        assert _hits(reader, "zebraquux failover", "hybrid")[0] == "gamma.md"
+        assert reader.store.stats().documents == 3
+
+
+# ----- watcher -----
+@pytest.fixture
+def watched(tmp_path: Path, docs: Path) -> Iterator[tuple[Watcher, Runtime]]:
+    data = tmp_path / "data"
+    writer = Runtime(_settings(data, debounce_ms=100, rescan_s=0))
+    writer.indexer().sync("live", [docs])
+    watcher = Watcher(writer.indexer(), "live", writer.settings.watch, [docs])
+    reader = Runtime(_settings(data))
+    watcher.start()
+    try:
+        _wait_for(lambda: watcher.health["state"] == "running")
+        yield watcher, reader
+    finally:
+        watcher.stop()
+        reader.close()
+        writer.close()
+
+
+def test_watcher_indexes_creates_edits_and_deletes(watched: tuple[Watcher, Runtime], docs: Path) -> None:
+    _, reader = watched
+    (docs / "new.md").write_text("# New\n\nA quokkafield checklist.\n")
+    _wait_for(lambda: _hits(reader, "quokkafield") == ["new.md"])
+
+    (docs / "new.md").write_text("# New\n\nA wombatrail checklist.\n")
+    took = _wait_for(lambda: _hits(reader, "wombatrail") == ["new.md"])
+    assert _hits(reader, "quokkafield") == []
+    print(f"edit-to-searchable latency (hash embedder): {took * 1000:.0f} ms")
+
+    (docs / "new.md").unlink()
+    _wait_for(lambda: _hits(reader, "wombatrail") == [])
+    assert reader.store.get_document("live", "new.md") is None
+    _wait_for(lambda: read_health(reader.store.get_meta)["live"]["syncs"] >= 4)  # written after the sync
+    health = read_health(reader.store.get_meta)["live"]
+    assert health["events"] >= 3 and health["last_event_at"] and health["last_sync"]["removed"] == 1
+    assert health["restarts"] == 0 and health["alive"] is True
+
+
+def test_dead_watcher_thread_is_restarted_and_reported(
+    watched: tuple[Watcher, Runtime], docs: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    watcher, reader = watched
+    real = watcher.sync_fn
+    calls = {"n": 0}
+
+    def flaky() -> SyncReport:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RuntimeError("boom in the sync callback")
+        return real()
+
+    watcher.sync_fn = flaky
+    (docs / "crash.md").write_text("# Crash\n\nThe kestrelbox file.\n")
+    # the first sync kills the worker; the supervisor restarts it and its catch-up sync indexes
+    _wait_for(lambda: _hits(reader, "kestrelbox") == ["crash.md"])
+    assert "watcher thread died" in caplog.text and "boom in the sync callback" in caplog.text
+    health = read_health(reader.store.get_meta)["live"]
+    assert health["restarts"] == 1
+    assert "boom in the sync callback" in health["last_error"]
+    assert watcher.worker_alive
+
+    # and `docshelf status` shows it
+    cli = CliRunner()
+    result = cli.invoke(app, ["status", "--json", "--data-dir", str(tmp_path / "data")])
+    assert result.exit_code == 0, result.stderr
+    status = json.loads(result.stdout)
+    assert status["watch"]["live"]["restarts"] == 1
+    result = cli.invoke(app, ["status", "--data-dir", str(tmp_path / "data")])
+    assert "1 restarts" in result.stdout and "boom" in result.stdout
+
+
+# ----- WAL, compact, stale -----
+def test_wal_is_truncated_after_sync_and_compact_keeps_the_index_answering(
+    tmp_path: Path, docs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = tmp_path / "data"
+    with Runtime(_settings(data)) as rt:
+        indexer = rt.indexer()
+        indexer.sync("live", [docs])
+        assert (data / "docshelf.db-wal").stat().st_size == 0
+        assert indexer.forget("live", "alpha.md") == ["alpha.md"]
+        assert not rt.store.keyword.writing  # the tantivy writer lock is handed back
+    monkeypatch.setenv("DOCSHELF_EMBED__MODEL", "hash")
+    result = CliRunner().invoke(app, ["compact", "--json", "--data-dir", str(data)])
+    assert result.exit_code == 0, result.stderr
+    sizes = json.loads(result.stdout)
+    assert sizes["size_bytes_after"] > 0
+    with Runtime(_settings(data)) as rt:
+        assert _hits(rt, "certificate") == ["beta.md"]
+        assert _hits(rt, "ingest queue") == []
+        assert rt.store.stats().keyword_generation == rt.store.generation()
+
+
+def test_status_reports_stale_documents_and_index_age(tmp_path: Path, docs: Path) -> None:
+    data = tmp_path / "data"
+    with Runtime(_settings(data)) as rt:
+        rt.indexer().sync("live", [docs])
+    cli = CliRunner()
+    status = json.loads(cli.invoke(app, ["status", "--json", "--data-dir", str(data)]).stdout)
+    assert status["stale_documents"] == 0 and 0 <= status["index_age"] < 60
+    (docs / "alpha.md").write_text("# Alpha\n\nchanged on disk\n")
+    (docs / "beta.md").unlink()
+    status = json.loads(cli.invoke(app, ["status", "--json", "--data-dir", str(data)]).stdout)
+    assert status["stale_documents"] == 2
