@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -11,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
 from docshelf.errors import AccessError, DocshelfError, NotFoundError
+from docshelf.index.stale import stale_documents
 from docshelf.server.paths import check_relative, guarded_path
 
 if TYPE_CHECKING:
@@ -143,21 +143,8 @@ def load_text(store: SQLiteStore, registry: ParserRegistry, doc: DocumentRecord)
     return DocumentText(text, "file", note)
 
 
-def _stale(store: SQLiteStore, limit: int = 200) -> list[dict[str, str]]:
-    """Indexed files that changed or vanished on disk since the last sync."""
-    out: list[dict[str, str]] = []
-    for doc in store.iter_documents():
-        try:
-            path = guarded_path(store.collection_roots(doc.collection), doc.root, doc.path)
-            st = os.stat(path)
-        except (OSError, AccessError):
-            out.append({"collection": doc.collection, "path": doc.path, "reason": "missing or unreadable"})
-        else:
-            if st.st_size != doc.size or st.st_mtime_ns != doc.mtime_ns:
-                out.append({"collection": doc.collection, "path": doc.path, "reason": "modified"})
-        if len(out) >= limit:
-            break
-    return out
+def _guarded(store: SQLiteStore, doc: DocumentRecord) -> Path:
+    return guarded_path(store.collection_roots(doc.collection), doc.root, doc.path)
 
 
 def status_payload(store: SQLiteStore, extra: dict[str, Any]) -> dict[str, Any]:
@@ -195,6 +182,6 @@ def status_payload(store: SQLiteStore, extra: dict[str, Any]) -> dict[str, Any]:
         "keyword_index_in_sync": stats.keyword_generation == stats.generation,
         "collections": collections,
         "skipped": [{"collection": c, "path": s.path, "reason": s.reason} for c, s in store.skipped()],
-        "stale": _stale(store),
+        "stale": stale_documents(store, limit=200, resolve=_guarded),
         **extra,
     }

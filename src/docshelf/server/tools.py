@@ -115,7 +115,9 @@ def _passages(state: ServerState, chunk_id: str, before: int, after: int) -> dic
     if doc is None:
         raise NotFoundError(f"the document of chunk {chunk_id!r} was removed from the index; search again")
     chunks = store.document_chunks(doc.id)
-    i = next(n for n, c in enumerate(chunks) if c.id == target.id)
+    i = next((n for n, c in enumerate(chunks) if c.id == target.id), None)
+    if i is None:  # re-indexed between the two reads
+        raise NotFoundError(f"chunk {chunk_id!r} was just replaced by a re-index; search again")
     window: list[Chunk] = chunks[max(0, i - before) : i + after + 1]
     passages = [
         {

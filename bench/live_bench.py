@@ -1,0 +1,158 @@
+"""Live index: edit-to-searchable latency, search latency while another process indexes, soak.
+
+    python bench/live_bench.py [--model e5] [--edits 20] [--abstracts 500] [--searches 2000]
+
+1. Edit-to-searchable: an in-process Watcher (default watch settings: debounce 500 ms) over a
+   corpus of 50 scifact abstracts; each of --edits single-file edits adds a unique word, timed
+   until a separate reader finds it (keyword search; the sync writes text and vectors in one
+   transaction). Target p50/p95 <= 2 s with the default model.
+2. Search latency (hybrid, query embedding included) on that index, idle and while a second
+   process runs `docshelf index` over --abstracts scifact abstracts into the same store.
+3. The soak of tests/test_soak.py with --searches searches (2 servers, 1 watcher, hash model).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from docshelf.config import Settings, load_settings
+from docshelf.index.watch import Watcher
+from docshelf.runtime import Runtime
+from docshelf.search.evaluate import percentile
+
+ROOT = Path(__file__).resolve().parents[1]
+QUERIES = [
+    "stem cell malignancies", "white matter diffusion imaging", "reverse transcription RNA",
+    "vitamin D and bone density", "antibiotic resistance in bacteria", "insulin signalling obesity",
+]  # fmt: skip
+
+
+def _settings(data: Path, model: str) -> Settings:
+    s = load_settings(collection="bench")
+    s.store.data_dir = data
+    s.embed.model = model
+    return s
+
+
+def _write_abstracts(src: Path, folder: Path, start: int, count: int) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    with src.open() as f:
+        for i, line in enumerate(f):
+            if i < start:
+                continue
+            if i >= start + count:
+                break
+            row = json.loads(line)
+            (folder / f"{row['_id']}.md").write_text(f"# {row['title']}\n\n{row['text']}\n")
+
+
+def _ms(values: list[float]) -> str:
+    p50, p95 = percentile(values, 0.5) * 1000, percentile(values, 0.95) * 1000
+    return f"p50 {p50:.0f} ms, p95 {p95:.0f} ms (n={len(values)})"
+
+
+def edit_latency(work: Path, model: str, edits: int) -> tuple[list[float], Runtime]:
+    corpus = work / "live"
+    writer = Runtime(_settings(work / "data", model))
+    writer.indexer().sync("bench", [corpus])
+    watcher = Watcher(writer.indexer(), "bench", writer.settings.watch, [corpus])
+    reader = Runtime(_settings(work / "data", model))
+    searcher = reader.searcher()
+    watcher.start()
+    took: list[float] = []
+    try:
+        while watcher.health["state"] != "running":
+            time.sleep(0.05)
+        files = sorted(corpus.glob("*.md"))
+        for i in range(edits):
+            word = "zqx" + "".join(chr(ord("a") + int(d)) for d in f"{i:03d}{os.getpid()}") + "marker"
+            target = files[i % len(files)]
+            started = time.monotonic()
+            target.write_text(target.read_text() + f"\nRevision note {word}.\n")
+            while not any(word in h.text for h in searcher.search(word, k=3, mode="keyword").hits):
+                if time.monotonic() - started > 30:
+                    raise SystemExit(f"edit {i} not searchable within 30 s")
+                time.sleep(0.01)
+            took.append(time.monotonic() - started)
+            time.sleep(0.2)
+    finally:
+        watcher.stop()
+        writer.close()
+    return took, reader
+
+
+def search_latency(reader: Runtime, seconds: float, stop: threading.Event | None = None) -> list[float]:
+    searcher = reader.searcher()
+    out: list[float] = []
+    end = time.monotonic() + seconds
+    i = 0
+    while time.monotonic() < end and not (stop is not None and stop.is_set()):
+        started = time.perf_counter()
+        searcher.search(QUERIES[i % len(QUERIES)], k=10, mode="hybrid")
+        out.append(time.perf_counter() - started)
+        i += 1
+    return out
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--model", default="e5")
+    p.add_argument("--edits", type=int, default=20)
+    p.add_argument("--abstracts", type=int, default=500)
+    p.add_argument("--searches", type=int, default=2000)
+    p.add_argument("--eval-data", type=Path, default=ROOT.parent / "shared" / "eval-data")
+    args = p.parse_args()
+    src = args.eval_data / "scifact" / "corpus.jsonl"
+    with tempfile.TemporaryDirectory(prefix="docshelf-live-") as tmp:
+        work = Path(tmp)
+        _write_abstracts(src, work / "live", 0, 50)
+        _write_abstracts(src, work / "bulk", 50, args.abstracts)
+
+        took, reader = edit_latency(work, args.model, args.edits)
+        debounce = reader.settings.watch.debounce_ms
+        print(f"edit-to-searchable ({args.model}, debounce {debounce} ms): {_ms(took)}")
+
+        search_latency(reader, 1.0)  # warm up
+        idle = search_latency(reader, 5.0)
+        print(f"hybrid search, idle: {_ms(idle)}")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("DOCSHELF_")}
+        env["DOCSHELF_EMBED__MODEL"] = args.model
+        cmd = [sys.executable, "-m", "docshelf", "index", str(work / "bulk"), "--collection", "bulk",
+               "--data-dir", str(work / "data")]  # fmt: skip
+        started = time.monotonic()
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        done = threading.Event()
+        threading.Thread(target=lambda: (proc.wait(), done.set()), daemon=True).start()
+        busy = search_latency(reader, 600.0, done)
+        proc.wait()
+        print(
+            f"hybrid search while another process indexes {args.abstracts} abstracts "
+            f"({time.monotonic() - started:.0f} s, exit {proc.returncode}): {_ms(busy)}"
+        )
+        reader.close()
+
+        sys.path.insert(0, str(ROOT / "tests"))
+        from test_soak import run_soak
+
+        started = time.monotonic()
+        stats = run_soak(work / "soak", args.searches)
+        print(
+            f"soak ({time.monotonic() - started:.0f}s): {stats['searches']} searches (2 servers, 1 watcher), "
+            f"{len(stats['errors'])} errors, {stats['resolved']} hits read back, {stats['gone']} gone "
+            f"(clean isError), churn {stats['ops']}, search {_ms(stats['latencies'])}, "
+            f"converged with a fresh index: {stats['converged']} ({stats['live_docs']} documents)"
+        )
+        for error in stats["errors"][:5]:
+            print("  error:", error)
+
+
+if __name__ == "__main__":
+    main()
