@@ -15,12 +15,13 @@ import numpy as np
 from docshelf.embed.base import Vectors
 from docshelf.errors import ModelMismatchError, StoreError
 from docshelf.store.ann import AnnIndex, ann_available
-from docshelf.store.base import BuildRecord, DocState, DocumentRecord, SearchFilter, StoreStats
+from docshelf.store.base import DocState, DocumentRecord, SearchFilter, StoreStats
 from docshelf.store.filters import matching_doc_ids
 from docshelf.store.keyword import KeywordDoc, KeywordIndex
 from docshelf.store.migrations import migrate
+from docshelf.store.records import BuildLog
 from docshelf.store.vectors import VectorMatrix, load_matrix
-from docshelf.types import Chunk, SkippedFile, contextual_text
+from docshelf.types import Chunk, contextual_text
 
 __all__ = ["SQLiteStore", "TermAnalyzer"]
 
@@ -58,7 +59,7 @@ def _doc(row: sqlite3.Row | tuple[Any, ...]) -> DocumentRecord:
     )  # fmt: skip
 
 
-class SQLiteStore:
+class SQLiteStore(BuildLog):
     """Store in ``data_dir``: ``docshelf.db`` plus the derived ``keyword/`` tantivy index."""
 
     def __init__(self, data_dir: Path, analyzer: TermAnalyzer, ann_threshold: int = 50_000) -> None:
@@ -305,47 +306,6 @@ class SQLiteStore:
                 count += 1
         self.commit()
         return count
-
-    # ----- skipped and builds -----
-    def set_skipped(self, collection: str, skipped: Sequence[SkippedFile]) -> None:
-        with self._tx() as conn:
-            conn.execute("DELETE FROM skipped WHERE collection=?", (collection,))
-            now = time.time()
-            conn.executemany(
-                "INSERT OR REPLACE INTO skipped(collection, path, reason, at) VALUES(?,?,?,?)",
-                [(collection, s.path, s.reason, now) for s in skipped],
-            )
-
-    def skipped(self, collection: str | None = None) -> list[tuple[str, SkippedFile]]:
-        sql = "SELECT collection, path, reason FROM skipped"
-        args: tuple[str, ...] = ()
-        if collection:
-            sql, args = sql + " WHERE collection=?", (collection,)
-        return [(r[0], SkippedFile(r[1], r[2])) for r in self._conn.execute(sql + " ORDER BY path", args)]
-
-    def record_build(self, build: BuildRecord) -> None:
-        with self._tx() as conn:
-            conn.execute(
-                "INSERT INTO builds(collection, started_at, finished_at, git_commit, git_dirty, added,"
-                " updated, removed, unchanged, skipped, status) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
-                (build.collection, build.started_at, build.finished_at, build.git_commit,
-                 None if build.git_dirty is None else int(build.git_dirty), build.added,
-                 build.updated, build.removed, build.unchanged, build.skipped, build.status),
-            )  # fmt: skip
-
-    def last_build(self, collection: str | None = None) -> BuildRecord | None:
-        sql = (
-            "SELECT collection, started_at, finished_at, git_commit, git_dirty, added, updated,"
-            " removed, unchanged, skipped, status FROM builds"
-        )
-        args: tuple[str, ...] = ()
-        if collection:
-            sql, args = sql + " WHERE collection=?", (collection,)
-        row = self._conn.execute(sql + " ORDER BY id DESC LIMIT 1", args).fetchone()
-        if row is None:
-            return None
-        dirty = None if row[4] is None else bool(row[4])
-        return BuildRecord(row[0], row[1], row[2], row[3], dirty, *row[5:])
 
     # ----- reads -----
     def iter_documents(self, collection: str | None = None) -> Iterator[DocumentRecord]:
