@@ -35,6 +35,9 @@ QUERIES = [
 ]  # fmt: skip
 
 
+# read_passage's clean answers for a chunk re-indexed between the search and the read
+GONE = ("unknown chunk id", "removed from the index", "replaced by a re-index")
+
 def _env(tmp: Path, embed_model: str = "hash") -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("DOCSHELF_")}
     env.update(
@@ -135,7 +138,7 @@ async def _client_loop(params: StdioServerParameters, n: int, stats: dict[str, A
                 read = await client.call_tool("read_passage", {"chunk_id": hit["chunk_id"]})
                 if read.is_error:
                     text = read.content[0].text if read.content else ""  # type: ignore[union-attr]
-                    if "unknown chunk id" in text or "removed from the index" in text:
+                    if any(m in text for m in GONE):
                         stats["gone"] += 1  # re-indexed between search and read: a clean answer
                     else:
                         stats["errors"].append(f"read_passage {hit['chunk_id']}: {text}")
