@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import sys
+import zipfile
 from pathlib import Path
 
 import docx
@@ -115,6 +116,17 @@ def test_pdf_pages_labels_and_pages_without_text() -> None:
     assert doc.metadata["pages"] == 3
     assert doc.metadata["pages_without_text"] == [2]
     assert doc.metadata["page_labels"] == ["i", "1", "2"]
+
+
+def test_pdf_hits_cite_the_page_and_its_printed_label(runtime: Runtime, tmp_path: Path) -> None:
+    corpus = tmp_path / "pdfs"
+    corpus.mkdir()
+    (corpus / "r.pdf").write_bytes(SAMPLE_PDF)
+    runtime.indexer().sync("test", [corpus])
+    hit = runtime.searcher().search("quokka Rottnest", mode="keyword").hits[0]
+    assert (hit.page, hit.page_label, hit.citation) == (3, "2", "r.pdf#page=3")
+    first = runtime.searcher().search("revenue north", mode="keyword").hits[0]
+    assert (first.page, first.page_label) == (1, "i")
 
 
 def test_pdf_without_page_labels_records_none() -> None:
@@ -256,12 +268,34 @@ def test_office_file_that_is_not_a_zip_is_reported(parser: Parser) -> None:
         parser.parse(b"\xd0\xcf\x11\xe0 an OLE file", "x.bin")
 
 
-def test_office_zip_bomb_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    import docshelf.parse.assemble as assemble
+def test_office_zip_bomb_is_refused() -> None:
+    from docshelf.config import ParseSettings
+    from docshelf.parse.limits import ParseLimits
 
-    monkeypatch.setattr(assemble, "MAX_UNZIPPED_BYTES", 10_000)
-    with pytest.raises(ParseError, match="zip bomb"):
-        DocxParser().parse(make_docx(), "big.docx")
+    # the cap is a setting (parse.max_unzipped_mb); a real docx unpacks to ~30 KB
+    limits = ParseLimits.from_settings(ParseSettings(max_unzipped_mb=0.01))
+    with pytest.raises(ParseError, match=r"zip bomb"):
+        DocxParser(limits).parse(make_docx(), "big.docx")
+    assert DocxParser().parse(make_docx(), "ok.docx").text
+
+
+def test_office_xml_part_over_the_cap_is_refused_before_parsing() -> None:
+    """Under the unzipped cap but one huge XML part: python-docx would need ~20x it in memory."""
+    from docshelf.config import ParseSettings
+    from docshelf.parse.limits import ParseLimits
+
+    buf = io.BytesIO()
+    src_bytes = io.BytesIO(make_docx())
+    with zipfile.ZipFile(src_bytes) as src, zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as dst:
+        for item in src.infolist():
+            body = src.read(item.filename)
+            if item.filename == "word/document.xml":  # padding XML parsers must still read
+                body = body.replace(b"<w:body>", b"<w:body>" + b"<!--" + b" " * 300_000 + b"-->")
+            dst.writestr(item, body)
+    limits = ParseLimits.from_settings(ParseSettings(max_xml_part_mb=0.2))
+    with pytest.raises(ParseError, match=r"parse.max_xml_part_mb"):
+        DocxParser(limits).parse(buf.getvalue(), "padded.docx")
+    assert "quokka" in DocxParser().parse(buf.getvalue(), "padded.docx").text  # default cap: fine
 
 
 def test_legacy_office_formats_are_reported_not_parsed() -> None:

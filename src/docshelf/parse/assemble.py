@@ -19,20 +19,32 @@ def missing_library(path: str, what: str, package: str) -> ParseError:
     return ParseError(f"{path}: reading {what} needs the '{package}' package; `pip install {package}`")
 
 
-def check_zip(data: bytes, path: str, what: str) -> None:
-    """Refuse a file that is not a zip archive, or that unpacks to more than the cap."""
+def check_zip(
+    data: bytes, path: str, what: str, cap: int = MAX_UNZIPPED_BYTES, xml_part_cap: int | None = None
+) -> None:
+    """Refuse a file that is not a zip archive, that unpacks to more than ``cap`` bytes, or (for
+    formats whose XML parts are parsed whole) whose largest XML part exceeds ``xml_part_cap``."""
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            total = sum(info.file_size for info in archive.infolist())
+            infos = archive.infolist()
+            total = sum(info.file_size for info in infos)
+            biggest = max((i.file_size for i in infos if i.filename.endswith(".xml")), default=0)
     except (zipfile.BadZipFile, OSError, ValueError):
         raise ParseError(
             f"{path}: is not a valid {what} file (not a zip archive: damaged, or another format "
             "with this extension); open and save it again, or exclude it"
         ) from None
-    if total > MAX_UNZIPPED_BYTES:
+    if total > cap:
         raise ParseError(
-            f"{path}: unpacks to {total / 1_048_576:.0f} MB (over the "
-            f"{MAX_UNZIPPED_BYTES // 1_048_576} MB cap), so it is refused as a possible zip bomb"
+            f"{path}: unpacks to {total / 1_048_576:.0f} MB (over the {cap / 1_048_576:g} MB cap, "
+            "parse.max_unzipped_mb), so it is refused as a possible zip bomb"
+        )
+    if xml_part_cap is not None and biggest > xml_part_cap:
+        # python-docx/-pptx hold a part's whole XML tree: memory grows ~20x its size
+        raise ParseError(
+            f"{path}: has an XML part of {biggest / 1_048_576:.0f} MB (over the "
+            f"{xml_part_cap / 1_048_576:g} MB cap, parse.max_xml_part_mb); it would need ~20x that in "
+            "memory, so it is refused"
         )
 
 

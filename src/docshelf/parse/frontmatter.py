@@ -15,6 +15,7 @@ _OPEN = re.compile(r"---[ \t]*(?:\r\n|\r|\n)")
 # Lookbehind rather than MULTILINE ``^``, which ignores lone-CR line ends.
 _CLOSE = re.compile(r"(?<=[\r\n])(?:---|\.\.\.)[ \t]*(?:\r\n|\r|\n|\Z)")
 _FIX = "fix the YAML between the '---' lines or remove the frontmatter"
+_MAX_VALUES = 10_000  # keys and values of the expanded metadata; real frontmatter has dozens
 
 
 def split_frontmatter(text: str, path: str) -> tuple[dict[str, Any], int]:
@@ -53,4 +54,28 @@ def split_frontmatter(text: str, path: str) -> tuple[dict[str, Any], int]:
             f"{path}: frontmatter is a YAML {type(data).__name__}, not a mapping of "
             f"'key: value' lines; {_FIX}"
         )
+    _check_shape(data, path)
     return {str(k): v for k, v in data.items()}, closing.end()
+
+
+def _check_shape(data: Any, path: str) -> None:
+    """ParseError for frontmatter that refers to itself or expands past ``_MAX_VALUES`` values.
+
+    The metadata is stored as JSON, which expands every YAML alias: a recursive alias would
+    crash the sync and a "billion laughs" header would exhaust memory.
+    """
+    count = 0
+    stack: list[tuple[Any, frozenset[int]]] = [(data, frozenset())]
+    while stack:
+        node, parents = stack.pop()
+        count += 1
+        if count > _MAX_VALUES:
+            raise ParseError(
+                f"{path}: frontmatter expands to over {_MAX_VALUES:,} values (YAML aliases?); {_FIX}"
+            )
+        if isinstance(node, dict | list | tuple | set):
+            if id(node) in parents:
+                raise ParseError(f"{path}: frontmatter refers to itself (a recursive YAML alias); {_FIX}")
+            inner = parents | {id(node)}
+            children = [*node.keys(), *node.values()] if isinstance(node, dict) else list(node)
+            stack.extend((child, inner) for child in children)

@@ -10,6 +10,7 @@ from html.parser import HTMLParser as _StdlibHTMLParser
 from docshelf.errors import ParseError
 from docshelf.parse.assemble import TextBuilder
 from docshelf.parse.decode import decode_text
+from docshelf.parse.limits import ParseLimits
 from docshelf.types import ParsedDocument
 
 __all__ = ["HtmlParser"]
@@ -24,6 +25,7 @@ _BLOCKS = frozenset(
         "details", "summary", "form", "fieldset", "hr", "body", "html", "caption",
     }
 )  # fmt: skip
+_FEED_CHARS = 1 << 18
 _CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
 
 
@@ -183,10 +185,17 @@ class HtmlParser:
     name: str = "html"
     extensions: tuple[str, ...] = (".html", ".htm", ".xhtml")
 
+    def __init__(self, limits: ParseLimits | None = None) -> None:
+        self.limits = limits or ParseLimits()
+
     def parse(self, data: bytes, path: str) -> ParsedDocument:
         """Decode ``data`` and extract its text blocks."""
+        deadline = self.limits.deadline(path)
         extractor = _Extractor()
-        extractor.feed(_decode(data, path))
+        text = _decode(data, path)
+        for start in range(0, len(text), _FEED_CHARS):  # pieces, so the time limit is checked
+            deadline.check()
+            extractor.feed(text[start : start + _FEED_CHARS])
         extractor.finish()
         builder = extractor.builder
         return ParsedDocument(

@@ -10,6 +10,7 @@ from typing import Any
 
 from docshelf.errors import ParseError
 from docshelf.parse.assemble import TextBuilder, check_zip, missing_library
+from docshelf.parse.limits import ParseLimits
 from docshelf.types import ParsedDocument
 
 __all__ = ["DocxParser", "LegacyOfficeParser", "PptxParser"]
@@ -42,13 +43,16 @@ class DocxParser:
     extensions: tuple[str, ...] = (".docx",)
     binary: bool = True
 
+    def __init__(self, limits: ParseLimits | None = None) -> None:
+        self.limits = limits or ParseLimits()
+
     def parse(self, data: bytes, path: str) -> ParsedDocument:
         """Read the body of the document in ``data``."""
         try:
             import docx
         except ImportError:
             raise missing_library(path, "Word files", "python-docx") from None
-        check_zip(data, path, "Word (.docx)")
+        check_zip(data, path, "Word (.docx)", self.limits.max_unzipped_bytes, self.limits.max_xml_part_bytes)
         try:
             document = docx.Document(io.BytesIO(data))
             builder = TextBuilder()
@@ -69,14 +73,19 @@ def _docx_body(blocks: Iterable[Any], builder: TextBuilder) -> str | None:
 
     title: str | None = None
     heading1: str | None = None
+    # style id -> name, resolved once: python-docx's Paragraph.style scans every style of the
+    # document for each unstyled paragraph (~2 ms each: minutes for a 60 KB zip-bomb-like file)
+    names: dict[str | None, str] = {}
     for block in blocks:
         if isinstance(block, Table):
             rows = [_row_text(cell.text for cell in row.cells) for row in block.rows]
             builder.add("\n".join(r for r in rows if r), "table")
             continue
         text = block.text
-        style = block.style.name if block.style is not None else ""
-        style = style or ""
+        style_id = block._p.style
+        if style_id not in names:
+            names[style_id] = (block.style.name if block.style is not None else "") or ""
+        style = names[style_id]
         m = _HEADING_STYLE.match(style.strip())
         if style.strip().lower() == "title":
             if title is None and text.strip():
@@ -103,13 +112,18 @@ class PptxParser:
     extensions: tuple[str, ...] = (".pptx",)
     binary: bool = True
 
+    def __init__(self, limits: ParseLimits | None = None) -> None:
+        self.limits = limits or ParseLimits()
+
     def parse(self, data: bytes, path: str) -> ParsedDocument:
         """Read every slide of the presentation in ``data``."""
         try:
             import pptx
         except ImportError:
             raise missing_library(path, "PowerPoint files", "python-pptx") from None
-        check_zip(data, path, "PowerPoint (.pptx)")
+        check_zip(
+            data, path, "PowerPoint (.pptx)", self.limits.max_unzipped_bytes, self.limits.max_xml_part_bytes
+        )
         builder = TextBuilder()
         try:
             presentation = pptx.Presentation(io.BytesIO(data))

@@ -9,6 +9,9 @@ from typing import Any
 
 from docshelf.errors import ParseError
 from docshelf.parse.assemble import TextBuilder, missing_library
+from docshelf.parse.image import ocr_text_blocks
+from docshelf.parse.limits import Deadline, ParseLimits
+from docshelf.parse.ocr import ocr_image, resolve_languages, tesseract_path
 from docshelf.types import ParsedDocument
 
 __all__ = ["PdfParser"]
@@ -21,13 +24,18 @@ class PdfParser:
     """PDF text per page; every section carries its 1-based physical page.
 
     ``text`` is the page texts joined by blank lines. Pages without a text layer
-    (scans) are listed in ``metadata["pages_without_text"]``; printed page labels
-    ("iv", "A-3"), when the PDF defines them, in ``metadata["page_labels"]``.
+    (scans) are read by OCR when it is on and Tesseract is installed (``metadata["ocr_pages"]``);
+    those left empty are listed in ``metadata["pages_without_text"]``, and a PDF with no text
+    on any page is refused with the reason. Printed page labels ("iv", "A-3"), when the PDF
+    defines them, go to ``metadata["page_labels"]``.
     """
 
     name: str = "pdf"
     extensions: tuple[str, ...] = (".pdf",)
     binary: bool = True
+
+    def __init__(self, limits: ParseLimits | None = None) -> None:
+        self.limits = limits or ParseLimits()
 
     def parse(self, data: bytes, path: str) -> ParsedDocument:
         """Extract the text of every page of ``data``."""
@@ -39,15 +47,26 @@ class PdfParser:
         logging.getLogger("pypdf").setLevel(logging.ERROR)
         if b"%PDF-" not in data[:1024]:
             raise ParseError(f"{path}: is not a PDF (no %PDF- header); exclude it or rename it")
+        deadline = self.limits.deadline(path)
         try:
             reader = pypdf.PdfReader(io.BytesIO(data), strict=False)
             if reader.is_encrypted and not _decrypt(reader):
                 raise ParseError(
                     f"{path}: is password-protected (encrypted PDF); save an unprotected copy to index it"
                 )
-            pages = [_page_text(page) for page in reader.pages]
+            count = len(reader.pages)
+            if count > self.limits.max_pages:
+                raise ParseError(
+                    f"{path}: has {count} pages (over parse.max_pages = {self.limits.max_pages}); "
+                    "raise the limit or exclude the file"
+                )
+            pages = []
+            for page in reader.pages:
+                deadline.check()
+                pages.append(_page_text(page))
             labels = _printed_labels(reader, len(pages))
             title = _title(reader)
+            ocr = self._ocr_empty_pages(reader, pages, deadline, path)
         except ParseError:
             raise
         except Exception as exc:  # pypdf raises many types for damaged files
@@ -58,19 +77,70 @@ class PdfParser:
         builder = TextBuilder()
         empty: list[int] = []
         for number, text in enumerate(pages, start=1):
+            if number in ocr.pages:
+                ocr_text_blocks(builder, ocr.pages[number], number)
+                continue
             if not text.strip():
                 empty.append(number)
                 continue
             for paragraph in _BLANK_LINES.split(text):
                 builder.add(paragraph, "paragraph", page=number)
+        if pages and not builder.text:
+            raise ParseError(
+                f"{path}: no text layer on any of its {len(pages)} page(s) (a scan?); {ocr.why_not}"
+            )
         metadata: dict[str, Any] = {"pages": len(pages)}
         if empty:
             metadata["pages_without_text"] = empty
+        if ocr.pages:
+            metadata["ocr_pages"] = sorted(ocr.pages)
         if labels is not None:
             metadata["page_labels"] = labels
         return ParsedDocument(
             text=builder.text, sections=builder.sections, file_type=self.name, title=title, metadata=metadata
         )
+
+    def _ocr_empty_pages(self, reader: Any, pages: list[str], deadline: Deadline, path: str) -> _Ocr:
+        """OCR the largest image of each page without a text layer (a scanned page is one image)."""
+        result = _Ocr()
+        empty = [i for i, text in enumerate(pages) if not text.strip()]
+        if not empty:
+            return result
+        if not self.limits.ocr:
+            result.why_not = "OCR is off (parse.ocr = false)"
+            return result
+        if tesseract_path() is None:
+            result.why_not = "OCR is off because Tesseract is not installed (see `docshelf doctor`)"
+            return result
+        languages = resolve_languages(self.limits.ocr_languages, path)
+        for i in empty:
+            deadline.check()
+            image = _largest_image(reader.pages[i])
+            if image is None:
+                continue
+            text = "\n\n".join(ocr_image(image, languages, deadline.remaining(), f"{path}#page={i + 1}"))
+            if text.strip():
+                result.pages[i + 1] = text
+        return result
+
+
+class _Ocr:
+    def __init__(self) -> None:
+        self.pages: dict[int, str] = {}  # 1-based page -> recognised text
+        self.why_not = "OCR found no text in its images"
+
+
+def _largest_image(page: Any) -> bytes | None:
+    """The encoded bytes of the page's biggest image (pypdf decodes the PDF filters)."""
+    best: bytes | None = None
+    try:
+        for image in page.images:
+            data = image.data
+            if best is None or len(data) > len(best):
+                best = data
+    except Exception:  # an image pypdf cannot decode (e.g. JBIG2): the page stays empty
+        return best
+    return best
 
 
 def _decrypt(reader: Any) -> bool:

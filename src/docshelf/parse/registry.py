@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from docshelf.errors import ParseError
 from docshelf.parse.code import code_parsers
+from docshelf.parse.epub import EpubParser
 from docshelf.parse.html import HtmlParser
+from docshelf.parse.image import ImageParser
+from docshelf.parse.limits import ParseLimits
 from docshelf.parse.markdown import MarkdownParser
 from docshelf.parse.office import DocxParser, LegacyOfficeParser, PptxParser
 from docshelf.parse.pdf import PdfParser
@@ -15,6 +18,9 @@ from docshelf.parse.rst import RstParser
 from docshelf.parse.sheets import CsvParser, XlsxParser
 from docshelf.parse.text import TextParser
 from docshelf.types import ParsedDocument
+
+if TYPE_CHECKING:
+    from docshelf.config import ParseSettings
 
 __all__ = ["Parser", "ParserRegistry", "default_registry"]
 
@@ -107,21 +113,25 @@ class ParserRegistry:
         return parser.parse(data, path)
 
 
-def default_registry() -> ParserRegistry:
+def default_registry(settings: ParseSettings | None = None) -> ParserRegistry:
     """A new registry with every built-in parser: Markdown, plain text, reST, PDF, Word,
-    PowerPoint, Excel, CSV, HTML, source code and data files, and the legacy Office
-    formats (which report themselves as unsupported)."""
+    PowerPoint, Excel, CSV, HTML, EPUB, images (OCR), source code and data files, and the
+    legacy Office formats (which report themselves as unsupported). ``settings`` sets the
+    parse limits and OCR options (None: the defaults)."""
+    limits = ParseLimits.from_settings(settings)
     registry = ParserRegistry()
     parsers: list[Parser] = [
         MarkdownParser(),
         TextParser(),
         RstParser(),
-        PdfParser(),
-        DocxParser(),
-        PptxParser(),
-        XlsxParser(),
+        PdfParser(limits),
+        DocxParser(limits),
+        PptxParser(limits),
+        XlsxParser(limits),
         CsvParser(),
-        HtmlParser(),
+        HtmlParser(limits),
+        EpubParser(limits),
+        ImageParser(limits),
         LegacyOfficeParser(),
         *code_parsers(),
     ]

@@ -15,6 +15,7 @@ from typing import Any
 from docshelf.errors import ParseError
 from docshelf.parse.assemble import TextBuilder, check_zip, missing_library
 from docshelf.parse.decode import decode_text
+from docshelf.parse.limits import ParseLimits
 from docshelf.types import ParsedDocument
 
 __all__ = ["MAX_ROWS", "CsvParser", "XlsxParser"]
@@ -78,13 +79,16 @@ class XlsxParser:
     extensions: tuple[str, ...] = (".xlsx", ".xlsm")
     binary: bool = True
 
+    def __init__(self, limits: ParseLimits | None = None) -> None:
+        self.limits = limits or ParseLimits()
+
     def parse(self, data: bytes, path: str) -> ParsedDocument:
         """Read every worksheet of the workbook in ``data``."""
         try:
             import openpyxl  # type: ignore[import-untyped]
         except ImportError:
             raise missing_library(path, "Excel files", "openpyxl") from None
-        check_zip(data, path, "Excel (.xlsx)")
+        check_zip(data, path, "Excel (.xlsx)", self.limits.max_unzipped_bytes)
         builder = TextBuilder()
         truncated: list[str] = []
         sheets: list[str] = []

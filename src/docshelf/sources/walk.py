@@ -50,6 +50,14 @@ def _spec(patterns: Sequence[str]) -> pathspec.GitIgnoreSpec | None:
     return pathspec.GitIgnoreSpec.from_lines(patterns) if patterns else None
 
 
+def _utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _looks_binary(path: Path) -> bool:
     with path.open("rb") as fh:
         head = fh.read(_SNIFF_BYTES)
@@ -100,6 +108,10 @@ class _Walker:
             return
         is_dir = stat.S_ISDIR(st.st_mode)
         rel = path.relative_to(self.root).as_posix()
+        if not _utf8(rel):  # undecodable bytes (surrogate escapes) cannot be stored or cited
+            shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            self.result.skipped.append(SkippedFile(shown, "the file name is not valid UTF-8; rename it"))
+            return
         if self._ignored(path, rel, is_dir, ignores):
             return
         if is_dir:

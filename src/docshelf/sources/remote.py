@@ -1,0 +1,78 @@
+"""`docshelf index URL`: turn URLs into mirror folders and refresh the mirrors a collection has."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from docshelf.config import Settings
+from docshelf.errors import DocshelfError
+from docshelf.sources.drive import canonical_drive_url, fetch_drive, is_drive_url
+from docshelf.sources.mirror import mirror_root, read_manifest
+from docshelf.sources.web import WebResult, crawl
+from docshelf.types import SkippedFile
+
+__all__ = ["Gathered", "gather", "is_url"]
+
+
+def is_url(arg: str) -> bool:
+    """True for http(s) URLs (anything else given to `index` is a folder)."""
+    return arg.lower().startswith(("http://", "https://"))
+
+
+@dataclass
+class Gathered:
+    """The roots to sync and what fetching reported."""
+
+    roots: list[Path] = field(default_factory=list)
+    skipped: list[SkippedFile] = field(default_factory=list)
+    fetched: int = 0
+    unchanged: int = 0
+
+
+def gather(settings: Settings, args: Sequence[str], known_roots: Sequence[str] = ()) -> Gathered:
+    """Folders as given; each URL fetched into its mirror; known mirrors re-fetched (conditional)."""
+    out = Gathered()
+    targets: dict[Path, str] = {}
+    data_dir = settings.store.data_dir.expanduser().resolve()
+    for arg in args:
+        if not is_url(arg):
+            out.roots.append(Path(arg))
+            continue
+        drive = is_drive_url(arg)
+        arg = arg.split("#", 1)[0]
+        # the same page or Drive item shared with other query parameters is one mirror
+        root = mirror_root(data_dir, "drive" if drive else "web", canonical_drive_url(arg) if drive else arg)
+        targets[root] = arg
+        out.roots.append(root)
+    known = {Path(r) for r in known_roots}
+    for root in known:
+        manifest = read_manifest(root)
+        if manifest is not None:
+            targets.setdefault(root, manifest.url)
+    if not targets:
+        return out
+    from docshelf.parse import default_registry
+
+    registry = default_registry(settings.parse)
+    for root, url in targets.items():
+        root.mkdir(parents=True, exist_ok=True)
+        result: WebResult
+        try:
+            if is_drive_url(url):
+                result = fetch_drive(url, root, settings.web, lambda rel: registry.for_path(rel) is not None)
+            else:
+                result = crawl(url, root, settings.web)
+        except DocshelfError as exc:  # gdown missing, not a Drive link: this URL only
+            result = WebResult(root, skipped=[SkippedFile(url, str(exc))])
+        out.skipped.extend(result.skipped)
+        out.fetched += len(result.fetched)
+        out.unchanged += len(result.unchanged)
+        manifest = read_manifest(root)
+        if root not in known and (manifest is None or not manifest.files):
+            # a new URL that gave nothing: report it, and do not add an empty root to the collection
+            out.roots.remove(root)
+            shutil.rmtree(root, ignore_errors=True)
+    return out
