@@ -1,0 +1,156 @@
+"""Chat clients for `docshelf ask`: any OpenAI-compatible /chat/completions endpoint, or Anthropic.
+
+Both speak plain HTTP through httpx2 (installed with the MCP SDK), so no vendor SDK is needed. A
+client is only built when an answer is asked for; a missing key or model is a ConfigError that
+names the setting, an unreachable or failing endpoint an LLMError that says what happened.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from docshelf.config import AnswerSettings
+from docshelf.errors import ConfigError, DocshelfError
+
+__all__ = ["AnthropicChat", "ChatClient", "LLMError", "OpenAIChat", "create_client", "llm_configured"]
+
+OPENAI_URL = "https://api.openai.com/v1"
+ANTHROPIC_URL = "https://api.anthropic.com"
+ANTHROPIC_VERSION = "2023-06-01"
+
+
+class LLMError(DocshelfError):
+    """The LLM endpoint could not be reached or answered with an error."""
+
+    exit_code = 10
+
+
+class ChatClient(Protocol):
+    """One system + user turn in, the model's text out."""
+
+    @property
+    def name(self) -> str: ...
+
+    endpoint: str
+
+    def complete(self, system: str, user: str) -> str: ...
+
+
+def llm_configured(settings: AnswerSettings) -> bool:
+    """True when an answer model is set (the only condition for offering `ask_question`)."""
+    return bool(settings.model and settings.model.strip())
+
+
+def _post(url: str, body: dict[str, Any], headers: dict[str, str], timeout: float, what: str) -> Any:
+    import httpx2
+
+    try:
+        resp = httpx2.post(url, json=body, headers=headers, timeout=timeout)
+    except httpx2.TimeoutException as exc:
+        raise LLMError(
+            f"the LLM at {url} did not answer within {timeout:.0f}s; raise answer.timeout_s"
+        ) from exc
+    except httpx2.HTTPError as exc:
+        raise LLMError(f"cannot reach the LLM at {url} ({exc}); start it or fix answer.endpoint") from exc
+    if resp.status_code in (401, 403):
+        raise LLMError(f"the LLM at {url} refused the API key (HTTP {resp.status_code}); {what}")
+    if resp.status_code >= 400:
+        detail = " ".join(resp.text.split())[:200]
+        raise LLMError(f"the LLM at {url} answered HTTP {resp.status_code}: {detail}")
+    try:
+        return resp.json()
+    except ValueError as exc:
+        raise LLMError(f"the LLM at {url} did not answer JSON; is answer.endpoint an API base URL?") from exc
+
+
+@dataclass
+class OpenAIChat:
+    """``POST {endpoint}/chat/completions`` (OpenAI, Ollama, LM Studio, llama.cpp server, vLLM)."""
+
+    model: str
+    endpoint: str
+    api_key: str | None
+    max_tokens: int
+    temperature: float
+    timeout: float
+
+    @property
+    def name(self) -> str:
+        return f"openai:{self.model}"
+
+    def complete(self, system: str, user: str) -> str:
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        body = {
+            "model": self.model,
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+        }
+        url = self.endpoint.rstrip("/") + "/chat/completions"
+        data = _post(url, body, headers, self.timeout, "set DOCSHELF_ANSWER__API_KEY or OPENAI_API_KEY")
+        try:
+            text = data["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError) as exc:
+            raise LLMError(f"the LLM at {url} answered without choices[0].message.content") from exc
+        return str(text or "").strip()
+
+
+@dataclass
+class AnthropicChat:
+    """``POST {endpoint}/v1/messages`` (the Anthropic Messages API)."""
+
+    model: str
+    endpoint: str
+    api_key: str
+    max_tokens: int
+    temperature: float
+    timeout: float
+
+    @property
+    def name(self) -> str:
+        return f"anthropic:{self.model}"
+
+    def complete(self, system: str, user: str) -> str:
+        headers = {"x-api-key": self.api_key, "anthropic-version": ANTHROPIC_VERSION}
+        body = {
+            "model": self.model,
+            "system": system,
+            "messages": [{"role": "user", "content": user}],
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+        }
+        url = self.endpoint.rstrip("/") + "/v1/messages"
+        data = _post(url, body, headers, self.timeout, "set DOCSHELF_ANSWER__API_KEY or ANTHROPIC_API_KEY")
+        blocks = data.get("content") if isinstance(data, dict) else None
+        if not isinstance(blocks, list):
+            raise LLMError(f"the LLM at {url} answered without a content list")
+        return "".join(str(b.get("text", "")) for b in blocks if isinstance(b, dict)).strip()
+
+
+def create_client(settings: AnswerSettings) -> ChatClient:
+    """The configured chat client; ConfigError says which setting is missing."""
+    if not llm_configured(settings):
+        raise ConfigError(
+            "no LLM configured: set answer.model (DOCSHELF_ANSWER__MODEL) and, for a local server, "
+            "answer.endpoint (e.g. http://127.0.0.1:11434/v1 for Ollama)"
+        )
+    model = str(settings.model).strip()
+    limits = (settings.max_tokens, settings.temperature, settings.timeout_s)
+    if settings.provider == "anthropic":
+        key = settings.api_key or os.environ.get("ANTHROPIC_API_KEY")
+        if not key:
+            raise ConfigError(
+                "answer.provider anthropic needs a key: set DOCSHELF_ANSWER__API_KEY or ANTHROPIC_API_KEY"
+            )
+        endpoint = settings.endpoint or ANTHROPIC_URL
+        return AnthropicChat(model, endpoint, key, *limits)
+    key = settings.api_key or os.environ.get("OPENAI_API_KEY")
+    if not settings.endpoint and not key:
+        raise ConfigError(
+            "answer.model without answer.endpoint means the OpenAI API, which needs a key: set "
+            "DOCSHELF_ANSWER__API_KEY or OPENAI_API_KEY, or answer.endpoint for a local server"
+        )
+    endpoint = settings.endpoint or OPENAI_URL
+    return OpenAIChat(model, endpoint, key, *limits)

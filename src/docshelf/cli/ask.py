@@ -1,0 +1,74 @@
+"""`docshelf ask`: an answer from the configured LLM over the best passages, with citations.
+
+The passages are sent to the LLM endpoint set in ``answer.*`` (local or remote).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from docshelf.cli.main import ConfigOpt, DataDirOpt, JsonOpt, _handle_errors, _settings
+from docshelf.cli.output import err, out, print_json
+
+__all__ = ["register"]
+
+
+def ask(
+    question: Annotated[str, typer.Argument(help="the question, in any language")],
+    passages: Annotated[
+        int | None, typer.Option("--passages", "-n", min=1, max=30, help="passages sent")
+    ] = None,
+    collection: Annotated[list[str] | None, typer.Option("--collection", "-c")] = None,
+    path: Annotated[str | None, typer.Option("--path", help="glob on the document path")] = None,
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="any of these tags")] = None,
+    rerank: Annotated[
+        bool | None, typer.Option("--rerank/--no-rerank", help="cross-encoder rerank before answering")
+    ] = None,
+    config: ConfigOpt = None,
+    data_dir: DataDirOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Answer a question with the configured LLM (answer.*): it receives the best passages."""
+    from docshelf.answer import compose, create_client, retrieve
+    from docshelf.runtime import Runtime
+    from docshelf.store.base import SearchFilter
+
+    settings = _settings(config, data_dir, None)
+    cfg = settings.answer.model_copy(update={"passages": passages}) if passages else settings.answer
+    client = create_client(cfg)  # a missing model or key fails here, before any work
+    use_rerank = (
+        (cfg.rerank if cfg.rerank is not None else settings.rerank.enabled) if rerank is None else rerank
+    )
+    flt = SearchFilter(collections=tuple(collection or ()), path_glob=path, tags=tuple(tag or ()))
+    runtime = Runtime(settings)
+    try:
+        reranker = None
+        if use_rerank:
+            from docshelf.search.rerank import get_reranker
+
+            reranker = get_reranker(settings.rerank)
+        found = retrieve(runtime.searcher(), question, cfg, flt, reranker, settings.rerank.top_n)
+    finally:
+        runtime.close()
+    result = compose(found, client, cfg)
+    if as_json:
+        print_json(result.as_dict())
+        return
+    if not result.passages:
+        err.print(f"no answer: {result.note}", highlight=False)
+        raise typer.Exit(1)
+    out.print(result.answer, highlight=False, markup=False)
+    out.print()
+    cited = {p.number for p in result.citations}
+    for p in result.passages:
+        mark = "*" if p.number in cited else " "
+        out.print(f"{mark}[{p.number}] {p.location}  {p.chunk_id}", highlight=False, markup=False)
+    if result.note:
+        err.print(f"note: {result.note}", highlight=False, markup=False)
+    err.print(f"({result.model} at {result.endpoint}; * = cited)", highlight=False, markup=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command(name="ask")(_handle_errors(ask))

@@ -1,0 +1,266 @@
+"""`docshelf ask` and the MCP tool ask_question against a fake LLM server on 127.0.0.1 (real HTTP).
+
+The fake answers like a model that follows the prompt: it reads the numbered passages it was sent
+and cites the numbers of those that mention "page", so the test can check the numbers map back to
+the right stored chunks.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+from mcp import Client
+from mcp_types import CallToolResult
+from typer.testing import CliRunner
+
+from docshelf.answer import LLMError, compose, create_client, retrieve
+from docshelf.answer.prompt import build_prompt, cited_numbers, location
+from docshelf.cli.main import app
+from docshelf.config import AnswerSettings, Settings
+from docshelf.errors import ConfigError
+from docshelf.runtime import Runtime
+from docshelf.server import create_server
+
+QUESTION = "how do we page someone for a sev-1 incident?"
+_PASSAGE = re.compile(r"^\[(\d+)\] (\S+)[^\n]*\n(.*?)(?=\n\n\[\d+\] |\n\nQuestion: )", re.S | re.M)
+
+
+class _FakeLLM(BaseHTTPRequestHandler):
+    seen: ClassVar[list[dict[str, Any]]] = []
+    status: ClassVar[int] = 200
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        _FakeLLM.seen.append({"path": self.path, "headers": dict(self.headers), "body": body})
+        if self.path.endswith("/v1/messages"):
+            prompt = body["messages"][0]["content"]
+        else:
+            prompt = body["messages"][1]["content"]
+        cites = [n for n, _, text in _PASSAGE.findall(prompt) if "page" in text.lower()]
+        text = "Run /page oncall-primary " + "".join(f"[{n}]" for n in cites) + ". See also [99]."
+        if self.path.endswith("/v1/messages"):
+            payload: dict[str, Any] = {"content": [{"type": "text", "text": text}]}
+        else:
+            payload = {"choices": [{"message": {"role": "assistant", "content": text}}]}
+        raw = json.dumps(payload).encode()
+        self.send_response(_FakeLLM.status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def llm() -> Iterator[str]:
+    _FakeLLM.seen.clear()
+    _FakeLLM.status = 200
+    server = HTTPServer(("127.0.0.1", 0), _FakeLLM)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def indexed(runtime: Runtime, corpus: Path) -> Runtime:
+    runtime.indexer().sync("test", [corpus])
+    return runtime
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_prompt_numbers_passages_and_reads_citations(indexed: Runtime) -> None:
+    hits = indexed.searcher().search(QUESTION, k=3).hits
+    prompt = build_prompt(QUESTION, hits, max_chars=40)
+    for n, hit in enumerate(hits, start=1):
+        assert f"[{n}] {location(hit)}" in prompt
+        assert hit.text[:40].strip() in prompt and (len(hit.text) <= 40 or hit.text[:60] not in prompt)
+    assert prompt.rstrip().endswith("square brackets:") and f"Question: {QUESTION}" in prompt
+    assert cited_numbers("a [2] b [1, 3] c [2][7] d [1-3] [x]", 3) == ([2, 1, 3], [7])
+
+
+def test_ask_through_an_openai_compatible_server(indexed: Runtime, llm: str) -> None:
+    settings = AnswerSettings(model="fake-llm", endpoint=f"{llm}/v1", api_key="sk-test", passages=4)
+    found = retrieve(indexed.searcher(), QUESTION, settings)
+    result = compose(found, create_client(settings), settings)
+    request = _FakeLLM.seen[-1]
+    assert (
+        request["path"] == "/v1/chat/completions" and request["headers"]["Authorization"] == "Bearer sk-test"
+    )
+    body = request["body"]
+    assert body["model"] == "fake-llm" and body["messages"][0]["role"] == "system"
+    user = body["messages"][1]["content"]
+    assert QUESTION in user
+    # every passage is in the prompt, numbered in relevance order
+    assert [p.number for p in result.passages] == list(range(1, len(result.passages) + 1))
+    scores = [p.score for p in result.passages]
+    assert len(scores) == 4 and scores == sorted(scores, reverse=True)
+    for p in result.passages:
+        assert f"[{p.number}] {p.location}" in user and p.text.strip()[:80] in user
+    # the answer's [n] resolve to real chunks, and to the ones the fake chose (they mention "page")
+    assert result.citations and result.unresolved == [99]
+    assert "99" in (result.note or "")
+    stored = {c.id: c for c in indexed.store.get_chunks([c.chunk_id for c in result.citations])}
+    for c in result.citations:
+        assert "page" in stored[c.chunk_id].text.lower()
+        assert c.location == f"{c.path}:{c.line_start}-{c.line_end}" and c.path.endswith(".md")
+    uncited = [p for p in result.passages if p.number not in {c.number for c in result.citations}]
+    assert all("page" not in p.text.lower() for p in uncited)
+
+
+def test_anthropic_messages_api(indexed: Runtime, llm: str) -> None:
+    settings = AnswerSettings(provider="anthropic", model="claude-x", endpoint=llm, api_key="ak-test")
+    result = compose(retrieve(indexed.searcher(), QUESTION, settings), create_client(settings), settings)
+    request = _FakeLLM.seen[-1]
+    assert request["path"] == "/v1/messages" and request["headers"]["x-api-key"] == "ak-test"
+    assert request["headers"]["anthropic-version"] and "square brackets" in request["body"]["system"]
+    assert result.answer.startswith("Run /page") and result.citations and result.model == "anthropic:claude-x"
+
+
+def test_nothing_found_does_not_call_the_llm(indexed: Runtime, llm: str) -> None:
+    from docshelf.store.base import SearchFilter
+
+    settings = AnswerSettings(model="fake-llm", endpoint=f"{llm}/v1")
+    found = retrieve(indexed.searcher(), QUESTION, settings, SearchFilter(collections=("nope",)))
+    result = compose(found, create_client(settings), settings)
+    assert result.passages == [] and "not asked" in (result.note or "") and _FakeLLM.seen == []
+
+
+def test_configuration_and_endpoint_errors(
+    monkeypatch: pytest.MonkeyPatch, indexed: Runtime, llm: str
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    with pytest.raises(ConfigError, match=r"answer\.model"):
+        create_client(AnswerSettings())
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
+        create_client(AnswerSettings(model="gpt-x"))
+    with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY"):
+        create_client(AnswerSettings(model="claude-x", provider="anthropic"))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "from-env")
+    assert create_client(AnswerSettings(model="claude-x", provider="anthropic")).name == "anthropic:claude-x"
+    dead = AnswerSettings(model="m", endpoint=f"http://127.0.0.1:{_closed_port()}/v1")
+    found = retrieve(indexed.searcher(), QUESTION, dead)
+    with pytest.raises(LLMError, match="cannot reach the LLM"):
+        compose(found, create_client(dead), dead)
+    _FakeLLM.status = 401
+    live = AnswerSettings(model="m", endpoint=f"{llm}/v1", api_key="bad")
+    with pytest.raises(LLMError, match="refused the API key"):
+        compose(found, create_client(live), live)
+
+
+def _config(tmp_path: Path, settings: Settings, answer: str) -> Path:
+    config = tmp_path / "docshelf.toml"
+    config.write_text(
+        f'collection = "test"\n[embed]\nmodel = "hash"\n[store]\ndata_dir = "{settings.store.data_dir}"\n'
+        f"[answer]\n{answer}\n",
+        encoding="utf-8",
+    )
+    return config
+
+
+def test_cli_ask(tmp_path: Path, settings: Settings, corpus: Path, llm: str) -> None:
+    runner = CliRunner()
+    config = _config(tmp_path, settings, f'model = "fake-llm"\nendpoint = "{llm}/v1"\npassages = 3')
+    assert runner.invoke(app, ["index", str(corpus), "--config", str(config)]).exit_code == 0
+    res = runner.invoke(app, ["ask", QUESTION, "--json", "--config", str(config)])
+    assert res.exit_code == 0, res.output
+    payload = json.loads(res.stdout)
+    assert len(payload["passages"]) == 3 and payload["citations"]
+    assert {c["chunk_id"] for c in payload["citations"]} <= {p["chunk_id"] for p in payload["passages"]}
+    text = runner.invoke(app, ["ask", QUESTION, "--config", str(config)])
+    assert text.exit_code == 0 and "Run /page oncall-primary" in text.stdout
+    assert re.search(r"^\*\[\d\] runbooks/incident-response\.md:\d+-\d+  \w+$", text.stdout, re.M), (
+        text.stdout
+    )
+    dead = _config(tmp_path, settings, f'model = "m"\nendpoint = "http://127.0.0.1:{_closed_port()}/v1"')
+    res = runner.invoke(app, ["ask", QUESTION, "--config", str(dead)])
+    assert res.exit_code == 10 and "cannot reach the LLM" in res.output and "Traceback" not in res.output
+    none = _config(tmp_path, settings, "")
+    res = runner.invoke(app, ["ask", QUESTION, "--config", str(none)])
+    assert res.exit_code == 2 and "answer.model" in res.output
+
+
+# -- MCP ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def _text(result: CallToolResult) -> str:
+    return str(result.content[0].text)  # type: ignore[union-attr]
+
+
+@pytest.mark.anyio
+async def test_ask_question_tool(settings: Settings, indexed: Runtime, llm: str) -> None:
+    settings.answer = AnswerSettings(model="fake-llm", endpoint=f"{llm}/v1", passages=3)
+    async with Client(create_server(settings, indexed)) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        tool = tools["ask_question"]
+        assert f"{llm}/v1" in (tool.description or "") and "sends them" in (tool.description or "")
+        assert tool.annotations and tool.annotations.open_world_hint is True
+        result = await client.call_tool("ask_question", {"question": QUESTION})
+        assert not result.is_error, _text(result)
+        data = result.structured_content
+        assert data is not None and json.loads(_text(result)) == data
+        assert len(data["passages"]) == 3 and data["citations"] and data["untrusted_content"]
+        for cited in data["citations"]:
+            read = await client.call_tool("read_passage", {"chunk_id": cited["chunk_id"]})
+            passage = read.structured_content["passages"][0]  # type: ignore[index]
+            assert passage["citation"] == cited["citation"] and "page" in passage["text"].lower()
+
+
+@pytest.mark.anyio
+async def test_missing_llm_setup_never_breaks_the_server(
+    monkeypatch: pytest.MonkeyPatch, settings: Settings, indexed: Runtime
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    async with Client(create_server(settings, indexed)) as client:  # no answer.model: no tool
+        assert "ask_question" not in {t.name for t in (await client.list_tools()).tools}
+    settings.answer = AnswerSettings(model="claude-x", provider="anthropic")  # no key anywhere
+    async with Client(create_server(settings, indexed)) as client:
+        assert "ask_question" in {t.name for t in (await client.list_tools()).tools}
+        result = await client.call_tool("ask_question", {"question": QUESTION})
+        assert result.is_error and "ANTHROPIC_API_KEY" in _text(result)
+        ok = await client.call_tool("search", {"query": "sev-1"})
+        assert not ok.is_error
+    settings.answer = AnswerSettings(model="m", endpoint=f"http://127.0.0.1:{_closed_port()}/v1")
+    async with Client(create_server(settings, indexed)) as client:
+        result = await client.call_tool("ask_question", {"question": QUESTION})
+        assert result.is_error and "cannot reach the LLM" in _text(result)
+
+
+def test_ask_with_rerank_sends_passages_in_reranked_order(indexed: Runtime, llm: str, tmp_path: Path) -> None:
+    pytest.importorskip("tokenizers")
+    from docshelf.config import RerankSettings
+    from docshelf.search.rerank import get_reranker
+    from test_rerank import _write_model
+
+    reranker = get_reranker(RerankSettings(model=f"onnx:{_write_model(tmp_path / 'xenc')}"))
+    settings = AnswerSettings(model="fake-llm", endpoint=f"{llm}/v1", passages=3)
+    found = retrieve(indexed.searcher(), QUESTION, settings, reranker=reranker, top_n=10)
+    assert found.mode == "hybrid+rerank"
+    result = compose(found, create_client(settings), settings)
+    scores = [p.score for p in result.passages]
+    assert scores == sorted(scores, reverse=True) and len(scores) == 3
+    prompt = _FakeLLM.seen[-1]["body"]["messages"][1]["content"]
+    positions = [prompt.index(f"[{p.number}] {p.location}") for p in result.passages]
+    assert positions == sorted(positions)
