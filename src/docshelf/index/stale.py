@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from docshelf.errors import DocshelfError
-from docshelf.store.sqlite import SQLiteStore
+from docshelf.store.base import Store
 
 if TYPE_CHECKING:
     from docshelf.store.base import DocumentRecord
@@ -18,14 +18,14 @@ if TYPE_CHECKING:
 __all__ = ["StaleCache", "index_age", "stale_documents", "stale_summary"]
 
 
-def _plain_path(store: SQLiteStore, doc: DocumentRecord) -> Path:
+def _plain_path(store: Store, doc: DocumentRecord) -> Path:
     return Path(doc.root) / doc.path
 
 
 def stale_documents(
-    store: SQLiteStore,
+    store: Store,
     limit: int | None = None,
-    resolve: Callable[[SQLiteStore, DocumentRecord], Path] = _plain_path,
+    resolve: Callable[[Store, DocumentRecord], Path] = _plain_path,
 ) -> list[dict[str, str]]:
     """Indexed files whose size or mtime differ on disk, or that are gone (up to ``limit``).
 
@@ -33,7 +33,17 @@ def stale_documents(
     OSError or DocshelfError from it counts as missing or unreadable.
     """
     out: list[dict[str, str]] = []
+    present: dict[str, bool] = {}
     for doc in store.iter_documents():
+        if doc.root not in present:
+            present[doc.root] = os.path.isdir(doc.root)
+            if not present[doc.root]:
+                # one line for the folder, not one per file: on a server that shares a PostgreSQL
+                # index but not the corpus, this is normal (text is then read from the index)
+                reason = "folder not on this machine"
+                out.append({"collection": doc.collection, "path": doc.root, "reason": reason})
+        if not present[doc.root]:
+            continue
         try:
             st = os.stat(resolve(store, doc))
         except (OSError, DocshelfError):
@@ -46,7 +56,7 @@ def stale_documents(
     return out
 
 
-def index_age(store: SQLiteStore, now: float | None = None) -> float | None:
+def index_age(store: Store, now: float | None = None) -> float | None:
     """Seconds since the last build finished (any collection); None before the first."""
     build = store.last_build()
     if build is None:
@@ -54,7 +64,7 @@ def index_age(store: SQLiteStore, now: float | None = None) -> float | None:
     return max(0.0, (now or time.time()) - (build.finished_at or build.started_at))
 
 
-def stale_summary(store: SQLiteStore) -> dict[str, Any]:
+def stale_summary(store: Store) -> dict[str, Any]:
     """``stale_documents`` (count) and ``index_age`` (seconds) for status and search metadata."""
     age = index_age(store)
     return {
@@ -71,7 +81,7 @@ class StaleCache:
     ``min_age_s``; the last build's time is read with it, and ``index_age`` is computed from it.
     """
 
-    def __init__(self, store: SQLiteStore, max_age_s: float = 5.0, min_age_s: float = 1.0) -> None:
+    def __init__(self, store: Store, max_age_s: float = 5.0, min_age_s: float = 1.0) -> None:
         self.store = store
         self.max_age_s = max_age_s
         self.min_age_s = min_age_s

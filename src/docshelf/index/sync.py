@@ -18,8 +18,8 @@ from docshelf.index.ids import chunk_ids, content_hash, document_id, embed_key
 from docshelf.index.lock import WriterLock
 from docshelf.parse import ParserRegistry, default_registry
 from docshelf.sources import walk_roots
-from docshelf.store.base import BuildRecord, DocumentRecord
-from docshelf.store.sqlite import SQLiteStore
+from docshelf.sources.mirror import source_metadata
+from docshelf.store.base import BuildRecord, DocumentRecord, Store
 from docshelf.types import Chunk, ParsedDocument, SkippedFile, SourceFile, contextual_text
 
 __all__ = ["Indexer", "Progress", "SyncReport"]
@@ -97,7 +97,7 @@ class Indexer:
 
     def __init__(
         self,
-        store: SQLiteStore,
+        store: Store,
         embedder: Embedder,
         settings: Settings,
         registry: ParserRegistry | None = None,
@@ -106,7 +106,7 @@ class Indexer:
         self.store = store
         self.embedder = embedder
         self.settings = settings
-        self.registry = registry or default_registry()
+        self.registry = registry or default_registry(settings.parse)
         self.progress = progress or (lambda phase, done, total: None)
         self.counter = _Counter(embedder)
         self.max_tokens = max(16, min(settings.chunk.max_tokens, embedder.max_tokens - _HEADER_RESERVE))
@@ -116,22 +116,6 @@ class Indexer:
         """The index's single-writer lock (waits up to ``watch.lock_timeout_s``)."""
         return WriterLock(self.store.data_dir, self.settings.watch.lock_timeout_s)
 
-    def _finish_write(self, failed: bool) -> None:
-        """Hand the tantivy writer back and bound the WAL, so the next writer process starts clean.
-
-        After a failure (or a cancel) what was already swapped into SQLite is published to the
-        keyword index first: dropping the writer would otherwise lose those keyword changes.
-        """
-        try:
-            if failed and self.store.keyword.writing:
-                try:
-                    self.store.commit()
-                except Exception:
-                    log.exception("could not publish a partial sync; the next sync rebuilds keywords")
-            self.store.keyword.release()
-        finally:
-            self.store.checkpoint()
-
     def _locked(self, job: Callable[[], _T]) -> _T:
         with self.writer_lock():
             failed = True
@@ -140,7 +124,7 @@ class Indexer:
                 failed = False
                 return result
             finally:
-                self._finish_write(failed)
+                self.store.end_write(failed)
 
     def sync(self, collection: str, roots: Sequence[Path] = ()) -> SyncReport:
         """Index new and changed files under the collection's roots; drop vanished ones."""
@@ -310,7 +294,7 @@ class Indexer:
         parser = self.registry.for_path(f.rel_path)
         assert parser is not None  # filtered before
         parsed: ParsedDocument = parser.parse(data, f.rel_path)
-        meta = parsed.metadata
+        meta = {**parsed.metadata, **source_metadata(f.root, f.rel_path)}  # fetched: its URL
         if meta.get("rag") is False:
             return None
         mode: Literal["auto", "headings"] = "headings" if meta.get("rag_chunk") == "headings" else "auto"

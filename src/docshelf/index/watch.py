@@ -31,6 +31,7 @@ log = logging.getLogger("docshelf.watch")
 HEALTH_KEY = "watch_health"
 _TICK_MS = 500  # the worker wakes at least this often to check rescans and stop requests
 _MAX_BACKOFF_S = 30.0
+_HEALTH_LOCK = threading.Lock()
 
 
 def read_health(get_meta: Callable[[str], str | None]) -> dict[str, dict[str, Any]]:
@@ -240,7 +241,7 @@ class Watcher:
 
     def _save_health(self) -> None:
         try:
-            with self.store._lock:  # read-modify-write of the shared key, within this process
+            with _HEALTH_LOCK:  # read-modify-write of the shared key, within this process
                 current = read_health(self.store.get_meta)
                 mine = {k: v for k, v in self.health.items() if k != "alive"}
                 current[self.collection] = mine

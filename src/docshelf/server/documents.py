@@ -15,8 +15,7 @@ from docshelf.server.paths import check_relative, guarded_path
 
 if TYPE_CHECKING:
     from docshelf.parse import ParserRegistry
-    from docshelf.store.base import DocumentRecord
-    from docshelf.store.sqlite import SQLiteStore
+    from docshelf.store.base import DocumentRecord, Store
 
 __all__ = [
     "DocumentText",
@@ -69,7 +68,7 @@ def document_row(doc: DocumentRecord) -> dict[str, Any]:
     }
 
 
-def find_document(store: SQLiteStore, ref: str, collection: str | None) -> DocumentRecord:
+def find_document(store: Store, ref: str, collection: str | None) -> DocumentRecord:
     """A document by id, ``docshelf://`` URI, or path relative to its root."""
     ref = ref.strip()
     if _DOC_ID.match(ref) and (doc := store.get_document_by_id(ref)) is not None:
@@ -92,7 +91,7 @@ def find_document(store: SQLiteStore, ref: str, collection: str | None) -> Docum
     return found[0]
 
 
-def _relative_to_roots(store: SQLiteStore, names: list[str], ref: str) -> str:
+def _relative_to_roots(store: Store, names: list[str], ref: str) -> str:
     """An absolute path (as search hits give) made relative to the root holding it; lexical only,
     so the guard still sees any '..' or symlink."""
     for name in names:
@@ -113,7 +112,7 @@ class DocumentText:
     note: str | None = None
 
 
-def _from_chunks(store: SQLiteStore, doc: DocumentRecord) -> str:
+def _from_chunks(store: Store, doc: DocumentRecord) -> str:
     """Rebuild the text from stored chunks at their offsets (gaps, e.g. frontmatter, stay blank)."""
     chunks = store.document_chunks(doc.id)
     end = max((c.char_end for c in chunks), default=0)
@@ -123,7 +122,7 @@ def _from_chunks(store: SQLiteStore, doc: DocumentRecord) -> str:
     return "".join(buf)
 
 
-def load_text(store: SQLiteStore, registry: ParserRegistry, doc: DocumentRecord) -> DocumentText:
+def load_text(store: Store, registry: ParserRegistry, doc: DocumentRecord) -> DocumentText:
     """The parsed text of ``doc`` from disk, through the path guard; from chunks when the file is gone.
 
     Parsing again (not just decoding) keeps offsets and line numbers equal to the citations.
@@ -143,11 +142,11 @@ def load_text(store: SQLiteStore, registry: ParserRegistry, doc: DocumentRecord)
     return DocumentText(text, "file", note)
 
 
-def _guarded(store: SQLiteStore, doc: DocumentRecord) -> Path:
+def _guarded(store: Store, doc: DocumentRecord) -> Path:
     return guarded_path(store.collection_roots(doc.collection), doc.root, doc.path)
 
 
-def status_payload(store: SQLiteStore, extra: dict[str, Any]) -> dict[str, Any]:
+def status_payload(store: Store, extra: dict[str, Any]) -> dict[str, Any]:
     """Counts, model, builds, skipped and stale files: what index_status and docshelf://status show."""
     stats = store.stats()
     collections = []

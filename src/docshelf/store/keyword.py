@@ -95,21 +95,26 @@ class KeywordIndex:
 
     def delete_docs(self, doc_ids: Iterable[str]) -> None:
         writer = self._w()
-        for doc_id in doc_ids:
-            writer.delete_documents_by_term("doc_id", doc_id)
+        try:
+            for doc_id in doc_ids:
+                writer.delete_documents_by_term("doc_id", doc_id)
+        except (ValueError, RuntimeError) as exc:
+            raise self._write_failed(exc) from exc
 
     def add(self, docs: Iterable[KeywordDoc]) -> None:
         writer = self._w()
         for doc in docs:
-            writer.add_document(
-                tantivy.Document(
-                    chunk_id=doc.chunk_id,
-                    doc_id=doc.doc_id,
-                    collection=doc.collection,
-                    lifecycle=doc.lifecycle,
-                    body=" ".join(doc.terms),
-                )
+            entry = tantivy.Document(
+                chunk_id=doc.chunk_id,
+                doc_id=doc.doc_id,
+                collection=doc.collection,
+                lifecycle=doc.lifecycle,
+                body=" ".join(doc.terms),
             )
+            try:
+                writer.add_document(entry)
+            except (ValueError, RuntimeError) as exc:
+                raise self._write_failed(exc) from exc
 
     def clear(self) -> None:
         self._w().delete_all_documents()
@@ -117,9 +122,12 @@ class KeywordIndex:
     def commit(self, generation: int) -> None:
         """Commit pending changes together with the generation marker."""
         writer = self._w()
-        writer.delete_documents_by_term("marker", _MARKER)
-        writer.add_document(tantivy.Document(marker=_MARKER, generation=generation))
-        writer.commit()
+        try:
+            writer.delete_documents_by_term("marker", _MARKER)
+            writer.add_document(tantivy.Document(marker=_MARKER, generation=generation))
+            writer.commit()
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise self._write_failed(exc) from exc
         self._index.reload()
 
     @property
@@ -138,8 +146,20 @@ class KeywordIndex:
     def release(self) -> None:
         """Drop the writer (and its lock) so another process can write."""
         if self._writer is not None:
-            self._writer.wait_merging_threads()
-            self._writer = None
+            writer, self._writer = self._writer, None  # dropped even if its threads failed
+            try:
+                writer.wait_merging_threads()
+            except (ValueError, RuntimeError, OSError) as exc:
+                raise self._write_failed(exc) from exc
+
+    def _write_failed(self, exc: BaseException) -> StoreError:
+        # tantivy reports a full disk as a worker-thread failure; the index is derived, so
+        # the next sync rebuilds it from SQLite once it can write again
+        self._writer = None
+        return StoreError(
+            f"the keyword index at {self.path} could not be written ({exc}); check free disk space "
+            "and permissions, then run `docshelf index` again (it is rebuilt from the database)"
+        )
 
     def search(
         self,

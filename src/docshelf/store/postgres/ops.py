@@ -1,0 +1,106 @@
+"""Write-side SQL helpers of the PostgreSQL store: transactions, meta, postings, vector text."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from docshelf.embed.base import Vectors
+
+__all__ = [
+    "Tx",
+    "as_array",
+    "bump",
+    "delete_docs",
+    "ensure_vector_column",
+    "jsonable",
+    "set_meta",
+    "vector_text",
+    "write_postings",
+]
+
+
+class Tx:
+    """A pooled connection inside one transaction (committed on success, rolled back on error)."""
+
+    def __init__(self, pool: Any) -> None:
+        self._pool = pool
+
+    def __enter__(self) -> Any:
+        self._cm = self._pool.connection()
+        conn = self._cm.__enter__()
+        self._tx = conn.transaction()
+        self._tx.__enter__()
+        return conn
+
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
+        try:
+            self._tx.__exit__(kind, exc, tb)
+        finally:
+            self._cm.__exit__(kind, exc, tb)
+
+
+def set_meta(conn: Any, key: str, value: str) -> None:
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES(%s, %s) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+        (key, value),
+    )
+
+
+def bump(conn: Any) -> None:
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES('generation', '1') "
+        "ON CONFLICT(key) DO UPDATE SET value = (meta.value::bigint + 1)::text"
+    )
+
+
+def delete_docs(conn: Any, doc_ids: list[str]) -> int:
+    row = conn.execute(
+        "SELECT count(*), coalesce(sum(n_terms), 0) FROM chunks WHERE doc_id = ANY(%s)", (doc_ids,)
+    ).fetchone()
+    removed = conn.execute("DELETE FROM documents WHERE id = ANY(%s)", (doc_ids,)).rowcount
+    conn.execute("UPDATE corpus_stats SET chunks = chunks - %s, terms = terms - %s", (row[0], row[1]))
+    return int(removed)
+
+
+def ensure_vector_column(conn: Any, dim: int) -> None:
+    """Give the embedding column its dimension and an HNSW index (needed once per model)."""
+    row = conn.execute(
+        "SELECT atttypmod FROM pg_attribute WHERE attrelid = 'chunks'::regclass AND attname = 'embedding'"
+    ).fetchone()
+    if row is not None and int(row[0]) == dim:
+        return
+    conn.execute(f"ALTER TABLE chunks ALTER COLUMN embedding TYPE vector({int(dim)})")
+    conn.execute("CREATE INDEX IF NOT EXISTS chunks_hnsw ON chunks USING hnsw (embedding vector_cosine_ops)")
+
+
+def write_postings(
+    cur: Any, collection: str, superseded: bool, chunks: Iterable[tuple[int, Counter[str]]]
+) -> None:
+    """One COPY for the term counts of several chunks."""
+    with cur.copy("COPY postings(term, chunk, tf, dl, collection, superseded) FROM STDIN") as copy:
+        for seq, counts in chunks:
+            length = sum(counts.values())
+            for term, tf in counts.items():
+                copy.write_row((term, seq, tf, length, collection, superseded))
+
+
+def vector_text(vec: Vectors) -> str:
+    """pgvector's text form; COPY in text mode takes it without an adapter.
+
+    Each float32 printed as its exact float64 repr, so it parses back to the same bits."""
+    return "[" + ",".join(map(repr, np.asarray(vec, dtype=np.float32).tolist())) + "]"
+
+
+def as_array(value: Any) -> Vectors:
+    """A pgvector value as float32 numpy (the adapter hands back its own Vector type)."""
+    raw = value.to_numpy() if hasattr(value, "to_numpy") else value
+    return np.asarray(raw, dtype=np.float32)
+
+
+def jsonable(value: dict[str, Any]) -> Any:
+    return json.loads(json.dumps(value, ensure_ascii=False, default=str))

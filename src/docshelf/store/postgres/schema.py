@@ -1,0 +1,115 @@
+"""Numbered schema migrations for the PostgreSQL store (table ``docshelf_schema``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["MIGRATIONS", "migrate"]
+
+# One advisory-lock key for all docshelf migrations, so servers starting together migrate once.
+_MIGRATION_LOCK = 0x646F6373  # "docs"
+
+MIGRATIONS: list[str] = [
+    # 1: initial schema. Chunks carry their collection, lifecycle flag and vector so that
+    # filters and both retrievers read one table; postings hold our analyzer's terms for BM25, with
+    # what scoring and the common filters need, so a keyword query is an index-only scan.
+    """
+    CREATE EXTENSION IF NOT EXISTS vector;
+    CREATE TABLE meta(key text PRIMARY KEY, value text NOT NULL);
+    CREATE TABLE collections(
+        name text PRIMARY KEY,
+        roots jsonb NOT NULL DEFAULT '[]',
+        created_at double precision NOT NULL
+    );
+    CREATE TABLE documents(
+        id text PRIMARY KEY,
+        collection text NOT NULL REFERENCES collections(name) ON DELETE CASCADE,
+        root text NOT NULL,
+        path text NOT NULL,
+        size bigint NOT NULL,
+        mtime_ns bigint NOT NULL,
+        content_hash text NOT NULL,
+        file_type text NOT NULL,
+        title text,
+        tags jsonb NOT NULL DEFAULT '[]',
+        lifecycle text,
+        metadata jsonb NOT NULL DEFAULT '{}',
+        indexed_at double precision NOT NULL,
+        UNIQUE(collection, path)
+    );
+    CREATE TABLE chunks(
+        seq bigserial PRIMARY KEY,
+        id text NOT NULL UNIQUE,
+        doc_id text NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+        collection text NOT NULL,
+        superseded boolean NOT NULL DEFAULT false,
+        ordinal integer NOT NULL,
+        text text NOT NULL,
+        char_start integer NOT NULL,
+        char_end integer NOT NULL,
+        line_start integer NOT NULL,
+        line_end integer NOT NULL,
+        heading_path jsonb NOT NULL DEFAULT '[]',
+        page integer,
+        token_count integer NOT NULL,
+        embed_key text NOT NULL,
+        n_terms integer NOT NULL,
+        embedding vector
+    );
+    CREATE INDEX chunks_doc ON chunks(doc_id, ordinal);
+    CREATE INDEX chunks_embed ON chunks(embed_key);
+    CREATE INDEX chunks_collection ON chunks(collection);
+    CREATE TABLE postings(
+        term text NOT NULL,
+        chunk bigint NOT NULL REFERENCES chunks(seq) ON DELETE CASCADE,
+        tf integer NOT NULL,
+        dl integer NOT NULL,
+        collection text NOT NULL,
+        superseded boolean NOT NULL,
+        PRIMARY KEY(term, chunk) INCLUDE (tf, dl, collection, superseded)
+    );
+    CREATE INDEX postings_chunk ON postings(chunk);
+    CREATE TABLE corpus_stats(
+        id integer PRIMARY KEY CHECK (id = 1),
+        chunks bigint NOT NULL,
+        terms bigint NOT NULL
+    );
+    INSERT INTO corpus_stats VALUES (1, 0, 0);
+    CREATE TABLE skipped(
+        collection text NOT NULL,
+        path text NOT NULL,
+        reason text NOT NULL,
+        at double precision NOT NULL,
+        PRIMARY KEY(collection, path)
+    );
+    CREATE TABLE builds(
+        id bigserial PRIMARY KEY,
+        collection text NOT NULL,
+        started_at double precision NOT NULL,
+        finished_at double precision,
+        git_commit text,
+        git_dirty boolean,
+        added integer NOT NULL,
+        updated integer NOT NULL,
+        removed integer NOT NULL,
+        unchanged integer NOT NULL,
+        skipped integer NOT NULL,
+        status text NOT NULL
+    );
+    """,
+]
+
+
+def migrate(conn: Any) -> int:
+    """Apply pending migrations under an advisory lock; return the schema version."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+        conn.execute("CREATE TABLE IF NOT EXISTS docshelf_schema(version integer NOT NULL)")
+        row = conn.execute("SELECT max(version) FROM docshelf_schema").fetchone()
+        version = int(row[0] or 0)
+        for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+            for statement in script.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute("INSERT INTO docshelf_schema(version) VALUES (%s)", (number,))
+    return len(MIGRATIONS)

@@ -1,0 +1,78 @@
+"""Read-side search of the PostgreSQL store: both retrievers and term coverage in one statement."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from docshelf.embed.base import Vectors
+from docshelf.store.base import SearchFilter
+from docshelf.store.postgres.sql import coverage_sql, doc_filter, keyword_sql, vector_sql
+
+__all__ = ["PgSearch"]
+
+
+class PgSearch:
+    """Mixed into the PostgreSQL store; needs its query helpers."""
+
+    ann_threshold: int
+
+    def _q(self, sql: str, params: Any = None) -> list[Any]:
+        raise NotImplementedError
+
+    def _one(self, sql: str, params: Any = None) -> Any:
+        raise NotImplementedError
+
+    def filter_doc_ids(self, flt: SearchFilter) -> list[str] | None:
+        if not flt.needs_doc_ids():
+            return None
+        params: dict[str, Any] = {}
+        where = doc_filter(SearchFilter(**{**flt.__dict__, "include_superseded": True}), params)
+        return [r[0] for r in self._q(f"SELECT d.id FROM documents d WHERE {where}", params)]
+
+    def keyword_coverage(self, terms: Sequence[str]) -> float:
+        unique = list(dict.fromkeys(terms))
+        return float(self._one(coverage_sql(), {"uterms": unique})[0]) if unique else 0.0
+
+    def keyword_search(self, terms: Sequence[str], k: int, flt: SearchFilter) -> list[tuple[str, float]]:
+        return self.candidates(terms, None, k, flt, keyword=True)[0].get("keyword", [])
+
+    def vector_search(self, query: Vectors, k: int, flt: SearchFilter) -> list[tuple[str, float]]:
+        return self.candidates((), query, k, flt, keyword=False)[0].get("semantic", [])
+
+    def candidates(
+        self, terms: Sequence[str], query: Vectors | None, k: int, flt: SearchFilter,
+        keyword: bool = True, coverage: bool = False,
+    ) -> tuple[dict[str, list[tuple[str, float]]], float]:  # fmt: skip
+        """Both retrievers' top-k (and the query's term coverage) in one SQL round trip."""
+        params: dict[str, Any] = {"k": k, "terms": list(terms), "uterms": list(dict.fromkeys(terms))}
+        parts = []
+        if keyword and terms:
+            parts.append(f"SELECT 'keyword' AS side, id, score FROM ({keyword_sql(flt, params)}) kw")
+        if query is not None:
+            params["vec"] = np.asarray(query, dtype=np.float32)
+            exact = self._chunk_count() < self.ann_threshold
+            parts.append(f"SELECT 'semantic', id, score FROM ({vector_sql(flt, params, exact)}) vec")
+        if coverage and terms:
+            parts.append(f"SELECT 'coverage', NULL, ({coverage_sql()})")
+        lists: dict[str, list[tuple[str, float]]] = {}
+        if keyword:
+            lists["keyword"] = []
+        if query is not None:
+            lists["semantic"] = []
+        cover = 0.0
+        if not parts:
+            return lists, cover
+        for side, cid, score in self._q(" UNION ALL ".join(f"({p})" for p in parts), params):
+            if side == "coverage":
+                cover = float(score)
+            else:
+                lists[side].append((cid, float(score)))
+        for hits in lists.values():  # UNION ALL and relaxed HNSW order promise no order
+            hits.sort(key=lambda h: -h[1])
+        return lists, cover
+
+    def _chunk_count(self) -> int:
+        return int(self._one("SELECT chunks FROM corpus_stats")[0])

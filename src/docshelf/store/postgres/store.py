@@ -1,0 +1,359 @@
+"""The PostgreSQL + pgvector store: the same protocol as the embedded one, for shared indexes."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from docshelf.config import redact_dsn
+from docshelf.embed.base import Vectors
+from docshelf.errors import ModelMismatchError, StoreError
+from docshelf.store.base import DocState, DocumentRecord, StoreStats, TermAnalyzer
+from docshelf.store.postgres import ops
+from docshelf.store.postgres.log import PgBuildLog
+from docshelf.store.postgres.schema import migrate
+from docshelf.store.postgres.search import PgSearch
+from docshelf.types import Chunk, contextual_text
+
+__all__ = ["PostgresStore"]
+
+_CHUNK_COLS = (
+    "id, doc_id, ordinal, text, char_start, char_end, line_start, line_end, "
+    "heading_path, page, token_count, embed_key"
+)
+_DOC_COLS = (
+    "id, collection, root, path, size, mtime_ns, content_hash, file_type, title, tags, "
+    "lifecycle, metadata, indexed_at"
+)
+
+
+def _chunk(row: Sequence[Any]) -> Chunk:
+    return Chunk(
+        id=row[0], doc_id=row[1], ordinal=row[2], text=row[3], char_start=row[4],
+        char_end=row[5], line_start=row[6], line_end=row[7], heading_path=tuple(row[8]),
+        page=row[9], token_count=row[10], embed_key=row[11],
+    )  # fmt: skip
+
+
+def _doc(row: Sequence[Any]) -> DocumentRecord:
+    return DocumentRecord(
+        id=row[0], collection=row[1], root=row[2], path=row[3], size=row[4], mtime_ns=row[5],
+        content_hash=row[6], file_type=row[7], title=row[8], tags=tuple(row[9]),
+        lifecycle=row[10], metadata=row[11], indexed_at=row[12],
+    )  # fmt: skip
+
+
+def _driver() -> tuple[Any, Any, Any, Any]:
+    try:
+        import psycopg
+        from pgvector.psycopg import register_vector
+        from psycopg.types.json import Jsonb
+        from psycopg_pool import ConnectionPool
+    except ImportError as exc:
+        raise StoreError(
+            f"the PostgreSQL store needs extra packages ({exc.name} is missing): "
+            "`pip install 'docshelf[postgres]'`"
+        ) from exc
+    return psycopg, register_vector, Jsonb, ConnectionPool
+
+
+class PostgresStore(PgSearch, PgBuildLog):
+    """Store in a PostgreSQL database with pgvector; ``data_dir`` keeps only local state (locks)."""
+
+    def __init__(
+        self,
+        url: str,
+        data_dir: Path,
+        analyzer: TermAnalyzer,
+        ann_threshold: int = 50_000,
+        pool_size: int = 4,
+        ef_search: int = 200,
+    ) -> None:
+        psycopg, register_vector, self._jsonb, pool_cls = _driver()
+        self.url = url
+        self.data_dir = data_dir
+        self.analyzer = analyzer
+        self.ann_threshold = ann_threshold
+        self._lock = threading.RLock()
+        try:
+            data_dir.mkdir(parents=True, exist_ok=True)
+            with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
+                migrate(conn)
+
+            def configure(conn: Any) -> None:
+                register_vector(conn)
+                # iterative scans keep an HNSW search going until filters leave k rows
+                conn.execute(f"SET hnsw.ef_search = {int(ef_search)}")
+                conn.execute("SET hnsw.iterative_scan = relaxed_order")
+                conn.commit()
+
+            self._pool = pool_cls(
+                url, min_size=1, max_size=max(1, pool_size), configure=configure, open=True,
+                kwargs={"connect_timeout": 10}, timeout=30,
+            )  # fmt: skip
+        except (psycopg.Error, OSError) as exc:
+            raise StoreError(
+                f"cannot open the PostgreSQL store at {redact_dsn(url)}: {' '.join(str(exc).split())}; check "
+                "that the server runs, the DSN (store.url) is right and pgvector is installed"
+            ) from exc
+
+    # ----- plumbing -----
+    def _q(self, sql: str, params: Any = None) -> list[Any]:
+        with self._pool.connection() as conn:
+            return list(conn.execute(sql, params).fetchall())
+
+    def _one(self, sql: str, params: Any = None) -> Any:
+        rows = self._q(sql, params)
+        return rows[0] if rows else None
+
+    def _tx(self) -> Any:
+        return ops.Tx(self._pool)
+
+    # ----- meta -----
+    def get_meta(self, key: str) -> str | None:
+        row = self._one("SELECT value FROM meta WHERE key=%s", (key,))
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._tx() as conn:
+            ops.set_meta(conn, key, value)
+
+    def generation(self) -> int:
+        return int(self.get_meta("generation") or 0)
+
+    def model(self) -> tuple[str | None, int | None]:
+        dim = self.get_meta("embed_dim")
+        return self.get_meta("embed_model"), int(dim) if dim else None
+
+    def check_model(self, name: str, dim: int) -> None:
+        stored, stored_dim = self.model()
+        if stored is not None and (stored != name or stored_dim != dim):
+            raise ModelMismatchError(
+                f"the index at {redact_dsn(self.url)} was built with model {stored} ({stored_dim}-d), "
+                f"but {name} ({dim}-d) is configured. Re-embed with `docshelf index --reembed`, "
+                f"or set DOCSHELF_EMBED__MODEL back to the model the index was built with."
+            )
+
+    def set_model(self, name: str, dim: int) -> None:
+        with self._tx() as conn:
+            ops.set_meta(conn, "embed_model", name)
+            ops.set_meta(conn, "embed_dim", str(dim))
+            ops.ensure_vector_column(conn, dim)
+
+    def clear_vectors(self, name: str, dim: int) -> None:
+        """Forget every vector and switch the recorded model (before a full re-embed)."""
+        with self._tx() as conn:
+            conn.execute("UPDATE chunks SET embedding = NULL")
+            conn.execute("DROP INDEX IF EXISTS chunks_hnsw")
+            conn.execute("ALTER TABLE chunks ALTER COLUMN embedding TYPE vector")
+            ops.set_meta(conn, "embed_model", name)
+            ops.set_meta(conn, "embed_dim", str(dim))
+            ops.ensure_vector_column(conn, dim)
+            ops.bump(conn)
+
+    def gc_vectors(self) -> None:
+        """Vectors live on their chunks here: nothing to collect."""
+
+    # ----- collections -----
+    def collections(self) -> list[str]:
+        return [r[0] for r in self._q("SELECT name FROM collections ORDER BY name")]
+
+    def collection_roots(self, collection: str) -> list[str]:
+        row = self._one("SELECT roots FROM collections WHERE name=%s", (collection,))
+        return [] if row is None else list(row[0])
+
+    def set_collection_roots(self, collection: str, roots: Sequence[str]) -> None:
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT INTO collections(name, roots, created_at) VALUES(%s, %s, %s) "
+                "ON CONFLICT(name) DO UPDATE SET roots=excluded.roots",
+                (collection, self._jsonb(list(roots)), time.time()),
+            )
+
+    # ----- documents -----
+    def document_states(self, collection: str) -> dict[str, DocState]:
+        rows = self._q(
+            "SELECT id, path, root, size, mtime_ns, content_hash FROM documents WHERE collection=%s",
+            (collection,),
+        )
+        return {r[1]: DocState(*r) for r in rows}
+
+    def touch_document(self, doc_id: str, size: int, mtime_ns: int) -> None:
+        with self._tx() as conn:
+            conn.execute("UPDATE documents SET size=%s, mtime_ns=%s WHERE id=%s", (size, mtime_ns, doc_id))
+
+    def cached_vectors(self, keys: Sequence[str]) -> dict[str, Vectors]:
+        unique = list(dict.fromkeys(keys))
+        rows = self._q(
+            "SELECT DISTINCT ON (embed_key) embed_key, embedding FROM chunks "
+            "WHERE embed_key = ANY(%s) AND embedding IS NOT NULL",
+            (unique,),
+        )
+        return {k: ops.as_array(v) for k, v in rows}
+
+    def replace_document(
+        self, doc: DocumentRecord, chunks: Sequence[Chunk], vectors: dict[str, Vectors]
+    ) -> None:
+        """Swap a document in one transaction; concurrent writers of one document take turns."""
+        superseded = doc.lifecycle == "superseded"
+        terms = [
+            Counter(self.analyzer.terms(contextual_text(doc.title, c.heading_path, c.text))) for c in chunks
+        ]
+        with self._tx() as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (doc.id,))
+            ops.delete_docs(conn, [doc.id])
+            conn.execute(
+                f"INSERT INTO documents({_DOC_COLS}) VALUES(%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+                (doc.id, doc.collection, doc.root, doc.path, doc.size, doc.mtime_ns, doc.content_hash,
+                 doc.file_type, doc.title, self._jsonb(list(doc.tags)), doc.lifecycle,
+                 self._jsonb(ops.jsonable(doc.metadata)), doc.indexed_at),
+            )  # fmt: skip
+            # seqs first, so chunks and all their postings go in as two COPY streams
+            seqs = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT nextval(pg_get_serial_sequence('chunks', 'seq')) FROM generate_series(1, %s)",
+                    (len(chunks),),
+                )
+            ]
+            total_terms = sum(sum(c.values()) for c in terms)
+            with conn.cursor() as cur:
+                with cur.copy(f"COPY chunks(seq, {_CHUNK_COLS}, collection, superseded, n_terms, embedding) "
+                              "FROM STDIN") as copy:  # fmt: skip
+                    for seq, c, counts in zip(seqs, chunks, terms, strict=True):
+                        vec = vectors.get(c.embed_key)
+                        copy.write_row(
+                            (seq, c.id, c.doc_id, c.ordinal, c.text, c.char_start, c.char_end, c.line_start,
+                             c.line_end, json.dumps(list(c.heading_path), ensure_ascii=False), c.page,
+                             c.token_count, c.embed_key, doc.collection, superseded, sum(counts.values()),
+                             None if vec is None else ops.vector_text(vec)),
+                        )  # fmt: skip
+                ops.write_postings(cur, doc.collection, superseded, zip(seqs, terms, strict=True))
+            conn.execute(
+                "UPDATE corpus_stats SET chunks = chunks + %s, terms = terms + %s",
+                (len(chunks), total_terms),
+            )
+            ops.bump(conn)
+
+    def delete_documents(self, doc_ids: Sequence[str]) -> int:
+        if not doc_ids:
+            return 0
+        with self._tx() as conn:
+            removed = ops.delete_docs(conn, list(doc_ids))
+            ops.bump(conn)
+        return removed
+
+    def commit(self) -> None:
+        """Keyword postings commit with their rows; only the analyzer stamp is left to record."""
+        if self.get_meta("analyzer") != self.analyzer.fingerprint:
+            self.set_meta("analyzer", self.analyzer.fingerprint)
+
+    def end_write(self, failed: bool) -> None:
+        """Nothing is pending between transactions here."""
+
+    def needs_keyword_rebuild(self) -> bool:
+        stamp = self.get_meta("analyzer")
+        return stamp is not None and stamp != self.analyzer.fingerprint
+
+    def rebuild_keyword_index(self) -> int:
+        """Re-derive every posting with the configured analyzer (no re-embedding)."""
+        docs = {d.id: d for d in self.iter_documents()}
+        count = 0
+        with self._tx() as conn:
+            conn.execute("TRUNCATE postings")
+            total = 0
+            rows = conn.execute(
+                "SELECT seq, doc_id, text, heading_path, collection, superseded FROM chunks"
+            ).fetchall()
+            with conn.cursor() as cur:
+                for seq, doc_id, text, heading, collection, superseded in rows:
+                    doc = docs.get(doc_id)
+                    full = contextual_text(doc.title if doc else None, heading, text)
+                    counts = Counter(self.analyzer.terms(full))
+                    total += sum(counts.values())
+                    cur.execute("UPDATE chunks SET n_terms=%s WHERE seq=%s", (sum(counts.values()), seq))
+                    ops.write_postings(cur, collection, superseded, [(seq, counts)])
+                    count += 1
+            conn.execute("UPDATE corpus_stats SET chunks=%s, terms=%s", (count, total))
+            ops.set_meta(conn, "analyzer", self.analyzer.fingerprint)
+            ops.bump(conn)
+        return count
+
+    def compact(self) -> tuple[int, int]:
+        """VACUUM ANALYZE the docshelf tables; returns database bytes before and after."""
+        before = self._size()
+        with self._pool.connection() as conn:
+            conn.autocommit = True
+            for table in ("postings", "chunks", "documents", "meta"):
+                conn.execute(f"VACUUM ANALYZE {table}")
+            conn.autocommit = False
+        return before, self._size()
+
+    def _size(self) -> int:
+        row = self._one(
+            "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+            "WHERE c.relkind = 'r' AND c.relname = ANY(%s)",
+            (["meta", "collections", "documents", "chunks", "postings", "skipped", "builds"],),
+        )
+        return int(row[0])
+
+    # ----- reads -----
+    def iter_documents(self, collection: str | None = None) -> Iterator[DocumentRecord]:
+        sql, args = f"SELECT {_DOC_COLS} FROM documents", ()
+        if collection:
+            sql, args = sql + " WHERE collection=%s", (collection,)  # type: ignore[assignment]
+        yield from (_doc(r) for r in self._q(sql + " ORDER BY collection, path", args))
+
+    def get_document(self, collection: str, path: str) -> DocumentRecord | None:
+        row = self._one(
+            f"SELECT {_DOC_COLS} FROM documents WHERE collection=%s AND path=%s", (collection, path)
+        )
+        return None if row is None else _doc(row)
+
+    def get_document_by_id(self, doc_id: str) -> DocumentRecord | None:
+        row = self._one(f"SELECT {_DOC_COLS} FROM documents WHERE id=%s", (doc_id,))
+        return None if row is None else _doc(row)
+
+    def get_chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
+        rows = self._q(f"SELECT {_CHUNK_COLS} FROM chunks WHERE id = ANY(%s)", (list(chunk_ids),))
+        found = {r[0]: _chunk(r) for r in rows}
+        return [found[c] for c in chunk_ids if c in found]
+
+    def document_chunks(self, doc_id: str) -> list[Chunk]:
+        rows = self._q(f"SELECT {_CHUNK_COLS} FROM chunks WHERE doc_id=%s ORDER BY ordinal", (doc_id,))
+        return [_chunk(r) for r in rows]
+
+    def iter_chunks(self) -> Iterator[Chunk]:
+        with self._pool.connection() as conn, conn.cursor(name="docshelf_iter_chunks") as cur:
+            cur.execute(f"SELECT {_CHUNK_COLS} FROM chunks ORDER BY seq")
+            while rows := cur.fetchmany(2000):
+                yield from (_chunk(r) for r in rows)
+
+    # ----- status -----
+    def stats(self) -> StoreStats:
+        per: dict[str, dict[str, int]] = {name: {"documents": 0, "chunks": 0} for name in self.collections()}
+        for name, docs in self._q("SELECT collection, COUNT(*) FROM documents GROUP BY collection"):
+            per.setdefault(name, {"documents": 0, "chunks": 0})["documents"] = docs
+        for name, chunks in self._q("SELECT collection, COUNT(*) FROM chunks GROUP BY collection"):
+            per.setdefault(name, {"documents": 0, "chunks": 0})["chunks"] = chunks
+        model, dim = self.model()
+        generation = self.generation()
+        return StoreStats(
+            collections=per,
+            documents=sum(c["documents"] for c in per.values()),
+            chunks=sum(c["chunks"] for c in per.values()),
+            vectors=int(self._one("SELECT count(*) FROM chunks WHERE embedding IS NOT NULL")[0]),
+            size_bytes=self._size(),
+            model=model,
+            dim=dim,
+            generation=generation,
+            keyword_generation=generation,  # postings commit with the rows they index
+        )
+
+    def close(self) -> None:
+        self._pool.close()

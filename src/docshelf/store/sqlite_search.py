@@ -1,0 +1,79 @@
+"""Search over the embedded store: tantivy for keywords, the vector matrix (or HNSW) for vectors."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from docshelf.embed.base import Vectors
+from docshelf.store.ann import AnnIndex, ann_available
+from docshelf.store.base import SearchFilter
+from docshelf.store.filters import matching_doc_ids
+from docshelf.store.keyword import KeywordIndex
+from docshelf.store.vectors import VectorMatrix, load_matrix
+
+__all__ = ["SQLiteSearch"]
+
+
+class SQLiteSearch:
+    """Mixed into the SQLite store; needs its connection, keyword index and model metadata."""
+
+    _conn: sqlite3.Connection
+    _ann: AnnIndex | None
+    _matrix: VectorMatrix | None
+    keyword: KeywordIndex
+    data_dir: Path
+    ann_threshold: int
+
+    def generation(self) -> int:
+        raise NotImplementedError
+
+    def model(self) -> tuple[str | None, int | None]:
+        raise NotImplementedError
+
+    def filter_doc_ids(self, flt: SearchFilter) -> list[str] | None:
+        """Document ids passing the filter, or None when the filter needs no id list."""
+        return matching_doc_ids(self._conn, flt)
+
+    def keyword_coverage(self, terms: Sequence[str]) -> float:
+        return self.keyword.coverage(terms)
+
+    def keyword_search(self, terms: Sequence[str], k: int, flt: SearchFilter) -> list[tuple[str, float]]:
+        return self.keyword.search(
+            terms, k, flt.collections, self.filter_doc_ids(flt), flt.include_superseded
+        )
+
+    def _vector_matrix(self) -> VectorMatrix:
+        generation = self.generation()
+        if self._matrix is not None and self._matrix.generation == generation:
+            return self._matrix
+        _, dim = self.model()
+        matrix = load_matrix(self._conn, dim or 0, generation)
+        if dim and len(matrix.chunk_ids) >= self.ann_threshold and ann_available():
+            if self._ann is None or self._ann.dim != dim:
+                self._ann = AnnIndex(self.data_dir / "vectors.usearch", dim)
+            self._ann.sync(matrix.seqs, matrix.matrix, np.arange(len(matrix.seqs)), generation)
+            matrix.ann = self._ann
+        self._matrix = matrix
+        return matrix
+
+    def vector_search(self, query: Vectors, k: int, flt: SearchFilter) -> list[tuple[str, float]]:
+        ids = self.filter_doc_ids(flt)
+        return self._vector_matrix().search(
+            query, k, flt.collections, None if ids is None else set(ids), flt.include_superseded
+        )
+
+    def candidates(
+        self, terms: Sequence[str], query: Vectors | None, k: int, flt: SearchFilter,
+        keyword: bool = True, coverage: bool = False,
+    ) -> tuple[dict[str, list[tuple[str, float]]], float]:  # fmt: skip
+        """Both retrievers' top-k and the terms' coverage (in-process, so no round trips to save)."""
+        lists: dict[str, list[tuple[str, float]]] = {}
+        if keyword:
+            lists["keyword"] = self.keyword_search(terms, k, flt)
+        if query is not None:
+            lists["semantic"] = self.vector_search(query, k, flt)
+        return lists, self.keyword_coverage(terms) if coverage else 0.0

@@ -1,0 +1,181 @@
+"""What only the PostgreSQL backend has: DSN settings, SQL filters, migrate, concurrent indexers.
+
+The shared behaviour (sync, search, MCP tools) runs against both stores in test_index.py,
+test_search.py and test_server.py.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import settings as hyp_settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from docshelf.cli import app
+from docshelf.config import Settings, load_settings
+from docshelf.embed import HashEmbedder
+from docshelf.runtime import Runtime
+from docshelf.store.base import SearchFilter
+from docshelf.store.postgres.sql import glob_to_regex
+
+
+def test_dsn_shorthand_and_nested_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DOCSHELF_STORE", "postgresql://team:secret@db.internal/docs")
+    monkeypatch.setenv("DOCSHELF_STORE__POOL_SIZE", "9")
+    s = load_settings()
+    assert s.store.url == "postgresql://team:secret@db.internal/docs"
+    assert s.store.backend == "postgres" and s.store.pool_size == 9
+
+
+def test_non_postgres_url_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from docshelf.errors import ConfigError
+
+    monkeypatch.setenv("DOCSHELF_STORE__URL", "mysql://x/y")
+    with pytest.raises(ConfigError, match="postgresql://"):
+        load_settings()
+
+
+def _pg_settings(tmp_path: Path, dsn: str, name: str = "data") -> Settings:
+    s = load_settings(collection="test")
+    s.store.data_dir = tmp_path / name
+    s.store.url = dsn
+    s.embed.model = "hash"
+    s.chunk.max_tokens = 64
+    s.chunk.overlap_tokens = 8
+    return s
+
+
+_GLOB_CHARS = st.sampled_from([*list("ab/.-_*?[]!"), "x y", "ü", "+", "(", "$", "^", "\\", "{1}", "|"])
+
+
+@hyp_settings(max_examples=200, deadline=None)
+@given(
+    glob=st.lists(_GLOB_CHARS, min_size=1, max_size=6).map("".join),
+    path=st.lists(st.sampled_from(list("ab/.-_!x ü+($^\\|{}1")), max_size=8).map("".join),
+)
+def test_glob_filter_in_sql_matches_fnmatch(pg_conn: Any, glob: str, path: str) -> None:
+    """The path filter runs as a PostgreSQL regex; it must agree with Python's fnmatchcase."""
+    ours = pg_conn.execute("SELECT %s ~ %s", (path, glob_to_regex(glob))).fetchone()[0]
+    assert ours == fnmatch.fnmatchcase(path, glob), (glob, path, glob_to_regex(glob))
+
+
+@pytest.fixture(scope="module")
+def pg_conn(pg_server: str) -> Any:
+    import psycopg
+
+    with psycopg.connect(pg_server, autocommit=True) as conn:
+        yield conn
+
+
+def test_migrations_are_versioned_and_run_once(pg_database: str, tmp_path: Path) -> None:
+    import psycopg
+
+    for _ in range(2):
+        Runtime(_pg_settings(tmp_path, pg_database), embedder=HashEmbedder()).store.close()
+    with psycopg.connect(pg_database) as conn:
+        versions = [r[0] for r in conn.execute("SELECT version FROM docshelf_schema ORDER BY version")]
+    assert versions == [1]
+
+
+def test_concurrent_indexers_converge(pg_database: str, tmp_path: Path, corpus: Path) -> None:
+    """Two writers (own lock folders, as on two machines) sync one collection at once."""
+    runtimes = [
+        Runtime(_pg_settings(tmp_path, pg_database, f"node{i}"), embedder=HashEmbedder()) for i in range(2)
+    ]
+    errors: list[BaseException] = []
+
+    def work(rt: Runtime) -> None:
+        try:
+            for _ in range(3):
+                rt.indexer().sync("test", [corpus])
+        except BaseException as exc:  # surfaced below: a thread's exception is otherwise lost
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(rt,)) for rt in runtimes]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    try:
+        assert not errors
+        store: Any = runtimes[0].store
+        docs = store._q("SELECT count(*) FROM documents")[0][0]
+        chunks, terms = store._q("SELECT count(*), coalesce(sum(n_terms), 0) FROM chunks")[0]
+        assert store._q("SELECT chunks, terms FROM corpus_stats")[0] == (chunks, terms)
+        orphans = store._q(
+            "SELECT count(*) FROM postings p LEFT JOIN chunks c ON c.seq = p.chunk WHERE c.seq IS NULL"
+        )
+        assert orphans[0][0] == 0
+        # the same as one writer alone
+        single = Runtime(_pg_settings(tmp_path, pg_database, "node9"), embedder=HashEmbedder())
+        report = single.indexer().sync("test", [corpus])
+        assert not report.added and not report.updated and not report.removed
+        assert docs == report.unchanged
+        hits = single.searcher().search("page the on-call engineer", mode="keyword").hits
+        assert hits[0].path == "runbooks/incident-response.md"
+        single.close()
+    finally:
+        for rt in runtimes:
+            rt.close()
+
+
+def test_migrate_copies_the_embedded_store_without_re_embedding(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, corpus: Path, pg_database: str
+) -> None:
+    monkeypatch.setenv("DOCSHELF_EMBED__MODEL", "hash")
+    monkeypatch.setenv("DOCSHELF_STORE__DATA_DIR", str(tmp_path / "data"))
+    cli = CliRunner()
+    assert cli.invoke(app, ["index", str(corpus)]).exit_code == 0
+    result = cli.invoke(app, ["migrate", "--to", pg_database, "--json"])
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["documents"] >= 8 and report["vectors_missing"] == 0
+
+    local = load_settings(collection="samples")
+    local.store.data_dir = tmp_path / "data"
+    local.embed.model = "hash"
+    shared = local.model_copy(deep=True)
+    shared.store.url = pg_database
+
+    class CountingEmbedder(HashEmbedder):
+        calls = 0
+
+        def embed_documents(self, texts: Any) -> Any:
+            CountingEmbedder.calls += 1
+            return super().embed_documents(texts)
+
+    with Runtime(local, embedder=HashEmbedder()) as a, Runtime(shared, embedder=CountingEmbedder()) as b:
+        assert a.store.stats().chunks == b.store.stats().chunks == report["chunks"]
+        for query in ("page the on-call engineer", "Urlaub beantragen", "部署"):
+            for mode in ("keyword", "semantic", "hybrid"):
+                ours = [h.chunk_id for h in a.searcher().search(query, k=3, mode=mode).hits]
+                theirs = [h.chunk_id for h in b.searcher().search(query, k=3, mode=mode).hits]
+                assert ours == theirs, (query, mode)
+        CountingEmbedder.calls = 0  # queries were embedded above
+        report_b = b.indexer().sync("samples")  # nothing changed on disk: nothing to embed
+        assert CountingEmbedder.calls == 0, report_b.as_dict()
+        flt = SearchFilter(collections=("samples",), path_glob="runbooks/*")
+        assert {h.path.split("/")[0] for h in b.searcher().search("deploy", flt=flt).hits} == {"runbooks"}
+    monkeypatch.setenv("DOCSHELF_STORE", pg_database.replace("postgres@", "postgres:pw@"))
+    status = json.loads(cli.invoke(app, ["status", "--json"]).stdout)  # the shared index, password hidden
+    assert status["store"] == pg_database and status["chunks"] == report["chunks"]
+    monkeypatch.delenv("DOCSHELF_STORE")
+    again = cli.invoke(app, ["migrate", "--to", pg_database, "--json"])  # re-runnable, no duplicates
+    assert again.exit_code == 0 and json.loads(again.stdout)["chunks"] == report["chunks"]
+
+
+def test_unreachable_database_is_one_clear_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("DOCSHELF_STORE", "postgresql://nobody:hunter2@127.0.0.1:9/none")
+    monkeypatch.setenv("DOCSHELF_EMBED__MODEL", "hash")
+    monkeypatch.setenv("DOCSHELF_STORE__DATA_DIR", str(tmp_path / "data"))
+    result = CliRunner().invoke(app, ["status"])
+    assert result.exit_code == 5, result.output
+    assert "cannot open the PostgreSQL store" in result.stderr and "hunter2" not in result.stderr
+    assert "Traceback" not in result.stderr
