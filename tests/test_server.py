@@ -23,7 +23,8 @@ from docshelf.runtime import Runtime
 from docshelf.server import build_server, create_server
 from docshelf.server.resources import DOCUMENT_TEMPLATE
 
-pytestmark = pytest.mark.anyio
+# the same tests run against the embedded store and PostgreSQL + pgvector
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("backend")]
 MODES = ["auto", "legacy"]
 ALL_TOOLS = {"search", "read_passage", "read_document", "list_documents", "index_status"}
 WRITE_TOOLS = {"ingest", "forget", "reindex"}
@@ -356,6 +357,11 @@ async def test_default_model_loads_in_background(settings: Settings, corpus: Pat
 
 
 def test_missing_index_is_a_clear_error(settings: Settings) -> None:
+    if settings.store.url:  # a database always exists; an unreachable one is the failure to explain
+        settings.store.url = "postgresql://postgres@127.0.0.1:9/nowhere"
+        with pytest.raises(StoreError, match=r"cannot open the PostgreSQL store .*check that the server"):
+            create_server(settings)
+        return
     with pytest.raises(StoreError, match="docshelf index PATH"):
         create_server(settings)
 
@@ -420,6 +426,8 @@ def test_token_estimate_is_cautious_for_cjk() -> None:
 
 def test_damaged_database_is_a_clear_error_at_start(settings: Settings) -> None:
     """A file that is not a database stops start-up with a StoreError that names the folder."""
+    if settings.store.url:
+        pytest.skip("a damaged SQLite file: the PostgreSQL store does not read one")
     settings.store.data_dir.mkdir(parents=True)
     (settings.store.data_dir / "docshelf.db").write_bytes(b"this is not an SQLite database" * 100)
     with pytest.raises(StoreError, match="cannot open the index at"):

@@ -7,9 +7,11 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
+    EnvSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     TomlConfigSettingsSource,
@@ -20,15 +22,20 @@ from docshelf.errors import ConfigError
 __all__ = [
     "CONFIG_FILENAME",
     "AnalyzeSettings",
+    "AnswerSettings",
     "ChunkSettings",
     "EmbedSettings",
+    "ParseSettings",
+    "RerankSettings",
     "SearchSettings",
     "ServerSettings",
     "Settings",
     "SourceSettings",
     "StoreSettings",
+    "WebSettings",
     "default_data_dir",
     "load_settings",
+    "redact_dsn",
 ]
 
 CONFIG_FILENAME = "docshelf.toml"
@@ -87,16 +94,43 @@ class AnalyzeSettings(BaseModel):
     extra_stopwords: list[str] = Field(default_factory=list)
 
 
+def redact_dsn(url: str) -> str:
+    """A DSN without its password, for messages and status output."""
+    if "@" not in url or "://" not in url:
+        return url
+    scheme, rest = url.split("://", 1)
+    creds, host = rest.rsplit("@", 1)
+    return f"{scheme}://{creds.split(':', 1)[0]}@{host}"
+
+
 class StoreSettings(BaseModel):
     """Where the index lives."""
 
-    data_dir: Path = Field(default_factory=default_data_dir)
-    backend: Literal["sqlite"] = "sqlite"
+    data_dir: Path = Field(
+        default_factory=default_data_dir,
+        description="the embedded index; with a PostgreSQL url only this machine's lock and token",
+    )
+    url: str | None = Field(
+        None, description="postgresql://user:pass@host/db to use a shared PostgreSQL + pgvector store"
+    )
+    backend: Literal["sqlite", "postgres"] = "sqlite"
+    pool_size: int = Field(4, ge=1, le=100, description="PostgreSQL connections per process")
+    ef_search: int = Field(200, ge=10, le=2000, description="pgvector HNSW search breadth")
 
     @field_validator("data_dir")
     @classmethod
     def _expand(cls, v: Path) -> Path:
         return v.expanduser()
+
+    @model_validator(mode="after")
+    def _backend_from_url(self) -> StoreSettings:
+        if self.url:
+            if not self.url.startswith(("postgresql://", "postgres://")):
+                raise ValueError("store.url must be a postgresql:// DSN")
+            self.backend = "postgres"
+        elif self.backend == "postgres":
+            raise ValueError("store.backend = 'postgres' needs store.url (a postgresql:// DSN)")
+        return self
 
 
 class SearchSettings(BaseModel):
@@ -120,6 +154,66 @@ class SearchSettings(BaseModel):
     ann_threshold: int = Field(
         50_000, ge=0, description="from this many vectors on, search an HNSW index (exact below)"
     )
+
+
+class ParseSettings(BaseModel):
+    """Limits and OCR for parsing one file (the size cap is ``sources.max_file_mb``)."""
+
+    timeout_s: float = Field(300.0, gt=0, description="a file still parsing after this long is skipped")
+    max_pages: int = Field(5000, ge=1, description="PDFs with more pages are skipped")
+    max_unzipped_mb: float = Field(
+        512.0, gt=0, description="zip-based files (Office, EPUB) unpacking to more are refused"
+    )
+    max_xml_part_mb: float = Field(
+        32.0, gt=0, description="Word/PowerPoint files with a bigger XML part are refused (memory ~20x)"
+    )
+    ocr: bool = Field(True, description="OCR images and scanned PDF pages when Tesseract is installed")
+    ocr_languages: list[str] = Field(
+        default_factory=list, description="Tesseract languages, e.g. ['eng', 'chi_sim']; [] = all installed"
+    )
+
+
+class WebSettings(BaseModel):
+    """Web pages and Google Drive links given to `docshelf index URL`."""
+
+    depth: int = Field(0, ge=0, le=10, description="follow same-site links this many clicks deep")
+    max_pages: int = Field(50, ge=1, description="pages fetched per start URL")
+    max_mb: float = Field(10.0, gt=0, description="a page or Drive file over this size is skipped")
+    timeout_s: float = Field(20.0, gt=0, description="per request; a slower server is skipped")
+    user_agent: str = "docshelf/0.1 (local document indexer)"
+
+
+class RerankSettings(BaseModel):
+    """Cross-encoder reranking of the top fused hits (opt-in: docs/benchmarks.md has the cost)."""
+
+    enabled: bool = Field(False, description="rerank every search; per call: --rerank / rerank=true")
+    model: str = Field(
+        "", description="st:<name or path> (sentence-transformers CrossEncoder, extra [st]) | "
+        "onnx:<folder with model.onnx + tokenizer.json> (extra [rerank]); empty = none",
+    )  # fmt: skip
+    top_n: int = Field(30, ge=2, le=200, description="fused hits the cross-encoder re-scores")
+    threads: int = Field(1, ge=1, description="onnxruntime/torch threads; one was fastest on 2 cores")
+    max_tokens: int = Field(512, ge=16, le=4096, description="query + passage tokens per pair")
+    batch_size: int = Field(8, ge=1)
+
+
+class AnswerSettings(BaseModel):
+    """The LLM behind `docshelf ask` / ask_question: passages are sent to this endpoint."""
+
+    provider: Literal["openai", "anthropic"] = Field(
+        "openai", description="openai = any OpenAI-compatible /chat/completions (Ollama, vLLM, ...)"
+    )
+    model: str | None = Field(None, description="LLM model name; unset = no ask / ask_question")
+    endpoint: str | None = Field(
+        None, description="base URL, e.g. http://127.0.0.1:11434/v1; default: the provider's cloud API"
+    )
+    api_key: str | None = Field(None, description="else OPENAI_API_KEY / ANTHROPIC_API_KEY")
+    passages: int = Field(6, ge=1, le=30, description="passages put in the prompt")
+    max_passage_chars: int = Field(2000, ge=200)
+    max_tokens: int = Field(800, ge=16, description="longest answer")
+    temperature: float = Field(0.1, ge=0, le=2)
+    timeout_s: float = Field(120.0, gt=0)
+    rerank: bool | None = Field(None, description="rerank before answering; None = rerank.enabled")
 
 
 class WatchSettings(BaseModel):
@@ -154,6 +248,18 @@ class ServerSettings(BaseModel):
     )
 
 
+class _EnvSource(EnvSettingsSource):
+    """DOCSHELF_* variables, plus the shorthand ``DOCSHELF_STORE=postgresql://...``."""
+
+    def prepare_field_value(
+        self, field_name: str, field: FieldInfo, value: Any, value_is_complex: bool
+    ) -> Any:
+        if field_name == "store" and isinstance(value, str) and "://" in value:
+            nested = self.explode_env_vars(field_name, field, self.env_vars)
+            return {**nested, "url": value}
+        return super().prepare_field_value(field_name, field, value, value_is_complex)
+
+
 class Settings(BaseSettings):
     """All settings; env vars look like DOCSHELF_EMBED__MODEL=e5."""
 
@@ -166,10 +272,14 @@ class Settings(BaseSettings):
     chunk: ChunkSettings = Field(default_factory=ChunkSettings)  # type: ignore[arg-type]
     embed: EmbedSettings = Field(default_factory=EmbedSettings)  # type: ignore[arg-type]
     analyze: AnalyzeSettings = Field(default_factory=AnalyzeSettings)
-    store: StoreSettings = Field(default_factory=StoreSettings)
+    store: StoreSettings = Field(default_factory=StoreSettings)  # type: ignore[arg-type]
     search: SearchSettings = Field(default_factory=SearchSettings)  # type: ignore[arg-type]
     server: ServerSettings = Field(default_factory=ServerSettings)  # type: ignore[arg-type]
     watch: WatchSettings = Field(default_factory=WatchSettings)  # type: ignore[arg-type]
+    rerank: RerankSettings = Field(default_factory=RerankSettings)  # type: ignore[arg-type]
+    answer: AnswerSettings = Field(default_factory=AnswerSettings)  # type: ignore[arg-type]
+    parse: ParseSettings = Field(default_factory=ParseSettings)  # type: ignore[arg-type]
+    web: WebSettings = Field(default_factory=WebSettings)  # type: ignore[arg-type]
 
     @classmethod
     def settings_customise_sources(
@@ -181,7 +291,7 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         toml = _TOML_FILE.get()
-        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        sources: list[PydanticBaseSettingsSource] = [init_settings, _EnvSource(settings_cls)]
         if toml:
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml))
         return tuple(sources)

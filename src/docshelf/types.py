@@ -13,6 +13,7 @@ __all__ = [
     "Section",
     "SkippedFile",
     "SourceFile",
+    "cite",
     "contextual_text",
 ]
 
@@ -112,3 +113,14 @@ def contextual_text(title: str | None, heading_path: tuple[str, ...], text: str)
 
 
 CONTEXT_CHARS = 120
+
+
+def cite(path: str, line_start: int, line_end: int, page: int | None, source_url: str | None = None) -> str:
+    """path:lines; ``file.pdf#page=N`` for PDFs; the source URL for fetched pages and files."""
+    pdf = path.lower().endswith(".pdf") and page
+    if source_url:
+        return f"{source_url}#page={page}" if pdf else source_url
+    if pdf:
+        return f"{path}#page={page}"
+    where = f"{path}:{line_start}-{line_end}"
+    return f"{where} (page {page})" if page else where

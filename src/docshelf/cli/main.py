@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import logging
 import shutil
+import sqlite3
 import sys
 import tempfile
 import time
@@ -18,9 +19,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
+from rich.markup import escape
 
 from docshelf.cli.output import err, out, print_json, progress_bar
-from docshelf.errors import DocshelfError, NotFoundError
+from docshelf.errors import DocshelfError, NotFoundError, StoreError
 
 if TYPE_CHECKING:
     from docshelf.config import Settings
@@ -59,6 +61,13 @@ def _handle_errors(fn: F) -> F:
         except KeyboardInterrupt:
             err.print("interrupted; what was indexed so far is kept")
             raise typer.Exit(130) from None
+        except (OSError, sqlite3.Error) as exc:  # disk full, read-only or damaged files: one line
+            err.print(
+                f"[red]error:[/red] {escape(str(exc))}; check free disk space and permissions of the "
+                "data dir and the corpus, then retry",
+                highlight=False, markup=True,
+            )  # fmt: skip
+            raise typer.Exit(StoreError.exit_code) from None
 
     return wrapper  # type: ignore[return-value]
 
@@ -94,7 +103,11 @@ def _root(
 @_handle_errors
 def index(
     paths: Annotated[
-        list[Path] | None, typer.Argument(help="folders to add and index; none = re-sync known folders")
+        list[str] | None,
+        typer.Argument(
+            help="folders or URLs (web pages, public Google Drive links) to add and index; "
+            "none = re-sync known folders and re-fetch known URLs"
+        ),
     ] = None,
     collection: CollectionOpt = None,
     config: ConfigOpt = None,
@@ -109,10 +122,14 @@ def index(
 ) -> None:
     """Index folders: the first run indexes everything, later runs only what changed."""
     from docshelf.runtime import Runtime
+    from docshelf.sources.remote import gather, is_url
 
-    settings = _settings(config, data_dir, collection, paths[0] if paths else None)
+    folders = [Path(p) for p in paths or [] if not is_url(p)]
+    settings = _settings(config, data_dir, collection, folders[0] if folders else None)
     runtime = Runtime(settings)
     try:
+        # URLs become mirror folders under the data dir; known mirrors are re-fetched (conditional GET)
+        fetched = gather(settings, paths or [], runtime.store.collection_roots(settings.collection))
         if reembed:
             with progress_bar(not as_json) as bar:
                 bar.add_task("re-embedding", total=None)
@@ -124,7 +141,10 @@ def index(
             def progress(phase: str, done: int, total: int) -> None:
                 bar.update(task, completed=done, total=total)
 
-            report = runtime.indexer(progress).sync(settings.collection, paths or [])
+            report = runtime.indexer(progress).sync(settings.collection, fetched.roots)
+        if fetched.skipped:
+            report.skipped[:0] = fetched.skipped
+            runtime.store.set_skipped(settings.collection, report.skipped)
     finally:
         runtime.close()
     if as_json:
@@ -149,6 +169,7 @@ def status(config: ConfigOpt = None, data_dir: DataDirOpt = None, as_json: JsonO
     """Documents, chunks, store size, model, last build and corpus git commit."""
     from rich.table import Table
 
+    from docshelf.config import redact_dsn
     from docshelf.index.stale import stale_summary
     from docshelf.index.watch import read_health
     from docshelf.runtime import Runtime
@@ -161,6 +182,7 @@ def status(config: ConfigOpt = None, data_dir: DataDirOpt = None, as_json: JsonO
         build = store.last_build()
         data: dict[str, Any] = {
             "data_dir": str(settings.store.data_dir),
+            "store": redact_dsn(settings.store.url) if settings.store.url else "sqlite",
             "model": stats.model,
             "dim": stats.dim,
             "documents": stats.documents,
@@ -198,7 +220,7 @@ def status(config: ConfigOpt = None, data_dir: DataDirOpt = None, as_json: JsonO
         return
     table = Table(show_header=False, box=None)
     for key in (
-        "data_dir", "model", "documents", "chunks", "size_bytes", "keyword_index_in_sync",
+        "data_dir", "store", "model", "documents", "chunks", "size_bytes", "keyword_index_in_sync",
         "stale_documents", "index_age",
     ):  # fmt: skip
         table.add_row(key, str(data[key]))
@@ -269,6 +291,10 @@ def search(
     include_superseded: Annotated[
         bool, typer.Option(help="also show `lifecycle: superseded` documents")
     ] = False,
+    rerank: Annotated[
+        bool | None,
+        typer.Option("--rerank/--no-rerank", help="cross-encoder rerank of the top hits (rerank.model)"),
+    ] = None,
     config: ConfigOpt = None,
     data_dir: DataDirOpt = None,
     as_json: JsonOpt = False,
@@ -288,7 +314,16 @@ def search(
         file_types=tuple(file_type or ()), include_superseded=include_superseded,
     )  # fmt: skip
     try:
-        result = runtime.searcher().search(query, k=k, mode=mode, flt=flt)  # type: ignore[arg-type]
+        searcher = runtime.searcher()
+        if settings.rerank.enabled if rerank is None else rerank:
+            from docshelf.search.rerank import get_reranker, reranked_search
+
+            reranker = get_reranker(settings.rerank)
+            result = reranked_search(
+                searcher, reranker, query, k, settings.rerank.top_n, mode=mode, flt=flt  # type: ignore[arg-type]
+            )
+        else:
+            result = searcher.search(query, k=k, mode=mode, flt=flt)  # type: ignore[arg-type]
     finally:
         runtime.close()
     if as_json:
@@ -393,3 +428,15 @@ _register_serve(app)
 from docshelf.cli.live import register as _register_live  # noqa: E402
 
 _register_live(app)
+
+from docshelf.cli.doctor import register as _register_doctor  # noqa: E402
+
+_register_doctor(app)
+
+from docshelf.cli.ask import register as _register_ask  # noqa: E402
+
+_register_ask(app)
+
+from docshelf.cli.migrate import register as _register_migrate  # noqa: E402
+
+_register_migrate(app)

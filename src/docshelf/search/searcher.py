@@ -13,12 +13,13 @@ from docshelf.config import SearchSettings
 from docshelf.embed.base import Embedder
 from docshelf.index.stale import StaleCache
 from docshelf.search.fusion import convex_combination, weighted_rrf, zscore_combination
-from docshelf.store.base import SearchFilter
-from docshelf.store.sqlite import SQLiteStore
+from docshelf.store.base import SearchFilter, Store
+from docshelf.types import cite
 
 __all__ = ["Hit", "Mode", "SearchResult", "Searcher"]
 
 Mode = Literal["hybrid", "keyword", "semantic"]
+
 _SNIPPET_CHARS = 240
 
 
@@ -45,10 +46,12 @@ class Hit:
     tags: list[str] = field(default_factory=list)
     lifecycle: str | None = None
 
+    source_url: str | None = None  # web pages and Drive files: where the text came from
+    page_label: str | None = None  # the printed page number ("iv", "A-3") when the PDF defines them
+
     @property
     def citation(self) -> str:
-        where = f"{self.path}:{self.line_start}-{self.line_end}"
-        return f"{where} (page {self.page})" if self.page else where
+        return cite(self.path, self.line_start, self.line_end, self.page, self.source_url)
 
     def as_dict(self, with_text: bool = False) -> dict[str, Any]:
         out = asdict(self)
@@ -130,11 +133,18 @@ def fusion_weights(
     return {"keyword": 1 - share, "semantic": share}
 
 
+def _page_label(metadata: dict[str, Any], page: int | None) -> str | None:
+    labels = metadata.get("page_labels")
+    if not page or not isinstance(labels, list) or not 0 < page <= len(labels):
+        return None
+    return str(labels[page - 1])
+
+
 class Searcher:
     """Answers queries against one store."""
 
     def __init__(
-        self, store: SQLiteStore, embedder: Embedder | None, analyzer: Analyzer, settings: SearchSettings
+        self, store: Store, embedder: Embedder | None, analyzer: Analyzer, settings: SearchSettings
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -158,13 +168,14 @@ class Searcher:
             mode = "keyword"
         terms = self.analyzer.terms(query)
         n = max(self.settings.candidates, k)
-        lists: dict[str, list[tuple[str, float]]] = {}
-        if mode in ("hybrid", "keyword"):
-            lists["keyword"] = self.store.keyword_search(terms, n, flt)
+        vec = None
         if mode in ("hybrid", "semantic") and self.embedder is not None and query.strip():
             vec = self.embedder.embed_query(query)
-            lists["semantic"] = self.store.vector_search(vec, n, flt)
-        fused = self._fuse(lists, mode, query, terms)
+        # one call (one SQL round trip on PostgreSQL) for both retrievers and the term coverage
+        lists, coverage = self.store.candidates(
+            terms, vec, n, flt, keyword=mode in ("hybrid", "keyword"), coverage=mode == "hybrid"
+        )
+        fused = self._fuse(lists, mode, query, coverage)
         hits = self._hydrate(fused, lists, set(terms) if snippets else None, k)
         note = None if hits else self._why_empty(terms, flt)
         fresh = self.stale.summary()
@@ -174,11 +185,10 @@ class Searcher:
         )  # fmt: skip
 
     def _fuse(
-        self, lists: dict[str, list[tuple[str, float]]], mode: str, query: str, terms: list[str]
+        self, lists: dict[str, list[tuple[str, float]]], mode: str, query: str, coverage: float
     ) -> list[tuple[str, float]]:
         if mode != "hybrid":
             return next(iter(lists.values()), [])
-        coverage = self.store.keyword_coverage(terms)
         model_weight = self.embedder.fusion_weight if self.embedder is not None else 0.0
         weights = fusion_weights(self.settings, coverage, self._other_language(query, lists), model_weight)
         if self.settings.fusion == "zscore":
@@ -227,6 +237,8 @@ class Searcher:
                     snippet="" if query_terms is None else snippet(self.analyzer, chunk.text, query_terms),
                     text=chunk.text,
                     tags=list(doc.tags), lifecycle=doc.lifecycle,
+                    source_url=doc.metadata.get("source_url"),
+                    page_label=_page_label(doc.metadata, chunk.page),
                 )
             )  # fmt: skip
             if len(hits) >= k:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from docshelf.parse import ParserRegistry
     from docshelf.runtime import Runtime
     from docshelf.search.searcher import Searcher
-    from docshelf.store import SQLiteStore
+    from docshelf.store import Store
 
 __all__ = ["ServerState", "build_server", "create_server"]
 
@@ -63,7 +63,7 @@ class ServerState:
     def registry(self) -> ParserRegistry:
         from docshelf.parse import default_registry
 
-        return default_registry()
+        return default_registry(self.settings.parse)  # the index's limits, so offsets agree
 
     @property
     def runtime(self) -> Runtime:
@@ -74,7 +74,7 @@ class ServerState:
         return self._runtime
 
     @property
-    def store(self) -> SQLiteStore:
+    def store(self) -> Store:
         return self.runtime.store
 
     async def opened(self) -> None:
@@ -180,7 +180,7 @@ class _Summary(NamedTuple):
     collections: list[tuple[str, int, list[str]]]  # (name, documents, roots)
 
 
-def _store_summary(store: SQLiteStore) -> _Summary:
+def _store_summary(store: Store) -> _Summary:
     stats = store.stats()
     rows = [(name, c["documents"], store.collection_roots(name)) for name, c in stats.collections.items()]
     return _Summary(stats.documents, stats.chunks, rows)
@@ -247,12 +247,15 @@ def build_server(settings: Settings, runtime: Runtime | None = None) -> tuple[MC
 
     if runtime is None:
         db = settings.store.data_dir / "docshelf.db"
-        if not db.is_file():
+        if settings.store.url:  # a shared PostgreSQL index: the database is the truth
+            summary = None
+        elif not db.is_file():
             raise StoreError(
                 f"no docshelf index at {settings.store.data_dir}: run `docshelf index PATH` first "
                 "(or pass --data-dir / set DOCSHELF_STORE__DATA_DIR to the index folder)"
             )
-        summary = _read_summary(db)
+        else:
+            summary = _read_summary(db)
         if summary is None:  # let the store open (and migrate) it here, raising its own errors
             from docshelf.runtime import Runtime
 
@@ -277,6 +280,10 @@ def build_server(settings: Settings, runtime: Runtime | None = None) -> tuple[MC
     register_read_tools(server, state)
     if not settings.server.read_only:
         register_write_tools(server, state)
+    if settings.answer.model:  # ask_question only when an LLM is configured; its client is built per call
+        from docshelf.answer.tool import register_answer_tool
+
+        register_answer_tool(server, state)
     register_resources(server, state)
     register_prompts(server, state)
     state.start_model()

@@ -32,9 +32,12 @@ class Hit(_Out):
     heading_path: list[str]
     line_start: int
     line_end: int
-    page: int | None
+    page: int | None = Field(description="physical page, 1-based (PDF pages, slides, sheets)")
+    page_label: str | None = Field(None, description="the page number printed on the page, if different")
     score: float
-    citation: str = Field(description="cite as given: path:lines, with the page for paged files")
+    citation: str = Field(
+        description="cite as given: path:lines, file.pdf#page=N for PDFs, the source URL for web pages"
+    )
     snippet: str = Field(description="best window, query terms in **bold**")
     text: str | None = Field(None, description="full chunk text when with_text=true")
 
