@@ -299,3 +299,16 @@ def test_line_span_of_a_chunk() -> None:
     assert index.line_span(start, start + 4) == (2, 2)  # a span ending at its newline stays on line 2
     with pytest.raises(ValueError):
         index.line_of(len(text) + 1)
+
+
+def test_a_chunk_never_spans_a_page_break() -> None:
+    """Small pages that would fit one chunk still split at the break, so page citations hold."""
+    pages = ["alpha beta gamma", "delta epsilon", "zeta eta theta"]
+    text = "\n\n".join(pages)
+    sections, pos = [], 0
+    for n, p in enumerate(pages, start=1):
+        sections.append(Section(pos, pos + len(p), "paragraph", (), page=n))
+        pos += len(p) + 2
+    doc = ParsedDocument(text=text, sections=sections, file_type="pdf")
+    spans = chunk_document(doc, COUNTER, 200, overlap_tokens=0)
+    assert [(chunk_texts(doc, [s])[0], s.page) for s in spans] == [(p, n) for n, p in enumerate(pages, 1)]

@@ -242,6 +242,8 @@ class _Chunker:
             # In auto mode a run of headings stays together with the text after it.
             new_section = u.heading and u.block_start and (mode == "headings" or not only_headings)
             forced = new_section or (mode == "auto" and u.block_start and u.oversized and not only_headings)
+            # a chunk never spans a page break, so its page citation holds for all of its text
+            forced = forced or bool(cur and u.section.page != cur[-1].section.page)
             if cur and (forced or tokens + u.tokens > limit):
                 drafts.append(_Draft(cur, cur_group))
                 cur, tokens, only_headings = [], 0, True
@@ -331,7 +333,12 @@ def _heading_path(draft: _Draft) -> tuple[str, ...]:
         if not u.heading:
             break
         path = u.section.heading_path
-    return path
+    # every chunk stores its path: a megabyte-long "heading" (one huge slide title, an unbroken
+    # line under '#') would otherwise be copied into each of thousands of chunks
+    return tuple(h if len(h) <= _MAX_HEADING_CHARS else h[: _MAX_HEADING_CHARS - 1] + "…" for h in path)
+
+
+_MAX_HEADING_CHARS = 200
 
 
 def chunk_document(
