@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Sequence
 from typing import Any
@@ -61,6 +62,11 @@ class OpenAIEmbedder:
             raise EmbedError(
                 f"model openai:{model} needs an endpoint; set DOCSHELF_EMBED__ENDPOINT "
                 "(e.g. http://127.0.0.1:11434/v1 for Ollama)"
+            )
+        if not api_key and urllib.parse.urlsplit(endpoint).hostname == "api.openai.com":
+            # fail before sending anything: OpenAI answers 401 only after receiving the text
+            raise EmbedError(
+                f"model openai:{model} at api.openai.com needs an API key; set DOCSHELF_EMBED__API_KEY"
             )
         self.name = f"openai:{model}"
         self.fusion_weight = 0.3  # not measured: a middle value; set search.semantic_weight

@@ -5,15 +5,35 @@ from __future__ import annotations
 import re
 import unicodedata
 from pathlib import Path, PurePosixPath
+from urllib.parse import unquote
 
 from docshelf.errors import AccessError
 
 __all__ = ["check_relative", "guarded_path"]
 
-# Percent-escapes are refused outright: a stored path never holds one, and decoding them
-# here would let "%2e%2e%2f" slip past the ".." check below.
+# Paths are never percent-decoded after this check, so a literal "%20" is just part of a file
+# name ("100%25.md" exists). Escapes are refused only where their decoded form would be a
+# traversal, an absolute or Windows path, or a NUL: whoever decodes later must not be fooled.
 _ENCODED = re.compile(r"%[0-9A-Fa-f]{2}")
 _DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+def _unsafe_decoded(path: str) -> bool:
+    """True if decoding ``path`` once or repeatedly (double encoding) yields something unsafe."""
+    decoded = path
+    for _ in range(4):
+        decoded, raw = unquote(decoded), decoded
+        if decoded == raw:
+            return False
+        if (
+            any(c in decoded for c in "\x00\\")
+            or re.search(r"%2f", raw, re.IGNORECASE) is not None  # an encoded "/" changes the parts
+            or decoded.startswith(("/", "~"))
+            or _DRIVE.match(decoded) is not None
+            or ".." in PurePosixPath(decoded).parts
+        ):
+            return True
+    return True  # still changing after four rounds: nobody names a file like that
 
 
 def check_relative(path: str) -> str:
@@ -23,8 +43,8 @@ def check_relative(path: str) -> str:
         why = "the path is empty"
     elif "\x00" in path:
         why = "the path holds a NUL byte"
-    elif _ENCODED.search(path):
-        why = "URL-encoded characters (%xx) are not accepted; pass the plain path"
+    elif _ENCODED.search(path) and _unsafe_decoded(path):
+        why = "URL-encoded '..', '/', '\\' or NUL are not accepted; pass the plain path"
     elif "\\" in path or _DRIVE.match(path):
         why = "Windows-style paths are not accepted; use forward slashes relative to the collection root"
     elif path.startswith(("/", "~")):

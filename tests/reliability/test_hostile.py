@@ -1,0 +1,50 @@
+"""Hostile inputs: >= 200 malformed files index without a crash, each accounted for, RSS bounded."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from crashkit import cli_env
+from hostile import index_hostile, make_hostile_corpus, printable
+
+# Peak RSS of `docshelf index` over this corpus (hash embedder, default chunk sizes, 2 MB
+# well-formed Office bombs): about 400 MB measured on the CI machine. The bound leaves room
+# for allocator noise; bench/reliability_bench.py reports it for bigger bombs.
+MAX_RSS_MB = 600
+DEFAULT_CHUNKS = {"DOCSHELF_CHUNK__MAX_TOKENS": "256", "DOCSHELF_CHUNK__OVERLAP_TOKENS": "32",
+                  "DOCSHELF_EMBED__BATCH_SIZE": "32"}  # fmt: skip
+
+
+def test_hostile_corpus_indexes_without_a_crash_each_file_accounted_for(tmp_path: Path) -> None:
+    root = tmp_path / "hostile"
+    expect = make_hostile_corpus(root)
+    assert len(expect) >= 200
+    code, stderr, skipped, indexed, rss_kib = index_hostile(
+        root, tmp_path / "data", cli_env(tmp_path, **DEFAULT_CHUNKS)
+    )
+    assert code == 0 and "Traceback" not in stderr, stderr[-3000:]
+    unaccounted = [rel for rel in expect if printable(rel) not in skipped and rel not in indexed]
+    assert unaccounted == []
+    must_skip = [rel for rel, what in expect.items() if what == "skip" and printable(rel) not in skipped]
+    assert must_skip == []
+    assert all(reason.strip() for reason in skipped.values())
+    assert "sparse/huge.txt" in skipped and "too large" in skipped["sparse/huge.txt"]
+    assert any("zip bomb" in r for r in skipped.values()) and any("password" in r for r in skipped.values())
+    assert rss_kib / 1024 < MAX_RSS_MB, f"peak RSS {rss_kib / 1024:.0f} MB"
+
+
+def test_well_formed_docx_bomb_parses_in_seconds() -> None:
+    """A 3 MB (unpacked) .docx body compressing ~100:1 parses in seconds, not minutes."""
+    import time
+
+    from hostile import valid_bomb
+
+    from docshelf.parse import default_registry
+
+    data = valid_bomb("docx", 3)
+    started = time.perf_counter()
+    assert default_registry().parse(data, "bomb.docx").text
+    assert time.perf_counter() - started < 30  # ~90 s before python-docx style lookups were cached
