@@ -13,7 +13,6 @@ Targets: hybrid p50 <= 15 ms, p95 <= 40 ms at 100k chunks.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import resource
 import shutil
@@ -23,9 +22,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+import synthetic
 
 from docshelf.config import load_settings
-from docshelf.embed.base import normalize
 from docshelf.runtime import Runtime
 from docshelf.search.evaluate import percentile
 from docshelf.search.searcher import Mode
@@ -51,12 +50,6 @@ def main() -> None:
             "(it builds the base index)"
         )
     base = Runtime(base_settings)
-    docs = list(base.store.iter_documents())
-    chunks = {d.id: base.store.document_chunks(d.id) for d in docs}
-    vectors = base.store.cached_vectors([c.embed_key for cs in chunks.values() for c in cs])
-    base.close()
-    rng = np.random.default_rng(7)
-
     work = Path(tempfile.mkdtemp(prefix="docshelf-scale-"))
     settings = load_settings()
     settings.store.data_dir = work / "index"
@@ -66,26 +59,7 @@ def main() -> None:
         rt.store.set_collection_roots("scale", [str(work)])
         rt.store.set_model(rt.embedder.name, rt.embedder.dim)
         t0 = time.perf_counter()
-        total, copy = 0, 0
-        while total < args.chunks:
-            for doc in docs:
-                if total >= args.chunks:
-                    break
-                new_doc = dataclasses.replace(doc, id=f"{doc.id}-{copy}", collection="scale",
-                                              path=f"copy{copy}/{doc.path}")  # fmt: skip
-                new_chunks, new_vecs = [], {}
-                for c in chunks[doc.id]:
-                    sentences = c.text.split(". ")
-                    shift = copy % max(1, len(sentences))
-                    text = ". ".join(sentences[shift:] + sentences[:shift]) if copy else c.text
-                    vec = vectors[c.embed_key] + rng.normal(0, 0.02, rt.embedder.dim).astype(np.float32)
-                    key = f"{c.embed_key}-{copy}"
-                    new_vecs[key] = normalize(vec[None, :])[0]
-                    new_chunks.append(dataclasses.replace(c, id=f"{c.id}-{copy}", doc_id=new_doc.id,
-                                                          text=text, embed_key=key))  # fmt: skip
-                rt.store.replace_document(new_doc, new_chunks, new_vecs)
-                total += len(new_chunks)
-            copy += 1
+        total = synthetic.grow(base.store, rt.store, rt.embedder.dim, args.chunks)
         load_s = time.perf_counter() - t0
         t0 = time.perf_counter()
         rt.store.commit()  # keyword commit + ANN build
@@ -120,6 +94,7 @@ def main() -> None:
         print(f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
     finally:
         rt.close()
+        base.close()
         shutil.rmtree(work, ignore_errors=True)
 
 

@@ -17,7 +17,6 @@ Parity (--parity): the scifact and xquad-zh eval indexes (bench/eval_all.py buil
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import platform
@@ -31,10 +30,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+import synthetic
 
 from docshelf.config import Settings, load_settings
-from docshelf.embed.base import normalize
 from docshelf.runtime import Runtime
 from docshelf.search.evaluate import evaluate, load_beir, percentile, write_corpus
 from docshelf.store.base import SearchFilter
@@ -85,34 +83,11 @@ def base_index(args: argparse.Namespace, name: str) -> Runtime:
 
 
 def grow(rt: Runtime, base: Runtime, target: int) -> tuple[int, float]:
-    """Write copies of the base documents until the store holds ``target`` chunks."""
-    docs = list(base.store.iter_documents())
-    chunks = {d.id: base.store.document_chunks(d.id) for d in docs}
-    vectors = base.store.cached_vectors([c.embed_key for cs in chunks.values() for c in cs])
-    rng = np.random.default_rng(7)
+    """Fill ``rt``'s store to ``target`` chunks from ``base`` (insert time measured)."""
     rt.store.set_collection_roots("scale", ["/synthetic"])
     rt.store.set_model(rt.embedder.name, rt.embedder.dim)
     t0 = time.perf_counter()
-    total, copy = 0, 0
-    while total < target:
-        for doc in docs:
-            if total >= target:
-                break
-            new_doc = dataclasses.replace(doc, id=f"{doc.id}-{copy}", collection="scale",
-                                          path=f"copy{copy}/{doc.path}")  # fmt: skip
-            new_chunks, new_vecs = [], {}
-            for c in chunks[doc.id]:
-                sentences = c.text.split(". ")
-                shift = copy % max(1, len(sentences))
-                text = ". ".join(sentences[shift:] + sentences[:shift]) if copy else c.text
-                vec = vectors[c.embed_key] + rng.normal(0, 0.02, rt.embedder.dim).astype(np.float32)
-                key = f"{c.embed_key}-{copy}"
-                new_vecs[key] = normalize(vec[None, :])[0]
-                new_chunks.append(dataclasses.replace(c, id=f"{c.id}-{copy}", doc_id=new_doc.id,
-                                                      text=text, embed_key=key))  # fmt: skip
-            rt.store.replace_document(new_doc, new_chunks, new_vecs)
-            total += len(new_chunks)
-        copy += 1
+    total = synthetic.grow(base.store, rt.store, rt.embedder.dim, target)
     rt.store.commit()
     seconds = time.perf_counter() - t0
     rt.store.compact()  # after a bulk load: VACUUM ANALYZE (PostgreSQL's autovacuum would, later)

@@ -111,7 +111,10 @@ class SQLiteStore(SQLiteSearch, BuildLog):
 
     # ----- meta -----
     def _meta(self, key: str) -> str | None:
-        row = self._conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        # under the lock: a background thread (the server's model loader) may read while another
+        # closes the store, and closing a connection in use can crash the interpreter
+        with self._lock:
+            row = self._conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
     def _set_meta(self, key: str, value: str) -> None:
@@ -425,5 +428,6 @@ class SQLiteStore(SQLiteSearch, BuildLog):
         )
 
     def close(self) -> None:
-        self.keyword.release()
-        self._conn.close()
+        with self._lock:  # waits for a transaction or meta read of another thread to finish
+            self.keyword.release()
+            self._conn.close()
