@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import sqlite3
@@ -22,6 +21,7 @@ from docshelf.store.keyword import KeywordDoc, KeywordIndex
 from docshelf.store.migrations import migrate
 from docshelf.store.records import BuildLog
 from docshelf.store.sqlite_search import SQLiteSearch
+from docshelf.store.sqlite_tx import SQLiteTx, store_error
 from docshelf.store.vectors import VectorMatrix
 from docshelf.types import Chunk, contextual_text
 
@@ -53,22 +53,6 @@ def _doc(row: sqlite3.Row | tuple[Any, ...]) -> DocumentRecord:
         content_hash=row[6], file_type=row[7], title=row[8], tags=tuple(json.loads(row[9])),
         lifecycle=row[10], metadata=json.loads(row[11]), indexed_at=row[12],
     )  # fmt: skip
-
-
-def store_error(data_dir: Path, exc: sqlite3.Error) -> StoreError:
-    """A one-line StoreError for a failed SQLite write: disk full, locked, read-only, or other."""
-    text = str(exc).lower()
-    if "full" in text:
-        what = "the disk holding it is full; free some space and run the command again"
-    elif "locked" in text or "busy" in text:
-        what = "another program holds the database locked; close it (an sqlite3 shell?) and retry"
-    elif "readonly" in text or "read-only" in text:
-        what = "it is read-only; check the folder's permissions or point store.data_dir elsewhere"
-    else:
-        what = "check free disk space and the folder's permissions, then retry"
-    return StoreError(
-        f"the index at {data_dir} could not be written ({exc}): {what}. Its last complete state is kept."
-    )
 
 
 class SQLiteStore(SQLiteSearch, BuildLog):
@@ -179,36 +163,8 @@ class SQLiteStore(SQLiteSearch, BuildLog):
         return self._meta("embed_model"), int(dim) if dim else None
 
     # ----- transactions -----
-    class _Tx:
-        def __init__(self, store: SQLiteStore) -> None:
-            self.store = store
-
-        def __enter__(self) -> sqlite3.Connection:
-            self.store._lock.acquire()
-            try:
-                self.store._conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as failed:  # busy or read-only: release the lock, say what to do
-                self.store._lock.release()
-                raise store_error(self.store.data_dir, failed) from failed
-            return self.store._conn
-
-        def __exit__(self, kind: object, exc: object, tb: object) -> None:
-            try:
-                try:
-                    self.store._conn.execute("COMMIT" if kind is None else "ROLLBACK")
-                except sqlite3.Error as failed:
-                    # a failed COMMIT (disk full) may leave the transaction open: undo it
-                    with contextlib.suppress(sqlite3.Error):
-                        self.store._conn.execute("ROLLBACK")
-                    if kind is None:
-                        raise store_error(self.store.data_dir, failed) from failed
-                if isinstance(exc, sqlite3.Error):
-                    raise store_error(self.store.data_dir, exc) from exc
-            finally:
-                self.store._lock.release()
-
-    def _tx(self) -> SQLiteStore._Tx:
-        return SQLiteStore._Tx(self)
+    def _tx(self) -> SQLiteTx:
+        return SQLiteTx(self._conn, self._lock, self.data_dir)
 
     # ----- collections -----
     def collections(self) -> list[str]:
@@ -346,9 +302,7 @@ class SQLiteStore(SQLiteSearch, BuildLog):
         generation = self.generation()
         if generation == 0:  # nothing was ever written
             return False
-        return (
-            self.keyword.generation() != generation or self._meta("analyzer") != self.analyzer.fingerprint
-        )
+        return self.keyword.generation() != generation or self._meta("analyzer") != self.analyzer.fingerprint
 
     def rebuild_keyword_index(self) -> int:
         """Re-derive the tantivy index from SQLite (no re-embedding); returns chunks indexed."""
