@@ -143,7 +143,7 @@ class SQLiteStore(SQLiteSearch, BuildLog):
         self._set_meta("generation", str(self.generation() + 1))
 
     def check_model(self, name: str, dim: int) -> None:
-        stored, stored_dim = self._meta("embed_model"), self._meta("embed_dim")
+        stored, stored_dim = self.model()
         if stored is None:
             return
         if stored != name or int(stored_dim or 0) != dim:
@@ -159,8 +159,13 @@ class SQLiteStore(SQLiteSearch, BuildLog):
             self._set_meta("embed_dim", str(dim))
 
     def model(self) -> tuple[str | None, int | None]:
-        dim = self._meta("embed_dim")
-        return self._meta("embed_model"), int(dim) if dim else None
+        # one statement, one snapshot: another process may be recording a model right now
+        with self._lock:
+            rows = dict(
+                self._conn.execute("SELECT key, value FROM meta WHERE key IN ('embed_model', 'embed_dim')")
+            )
+        dim = rows.get("embed_dim")
+        return rows.get("embed_model"), int(dim) if dim else None
 
     # ----- transactions -----
     def _tx(self) -> SQLiteTx:

@@ -127,8 +127,10 @@ class PostgresStore(PgSearch, PgBuildLog):
         return int(self.get_meta("generation") or 0)
 
     def model(self) -> tuple[str | None, int | None]:
-        dim = self.get_meta("embed_dim")
-        return self.get_meta("embed_model"), int(dim) if dim else None
+        # one snapshot: two reads could straddle another writer's set_model and see a half
+        rows = dict(self._q("SELECT key, value FROM meta WHERE key IN ('embed_model', 'embed_dim')"))
+        dim = rows.get("embed_dim")
+        return rows.get("embed_model"), int(dim) if dim else None
 
     def check_model(self, name: str, dim: int) -> None:
         stored, stored_dim = self.model()
