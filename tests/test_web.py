@@ -129,6 +129,23 @@ def test_index_url_follows_site_links_and_respects_limits(
     assert docs["docs/guide.html"].metadata["source"] == "web" and docs["docs/guide.html"].title == "Guide"
 
 
+def test_forget_a_page_then_the_whole_mirror_by_url(cli: CliRunner, server: Server, tmp_path: Path) -> None:
+    index(cli, server.base + "/docs/")
+    page = cli.invoke(app, ["forget", server.base + "/docs/guide.html"])
+    assert page.exit_code == 0 and "removed 1 document" in page.stderr
+    status = json.loads(cli.invoke(app, ["status", "--json"]).stdout)
+    assert status["documents"] == 3
+    unknown = cli.invoke(app, ["forget", server.base + "/never/indexed.html"])
+    assert unknown.exit_code == 7 and "was not indexed" in unknown.stderr
+    whole = cli.invoke(app, ["forget", server.base + "/docs/"])
+    assert whole.exit_code == 0 and "removed 3 document" in whole.stderr
+    assert not list((tmp_path / "data" / "sources").glob("web-*"))  # docshelf's own copy is gone too
+    server.seen.clear()
+    after = cli.invoke(app, ["index", "--json"])  # the mirror is no longer a root: nothing re-fetched
+    assert not server.seen and json.loads(cli.invoke(app, ["status", "--json"]).stdout)["documents"] == 0
+    assert after.exit_code == 3 and "has no folders yet" in after.stderr
+
+
 def test_reindex_sends_validators_and_picks_up_changes(cli: CliRunner, server: Server, site: Site) -> None:
     index(cli, server.base + "/docs/")
     server.seen.clear()

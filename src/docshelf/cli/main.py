@@ -166,7 +166,11 @@ def index(
 @_handle_errors
 def forget(
     path: Annotated[
-        str, typer.Argument(help="a document path (relative or absolute) or a whole root folder")
+        str,
+        typer.Argument(
+            help="a document path (relative or absolute), a whole root folder, or a URL given to "
+            "`index` (its whole mirror) or of one fetched page or Drive file"
+        ),
     ],
     collection: CollectionOpt = None,
     config: ConfigOpt = None,
@@ -174,11 +178,15 @@ def forget(
 ) -> None:
     """Remove a document (or a root folder and all its documents) from the index."""
     from docshelf.runtime import Runtime
+    from docshelf.sources.remote import drop_mirror, forget_target, is_url
 
     settings = _settings(config, data_dir, collection)
     runtime = Runtime(settings)
     try:
-        removed = runtime.indexer().forget(settings.collection, path)
+        target = forget_target(runtime.store, settings, path) if is_url(path) else path
+        removed = runtime.indexer().forget(settings.collection, target)
+        if is_url(path):
+            drop_mirror(settings, target)
     finally:
         runtime.close()
     if not removed:

@@ -8,13 +8,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from docshelf.config import Settings
-from docshelf.errors import DocshelfError
+from docshelf.errors import DocshelfError, NotFoundError
 from docshelf.sources.drive import canonical_drive_url, fetch_drive, is_drive_url
 from docshelf.sources.mirror import mirror_root, read_manifest
 from docshelf.sources.web import WebResult, crawl
+from docshelf.store.base import Store
 from docshelf.types import SkippedFile
 
-__all__ = ["Gathered", "gather", "is_url"]
+__all__ = ["Gathered", "forget_target", "gather", "is_url"]
 
 
 def is_url(arg: str) -> bool:
@@ -32,20 +33,48 @@ class Gathered:
     unchanged: int = 0
 
 
+def _mirror_of(settings: Settings, url: str) -> Path:
+    data_dir = settings.store.data_dir.expanduser().resolve()
+    drive = is_drive_url(url)
+    url = url.split("#", 1)[0]
+    return mirror_root(data_dir, "drive" if drive else "web", canonical_drive_url(url) if drive else url)
+
+
+def forget_target(store: Store, settings: Settings, url: str) -> str:
+    """What `forget URL` removes: the whole mirror of a URL given to `index`, or the one document
+    fetched from ``url``. A forgotten mirror's folder is deleted too (it is docshelf's own copy)."""
+    root = _mirror_of(settings, url)
+    if str(root) in store.collection_roots(settings.collection):
+        return str(root)
+    wanted = url.split("#", 1)[0]
+    for doc in store.iter_documents(settings.collection):
+        if doc.metadata.get("source_url") in (url, wanted):
+            return doc.path
+    raise NotFoundError(
+        f"{url} was not indexed in collection {settings.collection!r}: no mirror or fetched document has "
+        "that URL; see `docshelf status`"
+    )
+
+
+def drop_mirror(settings: Settings, root: str) -> None:
+    """Delete a forgotten mirror folder (only ever inside the data dir's sources/)."""
+    path = Path(root)
+    sources = settings.store.data_dir.expanduser().resolve() / "sources"
+    if path.parent == sources and read_manifest(path) is not None:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def gather(settings: Settings, args: Sequence[str], known_roots: Sequence[str] = ()) -> Gathered:
     """Folders as given; each URL fetched into its mirror; known mirrors re-fetched (conditional)."""
     out = Gathered()
     targets: dict[Path, str] = {}
-    data_dir = settings.store.data_dir.expanduser().resolve()
     for arg in args:
         if not is_url(arg):
             out.roots.append(Path(arg))
             continue
-        drive = is_drive_url(arg)
-        arg = arg.split("#", 1)[0]
         # the same page or Drive item shared with other query parameters is one mirror
-        root = mirror_root(data_dir, "drive" if drive else "web", canonical_drive_url(arg) if drive else arg)
-        targets[root] = arg
+        root = _mirror_of(settings, arg)
+        targets[root] = arg.split("#", 1)[0]
         out.roots.append(root)
     known = {Path(r) for r in known_roots}
     for root in known:
