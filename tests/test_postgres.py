@@ -171,6 +171,30 @@ def test_migrate_copies_the_embedded_store_without_re_embedding(
     assert again.exit_code == 0 and json.loads(again.stdout)["chunks"] == report["chunks"]
 
 
+def test_driver_errors_become_one_line_store_errors(
+    pg_database: str, tmp_path: Path, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server that fails mid-run (here: a table gone) is a StoreError naming it, never a traceback."""
+    from docshelf.errors import StoreError
+
+    rt = Runtime(_pg_settings(tmp_path, pg_database), embedder=HashEmbedder())
+    rt.indexer().sync("test", [corpus])
+    store: Any = rt.store
+    with store._tx() as conn:
+        conn.execute("DROP TABLE postings")
+    with pytest.raises(StoreError, match=r"PostgreSQL store at .* failed: .*postings"):
+        rt.searcher().search("page the on-call engineer", mode="keyword")
+    with pytest.raises(StoreError, match="failed"), store._tx() as conn:
+        conn.execute("INSERT INTO postings VALUES ('x', 1, 1, 1, 'test', false)")
+    assert len(list(store.iter_chunks())) == store.stats().chunks  # the connection pool recovered
+    rt.close()
+    monkeypatch.setenv("DOCSHELF_STORE", pg_database)
+    monkeypatch.setenv("DOCSHELF_EMBED__MODEL", "hash")
+    monkeypatch.setenv("DOCSHELF_STORE__DATA_DIR", str(tmp_path / "data"))
+    result = CliRunner().invoke(app, ["search", "on-call", "--collection", "test"])
+    assert result.exit_code == 5 and "failed" in result.stderr and "Traceback" not in result.output
+
+
 def test_unreachable_database_is_one_clear_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("DOCSHELF_STORE", "postgresql://nobody:hunter2@127.0.0.1:9/none")
     monkeypatch.setenv("DOCSHELF_EMBED__MODEL", "hash")

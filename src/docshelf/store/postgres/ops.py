@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -25,23 +25,33 @@ __all__ = [
 
 
 class Tx:
-    """A pooled connection inside one transaction (committed on success, rolled back on error)."""
+    """A pooled connection inside one transaction (committed on success, rolled back on error);
+    driver errors leave it as one-line StoreErrors made by ``translate``."""
 
-    def __init__(self, pool: Any) -> None:
+    def __init__(self, pool: Any, translate: Callable[[Exception], Exception | None]) -> None:
         self._pool = pool
+        self._translate = translate
 
     def __enter__(self) -> Any:
-        self._cm = self._pool.connection()
-        conn = self._cm.__enter__()
-        self._tx = conn.transaction()
-        self._tx.__enter__()
+        try:
+            self._cm = self._pool.connection()
+            conn = self._cm.__enter__()
+            self._tx = conn.transaction()
+            self._tx.__enter__()
+        except Exception as exc:
+            raise (self._translate(exc) or exc) from exc
         return conn
 
     def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
         try:
-            self._tx.__exit__(kind, exc, tb)
-        finally:
-            self._cm.__exit__(kind, exc, tb)
+            try:
+                self._tx.__exit__(kind, exc, tb)
+            finally:
+                self._cm.__exit__(kind, exc, tb)
+        except Exception as failed:  # the COMMIT itself failed
+            raise (self._translate(failed) or failed) from failed
+        if isinstance(exc, Exception) and (mine := self._translate(exc)) is not None:
+            raise mine from exc
 
 
 def set_meta(conn: Any, key: str, value: str) -> None:

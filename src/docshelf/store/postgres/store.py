@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -79,7 +78,7 @@ class PostgresStore(PgSearch, PgBuildLog):
         self.data_dir = data_dir
         self.analyzer = analyzer
         self.ann_threshold = ann_threshold
-        self._lock = threading.RLock()
+        self._driver_error: type[Exception] = psycopg.Error
         try:
             data_dir.mkdir(parents=True, exist_ok=True)
             with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
@@ -103,16 +102,28 @@ class PostgresStore(PgSearch, PgBuildLog):
             ) from exc
 
     # ----- plumbing -----
+    def _error(self, exc: Exception) -> StoreError | None:
+        """A driver error as one line that names the server (None for anything else)."""
+        if not isinstance(exc, self._driver_error):
+            return None
+        return StoreError(
+            f"the PostgreSQL store at {redact_dsn(self.url)} failed: {' '.join(str(exc).split())[:300]}; "
+            "check that the server is up and reachable (and the schema intact), then retry"
+        )
+
     def _q(self, sql: str, params: Any = None) -> list[Any]:
-        with self._pool.connection() as conn:
-            return list(conn.execute(sql, params).fetchall())
+        try:
+            with self._pool.connection() as conn:
+                return list(conn.execute(sql, params).fetchall())
+        except Exception as exc:
+            raise (self._error(exc) or exc) from exc
 
     def _one(self, sql: str, params: Any = None) -> Any:
         rows = self._q(sql, params)
         return rows[0] if rows else None
 
     def _tx(self) -> Any:
-        return ops.Tx(self._pool)
+        return ops.Tx(self._pool, self._error)
 
     # ----- meta -----
     def get_meta(self, key: str) -> str | None:
@@ -331,10 +342,13 @@ class PostgresStore(PgSearch, PgBuildLog):
         return [_chunk(r) for r in rows]
 
     def iter_chunks(self) -> Iterator[Chunk]:
-        with self._pool.connection() as conn, conn.cursor(name="docshelf_iter_chunks") as cur:
-            cur.execute(f"SELECT {_CHUNK_COLS} FROM chunks ORDER BY seq")
-            while rows := cur.fetchmany(2000):
-                yield from (_chunk(r) for r in rows)
+        try:
+            with self._pool.connection() as conn, conn.cursor(name="docshelf_iter_chunks") as cur:
+                cur.execute(f"SELECT {_CHUNK_COLS} FROM chunks ORDER BY seq")
+                while rows := cur.fetchmany(2000):
+                    yield from (_chunk(r) for r in rows)
+        except Exception as exc:
+            raise (self._error(exc) or exc) from exc
 
     # ----- status -----
     def stats(self) -> StoreStats:
