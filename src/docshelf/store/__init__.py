@@ -1,30 +1,54 @@
-"""Store: documents, chunks and vectors, behind the Store protocol."""
+"""Store: documents, chunks and vectors, behind the Store protocol.
+
+Backends load on first use (numpy, tantivy and psycopg are not imported with this package):
+``open_store`` picks one from the settings.
+"""
 
 from __future__ import annotations
 
-from docshelf.config import Settings
+from typing import TYPE_CHECKING, Any
+
 from docshelf.store.base import (
     BuildRecord,
+    Catalog,
     DocState,
     DocumentRecord,
+    History,
+    Retriever,
     SearchFilter,
     Store,
     StoreStats,
     TermAnalyzer,
+    Writer,
 )
-from docshelf.store.sqlite import SQLiteStore
+
+if TYPE_CHECKING:
+    from docshelf.config import Settings
+    from docshelf.store.embedded import SQLiteStore
 
 __all__ = [
     "BuildRecord",
+    "Catalog",
     "DocState",
     "DocumentRecord",
+    "History",
+    "Retriever",
     "SQLiteStore",
     "SearchFilter",
     "Store",
     "StoreStats",
     "TermAnalyzer",
+    "Writer",
     "open_store",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "SQLiteStore":
+        from docshelf.store.embedded import SQLiteStore
+
+        return SQLiteStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def open_store(settings: Settings, analyzer: TermAnalyzer) -> Store:
@@ -36,4 +60,6 @@ def open_store(settings: Settings, analyzer: TermAnalyzer) -> Store:
         return PostgresStore(
             s.url, s.data_dir, analyzer, settings.search.ann_threshold, s.pool_size, s.ef_search
         )
+    from docshelf.store.embedded import SQLiteStore
+
     return SQLiteStore(s.data_dir, analyzer, settings.search.ann_threshold)

@@ -11,10 +11,10 @@ from typing import Any
 
 from docshelf.config import redact_dsn
 from docshelf.embed.base import Vectors
-from docshelf.errors import ModelMismatchError, StoreError
+from docshelf.errors import StoreError
 from docshelf.store.base import DocState, DocumentRecord, StoreStats, TermAnalyzer
+from docshelf.store.history import BuildLog, check_model
 from docshelf.store.postgres import ops
-from docshelf.store.postgres.log import PgBuildLog
 from docshelf.store.postgres.schema import migrate
 from docshelf.store.postgres.search import PgSearch
 from docshelf.types import Chunk, contextual_text
@@ -61,7 +61,7 @@ def _driver() -> tuple[Any, Any, Any, Any]:
     return psycopg, register_vector, Jsonb, ConnectionPool
 
 
-class PostgresStore(PgSearch, PgBuildLog):
+class PostgresStore(PgSearch, BuildLog):
     """Store in a PostgreSQL database with pgvector; ``data_dir`` keeps only local state (locks)."""
 
     def __init__(
@@ -125,6 +125,12 @@ class PostgresStore(PgSearch, PgBuildLog):
     def _tx(self) -> Any:
         return ops.Tx(self._pool, self._error)
 
+    _PARAM = "%s"
+    _DIRTY_AS_INT = False
+
+    def _rows(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+        return self._q(sql, args)
+
     # ----- meta -----
     def get_meta(self, key: str) -> str | None:
         row = self._one("SELECT value FROM meta WHERE key=%s", (key,))
@@ -144,13 +150,7 @@ class PostgresStore(PgSearch, PgBuildLog):
         return rows.get("embed_model"), int(dim) if dim else None
 
     def check_model(self, name: str, dim: int) -> None:
-        stored, stored_dim = self.model()
-        if stored is not None and (stored != name or stored_dim != dim):
-            raise ModelMismatchError(
-                f"the index at {redact_dsn(self.url)} was built with model {stored} ({stored_dim}-d), "
-                f"but {name} ({dim}-d) is configured. Re-embed with `docshelf index --reembed`, "
-                f"or set DOCSHELF_EMBED__MODEL back to the model the index was built with."
-            )
+        check_model(self.model(), name, dim, redact_dsn(self.url))
 
     def set_model(self, name: str, dim: int) -> None:
         with self._tx() as conn:

@@ -14,15 +14,15 @@ from typing import Any
 import numpy as np
 
 from docshelf.embed.base import Vectors
-from docshelf.errors import DocshelfError, ModelMismatchError, StoreError
-from docshelf.store.ann import AnnIndex, ann_available
+from docshelf.errors import DocshelfError, StoreError
 from docshelf.store.base import DocState, DocumentRecord, StoreStats, TermAnalyzer
-from docshelf.store.keyword import KeywordDoc, KeywordIndex
-from docshelf.store.migrations import migrate
-from docshelf.store.records import BuildLog
-from docshelf.store.sqlite_search import SQLiteSearch
-from docshelf.store.sqlite_tx import SQLiteTx, store_error
-from docshelf.store.vectors import VectorMatrix
+from docshelf.store.embedded.ann import AnnIndex, ann_available
+from docshelf.store.embedded.keyword import KeywordDoc, KeywordIndex
+from docshelf.store.embedded.ops import SQLiteTx, store_error
+from docshelf.store.embedded.schema import migrate
+from docshelf.store.embedded.search import SQLiteSearch
+from docshelf.store.embedded.vectors import VectorMatrix
+from docshelf.store.history import BuildLog, check_model
 from docshelf.types import Chunk, contextual_text
 
 __all__ = ["SQLiteStore", "TermAnalyzer", "store_error"]
@@ -143,15 +143,7 @@ class SQLiteStore(SQLiteSearch, BuildLog):
         self._set_meta("generation", str(self.generation() + 1))
 
     def check_model(self, name: str, dim: int) -> None:
-        stored, stored_dim = self.model()
-        if stored is None:
-            return
-        if stored != name or int(stored_dim or 0) != dim:
-            raise ModelMismatchError(
-                f"the index at {self.data_dir} was built with model {stored} ({stored_dim}-d), "
-                f"but {name} ({dim}-d) is configured. Re-embed with `docshelf index --reembed`, "
-                f"or set DOCSHELF_EMBED__MODEL back to the model the index was built with."
-            )
+        check_model(self.model(), name, dim, str(self.data_dir))
 
     def set_model(self, name: str, dim: int) -> None:
         with self._tx():
@@ -170,6 +162,9 @@ class SQLiteStore(SQLiteSearch, BuildLog):
     # ----- transactions -----
     def _tx(self) -> SQLiteTx:
         return SQLiteTx(self._conn, self._lock, self.data_dir)
+
+    def _rows(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+        return list(self._conn.execute(sql, args).fetchall())
 
     # ----- collections -----
     def collections(self) -> list[str]:

@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 
 from docshelf.embed.base import Vectors
-from docshelf.store.ann import AnnIndex, ann_available
 from docshelf.store.base import SearchFilter
-from docshelf.store.filters import matching_doc_ids
-from docshelf.store.keyword import KeywordIndex
-from docshelf.store.vectors import VectorMatrix, load_matrix
+from docshelf.store.embedded.ann import AnnIndex, ann_available
+from docshelf.store.embedded.keyword import KeywordIndex
+from docshelf.store.embedded.sql import matching_doc_ids
+from docshelf.store.embedded.vectors import VectorMatrix, load_matrix
 
 __all__ = ["SQLiteSearch"]
 

@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from docshelf.embed.base import Vectors
-from docshelf.store.ann import AnnIndex
+from docshelf.store.embedded.ann import AnnIndex
 
 __all__ = ["VectorMatrix", "load_matrix", "top_k"]
 

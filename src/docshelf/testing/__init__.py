@@ -1,0 +1,23 @@
+"""Helpers for tests and benchmarks: an in-memory store and a throwaway local PostgreSQL.
+
+docshelf itself never imports this package; it ships so that projects embedding docshelf can
+test against the same fakes.
+"""
+
+from __future__ import annotations
+
+__all__ = ["LocalPostgres", "MemoryStore", "pgserver_available"]
+
+from typing import Any
+
+
+def __getattr__(name: str) -> Any:
+    if name == "MemoryStore":
+        from docshelf.testing.memory import MemoryStore
+
+        return MemoryStore
+    if name in ("LocalPostgres", "pgserver_available"):
+        from docshelf.testing import pglocal
+
+        return getattr(pglocal, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
