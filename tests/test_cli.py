@@ -36,7 +36,7 @@ def test_index_status_search_forget(cli: CliRunner, corpus: Path) -> None:
     code, out, _ = run(cli, "status", "--json")
     status = json.loads(out)
     assert code == 0 and status["documents"] == report["added"] and status["model"] == "hash-64"
-    assert status["collections"]["samples"]["roots"] == [str(corpus.resolve())]
+    assert {c["name"]: c["roots"] for c in status["collections"]}["samples"] == [str(corpus.resolve())]
     assert status["keyword_index_in_sync"] is True
 
     code, out, _ = run(cli, "search", "数据备份", "--json", "--mode", "keyword")

@@ -22,6 +22,7 @@ from docshelf.errors import StoreError
 from docshelf.runtime import Runtime
 from docshelf.server import build_server, create_server
 from docshelf.server.resources import DOCUMENT_TEMPLATE
+from localhttp import Reply, serve
 
 # the same tests run against the embedded store and PostgreSQL + pgvector
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("backend")]
@@ -298,12 +299,28 @@ async def test_write_tools(client: Client, tmp_path: Path) -> None:
     hit = data(await client.call_tool("search", {"query": "parking garage", "k": 1}))["hits"][0]
     assert hit["path"] == "faq.md"
     assert "relative" in error_text(await client.call_tool("ingest", {"path": "extra"}))
-    assert "URL" in error_text(await client.call_tool("ingest", {"path": "https://example.com/a.pdf"}))
     gone = data(await client.call_tool("forget", {"document": "faq.md"}))
     assert gone["removed_paths"] == ["faq.md"]
     assert "no document" in error_text(await client.call_tool("forget", {"document": "faq.md"}))
     again = data(await client.call_tool("reindex", {}, progress_callback=progress))
     assert again["added"] == 1 and again["unchanged"] == 8  # forget lasts until the next reindex
+
+
+async def test_ingest_a_url_through_the_same_code_as_the_cli(client: Client) -> None:
+    """MCP ingest of a web page: fetched into its mirror and searchable, cited by its URL."""
+    page = b"<html><head><title>Bikes</title></head><body><p>Bicycles go in the courtyard rack.</p>"
+    routes = {
+        "/robots.txt": lambda r: Reply(404),
+        "/bikes.html": lambda r: Reply(200, page, {"Content-Type": "text/html"}),
+    }
+    with serve(routes) as site:  # type: ignore[arg-type]
+        out = data(await client.call_tool("ingest", {"path": f"{site.base}/bikes.html", "collection": "web"}))
+    assert out["added"] == 1 and out["collection"] == "web"
+    hit = data(await client.call_tool("search", {"query": "courtyard rack", "k": 1}))["hits"][0]
+    assert hit["collection"] == "web" and hit["citation"] == f"{site.base}/bikes.html"
+    with serve({}) as gone:  # nothing answers there: reported, not an error, nothing added
+        out = data(await client.call_tool("ingest", {"path": f"{gone.base}/nothing.html"}))
+    assert out["added"] == 0 and out["skipped"]
 
 
 class SlowEmbedder(HashEmbedder):

@@ -18,6 +18,7 @@ from docshelf.errors import (
 
 if TYPE_CHECKING:
     from docshelf.config import Settings, load_settings
+    from docshelf.shelf import SearchRequest, Shelf
 
 __version__ = "0.1.0"
 
@@ -29,25 +30,29 @@ __all__ = [
     "ModelMismatchError",
     "NotFoundError",
     "ParseError",
+    "SearchRequest",
     "Settings",
+    "Shelf",
     "SourceError",
     "StoreError",
     "__version__",
     "load_settings",
 ]
 
-_LAZY = {"Settings", "load_settings"}  # pydantic-settings loads on first use, not on `import docshelf`
+# pydantic-settings and the shelf load on first use, not on `import docshelf`
+_LAZY = {"Settings": "docshelf.config", "load_settings": "docshelf.config", "Shelf": "docshelf.shelf",
+         "SearchRequest": "docshelf.shelf"}  # fmt: skip
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        from docshelf import config
+        import importlib
 
-        value = getattr(config, name)
+        value = getattr(importlib.import_module(_LAZY[name]), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | _LAZY)
+    return sorted(set(globals()) | set(_LAZY))

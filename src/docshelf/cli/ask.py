@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from docshelf.cli.main import ConfigOpt, DataDirOpt, JsonOpt, _handle_errors, _settings
+from docshelf.cli.common import ConfigOpt, DataDirOpt, JsonOpt, handle_errors, load
 from docshelf.cli.output import err, out, print_json
 
 __all__ = ["register"]
@@ -31,28 +31,13 @@ def ask(
     as_json: JsonOpt = False,
 ) -> None:
     """Answer a question with the configured LLM (answer.*): it receives the best passages."""
-    from docshelf.answer import compose, create_client, retrieve
-    from docshelf.runtime import Runtime
-    from docshelf.store.base import SearchFilter
+    from docshelf.cli.common import open_shelf
 
-    settings = _settings(config, data_dir, None)
-    cfg = settings.answer.model_copy(update={"passages": passages}) if passages else settings.answer
-    client = create_client(cfg)  # a missing model or key fails here, before any work
-    use_rerank = (
-        (cfg.rerank if cfg.rerank is not None else settings.rerank.enabled) if rerank is None else rerank
-    )
-    flt = SearchFilter(collections=tuple(collection or ()), path_glob=path, tags=tuple(tag or ()))
-    runtime = Runtime(settings)
-    try:
-        reranker = None
-        if use_rerank:
-            from docshelf.search.rerank import get_reranker
-
-            reranker = get_reranker(settings.rerank)
-        found = retrieve(runtime.searcher(), question, cfg, flt, reranker, settings.rerank.top_n)
-    finally:
-        runtime.close()
-    result = compose(found, client, cfg)
+    with open_shelf(load(config, data_dir, None)) as shelf:
+        result = shelf.ask(
+            question, passages=passages, collections=tuple(collection or ()), path_glob=path,
+            tags=tuple(tag or ()), rerank=rerank,
+        )  # fmt: skip
     if as_json:
         print_json(result.as_dict())
         return
@@ -71,4 +56,4 @@ def ask(
 
 
 def register(app: typer.Typer) -> None:
-    app.command(name="ask")(_handle_errors(ask))
+    app.command(name="ask")(handle_errors(ask))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from docshelf.cli.main import ConfigOpt, JsonOpt, _handle_errors, _settings
+from docshelf.cli.common import ConfigOpt, JsonOpt, handle_errors, load
 from docshelf.cli.output import out, print_json
 
 __all__ = ["Check", "checks", "register"]
@@ -97,7 +97,7 @@ def checks(ocr_enabled: bool = True, configured: list[str] | None = None) -> lis
 
 def doctor(config: ConfigOpt = None, as_json: JsonOpt = False) -> None:
     """Show which optional parsers and OCR languages are available, and how to install the rest."""
-    settings = _settings(config, None, None, Path.cwd())
+    settings = load(config, None, None, Path.cwd()).settings
     found = checks(settings.parse.ocr, settings.parse.ocr_languages)
     if as_json:
         print_json({"checks": [asdict(c) for c in found]})
@@ -114,4 +114,4 @@ def doctor(config: ConfigOpt = None, as_json: JsonOpt = False) -> None:
 
 def register(app: typer.Typer) -> None:
     """Add `doctor` to the docshelf CLI."""
-    app.command()(_handle_errors(doctor))
+    app.command()(handle_errors(doctor))

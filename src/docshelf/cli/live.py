@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from docshelf.cli.main import CollectionOpt, ConfigOpt, DataDirOpt, JsonOpt, _handle_errors, _settings
+from docshelf.cli.common import CollectionOpt, ConfigOpt, DataDirOpt, JsonOpt, handle_errors, load
 from docshelf.cli.output import err, print_json
 
 if TYPE_CHECKING:
@@ -38,48 +38,37 @@ def watch(
     data_dir: DataDirOpt = None,
 ) -> None:
     """Index, then keep the index up to date as files change (Ctrl-C to stop)."""
-    from docshelf.index.watch import Watcher
-    from docshelf.runtime import Runtime
+    from docshelf.cli.common import open_shelf
 
-    settings = _settings(config, data_dir, collection, paths[0] if paths else None)
-    runtime = Runtime(settings)
-    try:
-        indexer = runtime.indexer()
+    loaded = load(config, data_dir, collection, paths[0] if paths else None)
+    settings = loaded.settings
+    with open_shelf(loaded) as shelf:
         # the first sync runs here, so a bad folder or a busy index is reported before watching
-        report = indexer.sync(settings.collection, paths or [])
-        err.print(_summary(report), highlight=False)
-        watcher = Watcher(
-            indexer, settings.collection, settings.watch, paths or [],
-            on_sync=lambda r: err.print(_summary(r), highlight=False),
-        )  # fmt: skip
-        roots = runtime.store.collection_roots(settings.collection)
+        first = shelf.index([str(p) for p in paths or []], collection, reconfigure=loaded.explicit)
+        name = first.sync.collection
+        err.print(_summary(first.sync), highlight=False, markup=False)
+        watcher = shelf.watcher(name, paths or [], on_sync=lambda r: err.print(_summary(r), highlight=False))
+        roots = shelf.store.collection_roots(name)
         err.print(
             f"watching {', '.join(roots)} (debounce {settings.watch.debounce_ms} ms, "
             f"rescan every {settings.watch.rescan_s:g}s); Ctrl-C to stop",
-            highlight=False,
-        )
+            highlight=False, markup=False,
+        )  # fmt: skip
         signal.signal(signal.SIGTERM, _interrupt)  # a service manager's stop: finish cleanly
         try:
             watcher.run_forever()
         except KeyboardInterrupt:
             err.print("stopped watching")
-    finally:
-        runtime.close()
 
 
 def compact(config: ConfigOpt = None, data_dir: DataDirOpt = None, as_json: JsonOpt = False) -> None:
     """Reclaim space: VACUUM the database, truncate its WAL, clean the keyword index's files."""
-    from docshelf.index.lock import WriterLock
-    from docshelf.runtime import Runtime
+    from docshelf.cli.common import open_shelf
 
-    settings = _settings(config, data_dir, None)
-    runtime = Runtime(settings)
-    try:
-        store = runtime.store
-        with WriterLock(store.data_dir, settings.watch.lock_timeout_s):
-            before, after = store.compact()
-    finally:
-        runtime.close()
+    loaded = load(config, data_dir, None)
+    settings = loaded.settings
+    with open_shelf(loaded) as shelf:
+        before, after = shelf.compact()
     if as_json:
         print_json({"size_bytes_before": before, "size_bytes_after": after})
     else:
@@ -88,5 +77,5 @@ def compact(config: ConfigOpt = None, data_dir: DataDirOpt = None, as_json: Json
 
 def register(app: typer.Typer) -> None:
     """Add `watch` and `compact` to the docshelf CLI."""
-    app.command()(_handle_errors(watch))
-    app.command()(_handle_errors(compact))
+    app.command()(handle_errors(watch))
+    app.command()(handle_errors(compact))

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from docshelf.cli.main import ConfigOpt, DataDirOpt, JsonOpt, _handle_errors, _settings
+from docshelf.cli.common import ConfigOpt, DataDirOpt, JsonOpt, handle_errors, load
 from docshelf.cli.output import err, print_json, progress_bar
 from docshelf.errors import ConfigError
 
@@ -20,33 +20,15 @@ def migrate(
     as_json: JsonOpt = False,
 ) -> None:
     """Copy the embedded index (documents, chunks, vectors) into PostgreSQL without re-embedding."""
-    from docshelf.index.lock import WriterLock
-    from docshelf.runtime import Runtime
-    from docshelf.store import open_store
-    from docshelf.store.copy import copy_store
+    from docshelf.cli.common import open_shelf
 
     if not to.startswith(("postgresql://", "postgres://")):
         raise ConfigError(f"--to must be a postgresql:// DSN, not {to!r}")
-    settings = _settings(config, data_dir, None)
-    settings.store.url = None  # the source is always the embedded store in data_dir
-    source = Runtime(settings)
-    try:
-        target_settings = settings.model_copy(deep=True)
-        target_settings.store.url = to
-        target = open_store(target_settings, source.analyzer)
-        try:
-            with (
-                WriterLock(settings.store.data_dir, settings.watch.lock_timeout_s),
-                progress_bar(err.is_terminal) as bar,
-            ):
-                task = bar.add_task("copy", total=None)
-                report = copy_store(
-                    source.store, target, lambda done, total: bar.update(task, completed=done, total=total)
-                )
-        finally:
-            target.close()
-    finally:
-        source.close()
+    loaded = load(config, data_dir, None)
+    loaded.settings.store.url = None  # the source is always the embedded store in data_dir
+    with open_shelf(loaded) as shelf, progress_bar(err.is_terminal) as bar:
+        task = bar.add_task("copy", total=None)
+        report = shelf.migrate_to(to, lambda done, total: bar.update(task, completed=done, total=total))
     if as_json:
         print_json(report.__dict__)
         return
@@ -60,4 +42,4 @@ def migrate(
 
 def register(app: typer.Typer) -> None:
     """Add `migrate` to the docshelf CLI."""
-    app.command()(_handle_errors(migrate))
+    app.command()(handle_errors(migrate))

@@ -13,40 +13,39 @@ from typing import TYPE_CHECKING, Annotated
 import anyio
 import typer
 
-from docshelf.cli.main import ConfigOpt, DataDirOpt, _handle_errors, _settings
+from docshelf.cli.common import ConfigOpt, DataDirOpt, handle_errors, load
 from docshelf.cli.output import err
 
 if TYPE_CHECKING:
-    from docshelf.config import Settings
-    from docshelf.server.app import ServerState
+    from docshelf.shelf import Shelf
 
 __all__ = ["register"]
 
 
-def _start_watcher(settings: Settings, state: ServerState) -> Callable[[], None]:
+def _start_watcher(shelf: Shelf) -> Callable[[], None]:
     """Watch every collection on a background thread, sharing the server's model; returns a stopper.
 
-    The watcher has its own store connection; writes go through the index's writer lock, so
-    other servers and CLI runs on the same index keep working.
+    The watcher has its own shelf (its own store connection); writes go through the index's writer
+    lock, so other servers and CLI runs on the same index keep working.
     """
     from docshelf.index.watch import Watcher
-    from docshelf.runtime import Runtime
+    from docshelf.shelf import Shelf
 
     stop = threading.Event()
     watchers: list[Watcher] = []
-    runtimes: list[Runtime] = []
+    shelves: list[Shelf] = []
 
     def start() -> None:
-        embedder, why = state.embedder(None)
+        embedder, why = shelf.embedder(None)
         if stop.is_set():
             return
         if embedder is None:
-            err.print(f"watch is off: {why}", highlight=False)
+            err.print(f"watch is off: {why}", highlight=False, markup=False)
             return
-        runtime = Runtime(settings, embedder=embedder)
-        runtimes.append(runtime)
-        for name in runtime.store.collections():
-            watcher = Watcher(runtime.indexer(), name, settings.watch)
+        mine = Shelf(shelf.settings, embedder=embedder, config_path=shelf.config_path)
+        shelves.append(mine)
+        for name in mine.collections():
+            watcher = mine.watcher(name)
             watchers.append(watcher)
             watcher.start()
 
@@ -58,8 +57,8 @@ def _start_watcher(settings: Settings, state: ServerState) -> Callable[[], None]
         thread.join(5)
         for watcher in watchers:
             watcher.stop()
-        for runtime in runtimes:
-            runtime.close()
+        for opened in shelves:
+            opened.close()
 
     return stopper
 
@@ -78,14 +77,16 @@ def serve(
     """Serve the index over MCP: stdio for Claude Code/Desktop, Cursor, Codex; or HTTP with a token."""
     from docshelf.server import build_server
     from docshelf.server.http import load_or_create_token, serve_http
+    from docshelf.shelf import Shelf
 
-    settings = _settings(config, data_dir, None)
+    loaded = load(config, data_dir, None)
+    settings = loaded.settings
     cfg = settings.server
     cfg.read_only = cfg.read_only or read_only
     cfg.host = host or cfg.host
     cfg.port = port or cfg.port
-    server, state = build_server(settings)
-    stop_watch = _start_watcher(settings, state) if watch else None
+    server, shelf = build_server(settings, Shelf(settings, config_path=loaded.path))
+    stop_watch = _start_watcher(shelf) if watch else None
     try:
         if not http:
             server.run("stdio")
@@ -102,7 +103,7 @@ def serve(
     finally:
         if stop_watch is not None:
             stop_watch()
-        state.close()
+        shelf.close()
 
 
 def install(
@@ -120,7 +121,7 @@ def install(
     """Register the docshelf MCP server with a client, using absolute paths; old configs are backed up."""
     from docshelf.server.install import apply_plan, plan_install, server_command
 
-    settings = _settings(config, data_dir, None)
+    settings = load(config, data_dir, None).settings
     if not (settings.store.data_dir / "docshelf.db").is_file():
         err.print(f"note: no index at {settings.store.data_dir} yet; run `docshelf index PATH` before use")
     cmd = server_command(settings.store.data_dir, config, read_only)
@@ -145,5 +146,5 @@ def install(
 
 def register(app: typer.Typer) -> None:
     """Add `serve` and `install` to the docshelf CLI."""
-    app.command()(_handle_errors(serve))
-    app.command()(_handle_errors(install))
+    app.command()(handle_errors(serve))
+    app.command()(handle_errors(install))

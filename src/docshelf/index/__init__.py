@@ -1,6 +1,5 @@
-"""Index: keep the store in step with the files (sync; watch comes later)."""
+"""Index: keep the store in step with the files (sync, watch, the writer lock, freshness).
 
-from docshelf.index.ids import chunk_ids, content_hash, document_id, embed_key
-from docshelf.index.sync import Indexer, Progress, SyncReport
-
-__all__ = ["Indexer", "Progress", "SyncReport", "chunk_ids", "content_hash", "document_id", "embed_key"]
+Nothing is imported here: ``docshelf.index.stale`` and ``docshelf.index.lock`` are light, while
+``docshelf.index.sync`` pulls in the parsers, the chunker and numpy.
+"""

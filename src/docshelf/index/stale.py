@@ -1,59 +1,110 @@
-"""What changed on disk since the last build: a cheap stat of every indexed file (no reads)."""
+"""What changed on disk since the last build: a cheap stat of every indexed file (no reads).
+
+``stale_documents`` walks everything at once (for `status`). ``StaleTracker`` answers every
+search in constant time: it pages through the documents in the background (or, in a one-shot
+process, within a small time box) and reports the count of its last complete pass.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from docshelf.errors import DocshelfError
-from docshelf.store.base import Store
 
 if TYPE_CHECKING:
-    from docshelf.store.base import DocumentRecord
+    from docshelf.store.base import DocState, Store
 
-__all__ = ["StaleCache", "index_age", "stale_documents", "stale_summary"]
+__all__ = ["Resolve", "StaleTracker", "index_age", "stale_documents", "stale_report", "stale_summary"]
+
+# (roots of the document's collection, its state) -> the file to stat; raises if refused
+Resolve = Callable[[list[str], "DocState"], Path]
+_PAGE = 1000
 
 
-def _plain_path(store: Store, doc: DocumentRecord) -> Path:
-    return Path(doc.root) / doc.path
+def _plain_path(roots: list[str], state: DocState) -> Path:
+    return Path(state.root) / state.path
+
+
+class _Pass:
+    """One walk over every document, page by page, counting what differs on disk."""
+
+    def __init__(self, store: Store, resolve: Resolve, limit: int | None) -> None:
+        self.store = store
+        self.resolve = resolve
+        self.limit = limit
+        self.after = ""
+        self.done = False
+        self.found: list[dict[str, str]] = []
+        self.count = 0
+        self._roots: dict[str, list[str]] = {}
+        self._present: dict[str, bool] = {}
+
+    def step(self, lock: contextlib.AbstractContextManager[Any]) -> None:
+        """Check the next page of documents (the page is read under ``lock``, files stat'ed outside)."""
+        with lock:
+            page = self.store.document_page(self.after, _PAGE)
+            for collection, _ in page:
+                if collection not in self._roots:
+                    self._roots[collection] = self.store.collection_roots(collection)
+        if len(page) < _PAGE:
+            self.done = True
+        if page:
+            self.after = page[-1][1].id
+        for collection, state in page:
+            self._check(collection, state)
+
+    def _check(self, collection: str, state: DocState) -> None:
+        if state.root not in self._present:
+            self._present[state.root] = os.path.isdir(state.root)
+            if not self._present[state.root]:
+                # one line for the folder, not one per file: on a server that shares a PostgreSQL
+                # index but not the corpus, this is normal (text is then read from the index)
+                self._add(collection, state.root, "folder not on this machine")
+        if not self._present[state.root]:
+            return
+        try:
+            st = os.stat(self.resolve(self._roots.get(collection, []), state))
+        except (OSError, DocshelfError):
+            self._add(collection, state.path, "missing or unreadable")
+        else:
+            if st.st_size != state.size or st.st_mtime_ns != state.mtime_ns:
+                self._add(collection, state.path, "modified")
+
+    def _add(self, collection: str, path: str, reason: str) -> None:
+        self.count += 1
+        if self.limit is None or len(self.found) < self.limit:
+            self.found.append({"collection": collection, "path": path, "reason": reason})
+
+
+def stale_report(
+    store: Store,
+    limit: int | None = None,
+    resolve: Resolve = _plain_path,
+    lock: contextlib.AbstractContextManager[Any] | None = None,
+) -> tuple[int, list[dict[str, str]]]:
+    """How many indexed files differ on disk or are gone, and the first ``limit`` of them.
+
+    ``resolve`` maps a document to the file to stat (readers pass their path guard); an
+    OSError or DocshelfError from it counts as missing or unreadable. Pages of documents are
+    read under ``lock``, files are stat'ed outside it.
+    """
+    walk = _Pass(store, resolve, limit)
+    while not walk.done:
+        walk.step(lock or contextlib.nullcontext())
+    return walk.count, walk.found
 
 
 def stale_documents(
-    store: Store,
-    limit: int | None = None,
-    resolve: Callable[[Store, DocumentRecord], Path] = _plain_path,
+    store: Store, limit: int | None = None, resolve: Resolve = _plain_path
 ) -> list[dict[str, str]]:
-    """Indexed files whose size or mtime differ on disk, or that are gone (up to ``limit``).
-
-    ``resolve`` maps a document to the file to stat (the server passes its path guard); an
-    OSError or DocshelfError from it counts as missing or unreadable.
-    """
-    out: list[dict[str, str]] = []
-    present: dict[str, bool] = {}
-    for doc in store.iter_documents():
-        if doc.root not in present:
-            present[doc.root] = os.path.isdir(doc.root)
-            if not present[doc.root]:
-                # one line for the folder, not one per file: on a server that shares a PostgreSQL
-                # index but not the corpus, this is normal (text is then read from the index)
-                reason = "folder not on this machine"
-                out.append({"collection": doc.collection, "path": doc.root, "reason": reason})
-        if not present[doc.root]:
-            continue
-        try:
-            st = os.stat(resolve(store, doc))
-        except (OSError, DocshelfError):
-            out.append({"collection": doc.collection, "path": doc.path, "reason": "missing or unreadable"})
-        else:
-            if st.st_size != doc.size or st.st_mtime_ns != doc.mtime_ns:
-                out.append({"collection": doc.collection, "path": doc.path, "reason": "modified"})
-        if limit is not None and len(out) >= limit:
-            break
-    return out
+    """Indexed files whose size or mtime differ on disk, or that are gone (up to ``limit``)."""
+    return stale_report(store, limit, resolve)[1]
 
 
 def index_age(store: Store, now: float | None = None) -> float | None:
@@ -65,7 +116,7 @@ def index_age(store: Store, now: float | None = None) -> float | None:
 
 
 def stale_summary(store: Store) -> dict[str, Any]:
-    """``stale_documents`` (count) and ``index_age`` (seconds) for status and search metadata."""
+    """``stale_documents`` (count) and ``index_age`` (seconds) for status."""
     age = index_age(store)
     return {
         "stale_documents": len(stale_documents(store)),
@@ -73,33 +124,107 @@ def stale_summary(store: Store) -> dict[str, Any]:
     }
 
 
-class StaleCache:
-    """``stale_summary`` for every search without a stat walk per search.
+class StaleTracker:
+    """``index_age`` and the stale count for every search, at a cost that does not grow with the files.
 
-    The stale count is recomputed after ``max_age_s``, or after ``min_age_s`` when the index
-    generation changed (a sync landed), so a stream of syncs costs at most one stat walk per
-    ``min_age_s``; the last build's time is read with it, and ``index_age`` is computed from it.
+    With ``background`` a daemon thread walks the documents every ``max_age_s`` (sooner, after
+    ``min_age_s``, when a sync changed the index), pausing between pages so searches keep the
+    interpreter. The first call itself checks up to ``first_pages`` pages of 1,000 documents (all
+    a one-shot CLI search gets); a count that did not finish is reported as None, never guessed.
     """
 
-    def __init__(self, store: Store, max_age_s: float = 5.0, min_age_s: float = 1.0) -> None:
+    def __init__(
+        self,
+        store: Store,
+        lock: contextlib.AbstractContextManager[Any] | None = None,
+        resolve: Resolve = _plain_path,
+        background: bool = False,
+        max_age_s: float = 5.0,
+        min_age_s: float = 1.0,
+        first_pages: int = 2,
+    ) -> None:
         self.store = store
+        self.lock = lock or contextlib.nullcontext()
+        self.resolve = resolve
+        self.background = background
         self.max_age_s = max_age_s
         self.min_age_s = min_age_s
-        self._lock = threading.Lock()
-        self._generation: int | None = None
+        self.first_pages = first_pages
+        self._state = threading.Lock()
+        self._count: int | None = None
+        self._tried = False
         self._checked = -1e9
-        self._count = 0
-        self._built_at: float | None = None
+        self._generation: int | None = None  # the generation the last pass started at
+        self._built: tuple[int, float | None] | None = None  # (generation, last build's time)
+        self._thread: threading.Thread | None = None
+        self._wake = threading.Event()
+        self._stop = threading.Event()
 
     def summary(self) -> dict[str, Any]:
-        with self._lock:
+        """{"index_age": seconds or None, "stale_documents": count or None}; constant time."""
+        with self.lock:
             generation = self.store.generation()
-            now = time.monotonic()
-            since = now - self._checked
-            if since >= self.max_age_s or (generation != self._generation and since >= self.min_age_s):
+            if self._built is None or self._built[0] != generation:
                 build = self.store.last_build()
-                self._built_at = None if build is None else (build.finished_at or build.started_at)
-                self._count = len(stale_documents(self.store))
-                self._generation, self._checked = generation, now
-            age = None if self._built_at is None else round(max(0.0, time.time() - self._built_at), 1)
-            return {"index_age": age, "stale_documents": self._count}
+                self._built = (generation, None if build is None else (build.finished_at or build.started_at))
+        built_at = self._built[1]
+        age = None if built_at is None else round(max(0.0, time.time() - built_at), 1)
+        if self._count is None and not self._tried:
+            # a small index is counted at once; a large one finishes on the thread (or stays unknown)
+            self._tried = True
+            self._run_pass(max_pages=self.first_pages)
+        if self.background:
+            self._ensure_thread(generation)
+        return {"index_age": age, "stale_documents": self._count}
+
+    def _due(self, generation: int) -> bool:
+        since = time.monotonic() - self._checked
+        return since >= self.max_age_s or (generation != self._generation and since >= self.min_age_s)
+
+    def _ensure_thread(self, generation: int) -> None:
+        with self._state:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="docshelf-stale", daemon=True)
+                self._thread.start()
+            elif generation != self._generation:
+                self._wake.set()
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                generation = self._generation_now()
+                if self._due(generation):
+                    self._run_pass(pause=True)
+            except Exception:  # a closed store at shutdown, a vanished folder: try again later
+                if self._stop.is_set():
+                    return
+            self._wake.wait(self.min_age_s)
+            self._wake.clear()
+
+    def _generation_now(self) -> int:
+        with self.lock:
+            return self.store.generation()
+
+    def _run_pass(self, max_pages: int | None = None, pause: bool = False) -> None:
+        generation = self._generation_now()
+        walk = _Pass(self.store, self.resolve, 0)
+        for pages, _ in enumerate(self._steps(walk, pause), start=1):
+            if max_pages is not None and pages >= max_pages and not walk.done:
+                return  # too many files to count here: the count stays unknown
+            if self._stop.is_set():
+                return
+        self._count, self._checked, self._generation = walk.count, time.monotonic(), generation
+
+    def _steps(self, walk: _Pass, pause: bool) -> Iterator[None]:
+        while not walk.done:
+            started = time.monotonic()
+            walk.step(self.lock)
+            yield
+            if pause:  # as long again idle: a pass never takes more than half the interpreter
+                time.sleep(min(0.05, time.monotonic() - started))
+
+    def close(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(2)

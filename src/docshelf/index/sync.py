@@ -126,11 +126,21 @@ class Indexer:
             finally:
                 self.store.end_write(failed)
 
-    def sync(self, collection: str, roots: Sequence[Path] = ()) -> SyncReport:
-        """Index new and changed files under the collection's roots; drop vanished ones."""
-        return self._locked(lambda: self._sync(collection, roots))
+    def sync(
+        self, collection: str, roots: Sequence[Path] = (), skipped: Sequence[SkippedFile] = (),
+        force: bool = False,
+    ) -> SyncReport:  # fmt: skip
+        """Index new and changed files under the collection's roots; drop vanished ones.
 
-    def _sync(self, collection: str, roots: Sequence[Path]) -> SyncReport:
+        ``skipped`` (e.g. URLs that could not be fetched) is recorded with the files this sync
+        skips, under the same writer lock; ``force`` re-parses unchanged files too (after the
+        chunk or parse settings changed).
+        """
+        return self._locked(lambda: self._sync(collection, roots, skipped, force))
+
+    def _sync(
+        self, collection: str, roots: Sequence[Path], skipped: Sequence[SkippedFile], force: bool
+    ) -> SyncReport:
         started = time.time()
         self.store.check_model(self.embedder.name, self.embedder.dim)
         known = [Path(r) for r in self.store.collection_roots(collection)]
@@ -153,7 +163,7 @@ class Indexer:
             log.warning("keyword index behind the database: rebuilding it from the database")
             self.store.rebuild_keyword_index()
 
-        report = SyncReport(collection)
+        report = SyncReport(collection, skipped=list(skipped))
         report.git_commit, report.git_dirty = git_state(walked[0][0])
         files: dict[str, SourceFile] = {}
         for _, result in walked:
@@ -178,7 +188,8 @@ class Indexer:
         for done, (rel, f) in enumerate(sorted(files.items()), start=1):
             self.progress("index", done, len(files))
             state = states.get(rel)
-            if state and state.size == f.size and state.mtime_ns == f.mtime_ns and state.root == str(f.root):
+            same_root = state is not None and state.root == str(f.root)
+            if state and not force and same_root and state.size == f.size and state.mtime_ns == f.mtime_ns:
                 report.unchanged += 1
                 continue
             try:
@@ -187,7 +198,7 @@ class Indexer:
                 report.skipped.append(SkippedFile(rel, f"cannot read: {exc.strerror}"))
                 continue
             digest = content_hash(data)
-            if state and state.content_hash == digest and state.root == str(f.root):
+            if state and not force and same_root and state.content_hash == digest:
                 self.store.touch_document(state.id, f.size, f.mtime_ns)
                 report.unchanged += 1
                 continue

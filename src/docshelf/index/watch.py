@@ -17,12 +17,14 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docshelf.config import WatchSettings
 from docshelf.errors import DocshelfError, SourceError
 from docshelf.index.lock import pid_alive
-from docshelf.index.sync import Indexer, SyncReport
+
+if TYPE_CHECKING:
+    from docshelf.index.sync import Indexer, SyncReport
 
 __all__ = ["HEALTH_KEY", "Watcher", "read_health"]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -11,7 +12,7 @@ from docshelf.analyze import Analyzer
 from docshelf.analyze.language import language_of
 from docshelf.config import SearchSettings
 from docshelf.embed.base import Embedder
-from docshelf.index.stale import StaleCache
+from docshelf.index.stale import StaleTracker
 from docshelf.search.fusion import convex_combination, weighted_rrf, zscore_combination
 from docshelf.store.base import SearchFilter, Store
 from docshelf.types import cite
@@ -144,13 +145,19 @@ class Searcher:
     """Answers queries against one store."""
 
     def __init__(
-        self, store: Store, embedder: Embedder | None, analyzer: Analyzer, settings: SearchSettings
+        self,
+        store: Store,
+        embedder: Embedder | None,
+        analyzer: Analyzer,
+        settings: SearchSettings,
+        freshness: Callable[[], dict[str, Any]] | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.analyzer = analyzer
         self.settings = settings
-        self.stale = StaleCache(store)
+        # index_age and stale_documents for each result; the shelf shares one tracker per process
+        self.freshness = freshness or StaleTracker(store).summary
 
     def search(
         self,
@@ -178,7 +185,7 @@ class Searcher:
         fused = self._fuse(lists, mode, query, coverage)
         hits = self._hydrate(fused, lists, set(terms) if snippets else None, k)
         note = None if hits else self._why_empty(terms, flt)
-        fresh = self.stale.summary()
+        fresh = self.freshness()
         return SearchResult(
             query, mode, hits, (time.perf_counter() - started) * 1000, note,
             index_age=fresh["index_age"], stale_documents=fresh["stale_documents"],

@@ -10,6 +10,7 @@ from typing import Any
 from mcp_types import CallToolResult, TextContent
 
 from docshelf.errors import DocshelfError
+from docshelf.shelf.budget import estimate_tokens, prefix_within
 
 __all__ = [
     "decode_cursor",
@@ -25,28 +26,6 @@ __all__ = [
 def dumps(obj: Any) -> str:
     """Compact JSON with UTF-8 text left as is (no \\u escapes: fewer tokens, readable)."""
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=str)
-
-
-def estimate_tokens(text: str) -> int:
-    """A cautious token count: ~4 ASCII characters per token, one token per other character.
-
-    CJK text really is about one token per character, so counting characters alone would
-    let a Chinese document blow through the cap four times over.
-    """
-    ascii_chars = len(text.encode("ascii", "ignore"))
-    return ascii_chars // 4 + (len(text) - ascii_chars) + 1
-
-
-def prefix_within(text: str, budget: int) -> int:
-    """Length of the longest prefix of ``text`` whose estimate stays within ``budget`` tokens."""
-    if estimate_tokens(text) <= budget:
-        return len(text)
-    cost = 0.0
-    for i, ch in enumerate(text):
-        cost += 0.25 if ord(ch) < 128 else 1.0
-        if cost > budget:
-            return i
-    return len(text)
 
 
 def fit_items(payload: dict[str, Any], key: str, budget: int) -> int:

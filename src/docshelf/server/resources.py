@@ -15,9 +15,11 @@ from mcp_types import (
 )
 
 from docshelf.errors import AccessError, DocshelfError, NotFoundError
-from docshelf.server.app import ServerState
-from docshelf.server.documents import SCHEME, find_document, load_text, status_payload
-from docshelf.server.limits import dumps, prefix_within
+from docshelf.server.app import off_loop
+from docshelf.server.limits import dumps
+from docshelf.server.tools import status_payload
+from docshelf.shelf import Shelf
+from docshelf.shelf.reading import SCHEME
 
 __all__ = ["DOCUMENT_TEMPLATE", "register_prompts", "register_resources"]
 
@@ -26,7 +28,7 @@ DOCUMENT_TEMPLATE = SCHEME + "{collection}/{+path}"
 _MAX_COMPLETIONS = 100  # the spec's cap on values per completion
 
 
-def register_resources(server: MCPServer, state: ServerState) -> None:
+def register_resources(server: MCPServer, shelf: Shelf) -> None:
     """docshelf://status and the docshelf://{collection}/{+path} template."""
 
     @server.resource(
@@ -37,7 +39,9 @@ def register_resources(server: MCPServer, state: ServerState) -> None:
         mime_type="application/json",
     )
     async def status() -> str:
-        payload = await state.run(lambda: status_payload(state.store, {}))
+        payload = await off_loop(shelf, lambda: status_payload(shelf))
+        for key in ("server", "note"):
+            payload.pop(key, None)
         return dumps(payload)
 
     @server.resource(
@@ -52,40 +56,41 @@ def register_resources(server: MCPServer, state: ServerState) -> None:
         uri = f"{SCHEME}{collection}/{path}"
 
         def read() -> str:
-            doc = find_document(state.store, path, collection)
-            text = load_text(state.store, state.registry, doc).text
-            fit = prefix_within(text, state.settings.server.max_result_tokens)
-            if fit < len(text):
-                text = text[:fit] + (
-                    f"\n\n[docshelf: cut at character {fit} of {len(text)} to stay under the size cap; "
-                    "call read_document with start_char to read on]"
+            doc = shelf.find_document(path, collection)
+            got = shelf.read_range(doc, max_tokens=shelf.settings.server.max_result_tokens)
+            text = got.text
+            if got.rest is not None:
+                text += (
+                    f"\n\n[docshelf: cut at character {got.char_end} of {got.total_chars} to stay under the "
+                    "size cap; call read_document with start_char to read on]"
                 )
             return text
 
         try:
-            return await state.run(read)
+            return await off_loop(shelf, read)
         except (NotFoundError, AccessError) as exc:
             # the spec's "resource not found" (-32602 with the uri in data)
             raise ResourceNotFoundError(f"{uri}: {exc}") from exc
 
 
 def _complete_values(
-    state: ServerState, argument: CompletionArgument, context: CompletionContext | None
+    shelf: Shelf, argument: CompletionArgument, context: CompletionContext | None
 ) -> list[str]:
-    store = state.store
     prefix = argument.value
     if argument.name == "collection":
-        return [c for c in store.collections() if c.startswith(prefix)]
+        return [c for c in shelf.collections() if c.startswith(prefix)]
     if argument.name == "path":
         chosen = (context.arguments or {}).get("collection") if context else None
-        paths = [d.path for d in store.iter_documents(chosen)]
+        if chosen and chosen not in shelf.collections():
+            return []
+        paths = [d.path for d in shelf.list_documents(chosen)]
         starts = [p for p in paths if p.startswith(prefix)]
         # then paths where the text appears later (a file name typed without its folder)
         return starts + [p for p in paths if prefix and prefix in p and p not in starts]
     return []
 
 
-def register_prompts(server: MCPServer, state: ServerState) -> None:
+def register_prompts(server: MCPServer, shelf: Shelf) -> None:
     """The answer_with_citations prompt and completions for collection names and paths."""
 
     @server.prompt(title="Answer with citations")
@@ -111,7 +116,7 @@ def register_prompts(server: MCPServer, state: ServerState) -> None:
         if not isinstance(ref, ResourceTemplateReference) or ref.uri != DOCUMENT_TEMPLATE:
             return None
         try:
-            values: list[Any] = await state.run(lambda: _complete_values(state, argument, context))
+            values: list[Any] = await off_loop(shelf, lambda: _complete_values(shelf, argument, context))
         except DocshelfError:
             return None
         return Completion(

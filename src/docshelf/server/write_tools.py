@@ -17,15 +17,15 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from docshelf.errors import DocshelfError, EmbedError, NotFoundError
-from docshelf.server.app import ServerState
-from docshelf.server.documents import find_document
+from docshelf.errors import DocshelfError, EmbedError
+from docshelf.server.app import off_loop
 from docshelf.server.limits import fit_items, tool_result
 from docshelf.server.schemas import WriteReport
 from docshelf.server.tools import tool
 
 if TYPE_CHECKING:
-    from docshelf.index.sync import Progress, SyncReport
+    from docshelf.index.sync import Progress
+    from docshelf.shelf import IndexReport, Shelf
 
 __all__ = ["register_write_tools"]
 
@@ -44,10 +44,11 @@ class _Cancelled(Exception):
     """Raised inside the indexing thread once the request was cancelled."""
 
 
-async def _indexing(state: ServerState, ctx: Context, job: Callable[[Progress], T]) -> T:
+async def _indexing(shelf: Shelf, ctx: Context, job: Callable[[Progress], T]) -> T:
     """Run an indexing job on a worker thread, reporting MCP progress; cancelling the request stops it
     at the next file (every document is swapped in its own transaction, so nothing is half-written)."""
-    _, why = await anyio.to_thread.run_sync(lambda: state.embedder(None))
+    await shelf.opened()
+    _, why = await anyio.to_thread.run_sync(lambda: shelf.embedder(None))
     if why:
         raise EmbedError(f"cannot index: {why}")
     cancel = threading.Event()
@@ -65,16 +66,11 @@ async def _indexing(state: ServerState, ctx: Context, job: Callable[[Progress], 
         except Exception:  # progress is best effort; the work goes on
             log.debug("progress report failed", exc_info=True)
 
-    def locked() -> T:
-        with state.lock:
-            try:
-                return job(progress)
-            except _Cancelled:
-                state.store.commit()  # publish what was swapped in, so no keyword rebuild is needed
-                raise
+    def run() -> T:
+        return job(progress)  # a cancel ends the sync, which publishes what was swapped in
 
     try:
-        return await anyio.to_thread.run_sync(locked, abandon_on_cancel=True)
+        return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
     except anyio.get_cancelled_exc_class():
         cancel.set()
         raise
@@ -89,7 +85,8 @@ async def _announce(ctx: Context) -> None:
             log.debug("list_changed not sent", exc_info=True)
 
 
-def _report(action: str, reports: list[SyncReport], budget: int) -> dict[str, Any]:
+def _report(action: str, done: list[IndexReport], budget: int) -> dict[str, Any]:
+    reports = [d.sync for d in done]
     payload: dict[str, Any] = {
         "action": action,
         "collection": ", ".join(r.collection for r in reports) or None,
@@ -100,7 +97,8 @@ def _report(action: str, reports: list[SyncReport], budget: int) -> dict[str, An
         "skipped": [{"path": s.path, "reason": s.reason} for r in reports for s in r.skipped],
         "removed_paths": [p for r in reports for p in r.removed],
         "seconds": round(sum(r.seconds for r in reports), 3),
-        "note": None,
+        "settings_changes": [c for d in done for c in d.settings_changes],
+        "note": "; ".join(n for d in done for n in d.notes) or None,
     }
     before = len(payload["skipped"]) + len(payload["removed_paths"])
     after = fit_items(payload, "skipped", budget // 2) + fit_items(payload, "removed_paths", budget // 2)
@@ -109,33 +107,20 @@ def _report(action: str, reports: list[SyncReport], budget: int) -> dict[str, An
     return payload
 
 
-def _ingest_target(state: ServerState, path: str, collection: str | None) -> tuple[str, list[Path]]:
-    """The collection to sync and the new root (if any) for an ingest of ``path``."""
-    from docshelf.sources.walk import is_within
+def _check_target(path: str) -> str:
+    """An ingest target as the server accepts it: an http(s) URL or an absolute path."""
+    from docshelf.sources.remote import is_url
 
-    if "://" in path:
-        raise DocshelfError(
-            "URLs are not supported yet: save the file into an indexed folder, then call reindex"
-        )
-    target = Path(path).expanduser()
-    if not target.is_absolute():
-        raise DocshelfError(f"{path!r} is relative: pass the absolute path of a folder or file")
-    target = target.resolve()
-    if target.is_dir():
-        return collection or state.settings.collection, [target]
-    if target.is_file():
-        for name in [collection] if collection else state.store.collections():
-            if any(is_within(target, Path(r)) for r in state.store.collection_roots(name)):
-                return name, []
-        raise DocshelfError(
-            f"{target} is not under an indexed folder; ingest the folder that holds it instead"
-        )
-    raise NotFoundError(f"{target} does not exist")
+    if is_url(path):
+        return path
+    if not Path(path).expanduser().is_absolute():
+        raise DocshelfError(f"{path!r} is relative: pass the absolute path of a folder or file, or a URL")
+    return path
 
 
-def register_write_tools(server: MCPServer, state: ServerState) -> None:
+def register_write_tools(server: MCPServer, shelf: Shelf) -> None:
     """Register ingest, forget and reindex."""
-    budget = state.settings.server.max_result_tokens
+    budget = shelf.settings.server.max_result_tokens
 
     async def finish(ctx: Context, payload: dict[str, Any]) -> CallToolResult:
         await _announce(ctx)
@@ -143,16 +128,21 @@ def register_write_tools(server: MCPServer, state: ServerState) -> None:
 
     @tool(server, "Add documents", INDEXING)
     async def ingest(
-        path: Annotated[str, Field(min_length=1, description="absolute path of a folder (or a file in one)")],
+        path: Annotated[
+            str,
+            Field(
+                min_length=1, description="absolute path of a folder (or a file in one), or an http(s) URL"
+            ),
+        ],
         ctx: Context,
         collection: Annotated[str | None, Field(description="collection to add it to")] = None,
     ) -> Annotated[CallToolResult, WriteReport]:
-        """Index a folder (it becomes a root of the collection) or re-index one file under a known
-        folder. Only unchanged files are skipped, so repeating it is cheap. Reports progress."""
-        await state.opened()
+        """Index a folder (it becomes a root of the collection), a web page or public Google Drive
+        link, or re-index one file under a known folder. Unchanged files are skipped, so repeating it
+        is cheap. Reports progress."""
         try:
-            name, roots = _ingest_target(state, path, collection)
-            report = await _indexing(state, ctx, lambda p: state.runtime.indexer(p).sync(name, roots))
+            target = _check_target(path)
+            report = await _indexing(shelf, ctx, lambda p: shelf.index([target], collection, progress=p))
         except (DocshelfError, _Cancelled) as exc:
             raise ToolError(str(exc) or "cancelled") from exc
         return await finish(ctx, _report("ingest", [report], budget))
@@ -163,20 +153,20 @@ def register_write_tools(server: MCPServer, state: ServerState) -> None:
         ctx: Context,
         collection: Annotated[str | None, Field(description="collection, when a path is in several")] = None,
     ) -> Annotated[CallToolResult, WriteReport]:
-        """Remove one document from the index (the file on disk is not touched). It comes back on
-        the next reindex unless it is excluded in docshelf.toml or marked rag: false."""
+        """Remove one document from the index (the file on disk is not touched), or a whole root
+        folder given by its absolute path. A document comes back on the next reindex unless it is
+        excluded in docshelf.toml or marked rag: false."""
 
         def work() -> dict[str, Any]:
-            doc = find_document(state.store, document, collection)
-            removed = state.runtime.indexer().forget(doc.collection, doc.path)
+            done = shelf.forget(document, collection)
             return {
-                "action": "forget", "collection": doc.collection, "removed": len(removed),
-                "removed_paths": removed, "note": None,
+                "action": "forget", "collection": done.collection, "removed": len(done.removed),
+                "removed_paths": done.removed, "note": None,
             }  # fmt: skip
 
         try:
-            await anyio.to_thread.run_sync(lambda: state.embedder(None))
-            payload = await state.run(work)
+            await anyio.to_thread.run_sync(lambda: shelf.embedder(None))
+            payload = await off_loop(shelf, work)
         except DocshelfError as exc:
             raise ToolError(str(exc)) from exc
         return await finish(ctx, payload)
@@ -188,16 +178,12 @@ def register_write_tools(server: MCPServer, state: ServerState) -> None:
     ) -> Annotated[CallToolResult, WriteReport]:
         """Bring the index up to date with the files on disk: new and changed files are indexed,
         vanished ones dropped. Incremental and safe to repeat. Reports progress; can be cancelled."""
-        await state.opened()
-        names = [collection] if collection else state.store.collections()
-        if collection and collection not in state.store.collections():
-            raise ToolError(f"no collection {collection!r}; see index_status")
 
-        def job(progress: Progress) -> list[SyncReport]:
-            return [state.runtime.indexer(progress).sync(name) for name in names]
+        def job(progress: Progress) -> list[IndexReport]:
+            return shelf.reindex(collection, progress)
 
         try:
-            reports = await _indexing(state, ctx, job)
+            reports = await _indexing(shelf, ctx, job)
         except (DocshelfError, _Cancelled) as exc:
             raise ToolError(str(exc) or "cancelled") from exc
         return await finish(ctx, _report("reindex", reports, budget))

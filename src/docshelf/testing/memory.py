@@ -93,6 +93,12 @@ class MemoryStore:
             if d.collection == collection
         }
 
+    def document_page(self, after: str, limit: int) -> list[tuple[str, DocState]]:
+        docs = sorted((d for d in self._docs.values() if d.id > after), key=lambda d: d.id)[:limit]
+        return [
+            (d.collection, DocState(d.id, d.path, d.root, d.size, d.mtime_ns, d.content_hash)) for d in docs
+        ]
+
     def touch_document(self, doc_id: str, size: int, mtime_ns: int) -> None:
         doc = self._docs[doc_id]
         self._docs[doc_id] = DocumentRecord(**{**doc.__dict__, "size": size, "mtime_ns": mtime_ns})

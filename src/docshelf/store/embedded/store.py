@@ -190,6 +190,15 @@ class SQLiteStore(SQLiteSearch, BuildLog):
         )
         return {r[1]: DocState(*r) for r in rows}
 
+    def document_page(self, after: str, limit: int) -> list[tuple[str, DocState]]:
+        with self._lock:  # the freshness check pages through documents on its own thread
+            rows = self._conn.execute(
+                "SELECT collection, id, path, root, size, mtime_ns, content_hash FROM documents "
+                "WHERE id > ? ORDER BY id LIMIT ?",
+                (after, limit),
+            ).fetchall()
+        return [(r[0], DocState(*r[1:])) for r in rows]
+
     def touch_document(self, doc_id: str, size: int, mtime_ns: int) -> None:
         with self._tx() as conn:
             conn.execute("UPDATE documents SET size=?, mtime_ns=? WHERE id=?", (size, mtime_ns, doc_id))

@@ -196,6 +196,14 @@ class PostgresStore(PgSearch, BuildLog):
         )
         return {r[1]: DocState(*r) for r in rows}
 
+    def document_page(self, after: str, limit: int) -> list[tuple[str, DocState]]:
+        rows = self._q(
+            "SELECT collection, id, path, root, size, mtime_ns, content_hash FROM documents WHERE id > %s "
+            "ORDER BY id LIMIT %s",
+            (after, limit),
+        )
+        return [(r[0], DocState(*r[1:])) for r in rows]
+
     def touch_document(self, doc_id: str, size: int, mtime_ns: int) -> None:
         with self._tx() as conn:
             conn.execute("UPDATE documents SET size=%s, mtime_ns=%s WHERE id=%s", (size, mtime_ns, doc_id))

@@ -1,8 +1,7 @@
 """The MCP tool ``ask_question``, registered only when ``answer.model`` is set.
 
-The chat client is built per call, so a missing key or a stopped LLM server never breaks start-up:
-the call answers ``isError`` with the setting to fix. Retrieval runs under the store lock, the LLM
-call outside it (it takes seconds).
+The chat client is built per call (by ``Shelf.ask``), so a missing key or a stopped LLM server
+never breaks start-up: the call answers ``isError`` with the setting to fix.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from docshelf.errors import DocshelfError
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
-    from docshelf.server.app import ServerState
+    from docshelf.shelf import Shelf
 
 __all__ = ["AnswerOut", "register_answer_tool"]
 
@@ -68,12 +67,14 @@ def endpoint_of(settings: AnswerSettings) -> str:
     return str(settings.endpoint or default)
 
 
-def register_answer_tool(server: MCPServer, state: ServerState) -> None:
+def register_answer_tool(server: MCPServer, shelf: Shelf) -> None:
     """Add ``ask_question``; its description names the model and endpoint passages are sent to."""
+    from docshelf.server.app import off_loop
     from docshelf.server.limits import fit_items, tool_result
-    from docshelf.server.tools import UNTRUSTED, join_notes
+    from docshelf.server.tools import UNTRUSTED
+    from docshelf.shelf import join_notes
 
-    cfg = state.settings.answer
+    cfg = shelf.settings.answer
     where = endpoint_of(cfg)
 
     async def ask_question(
@@ -92,32 +93,22 @@ def register_answer_tool(server: MCPServer, state: ServerState) -> None:
             bool | None, Field(description="cross-encoder rerank first (default: setting)")
         ] = None,
     ) -> Annotated[CallToolResult, AnswerOut]:
-        import anyio.to_thread
-
-        from docshelf.answer.ask import compose, retrieve
-        from docshelf.answer.llm import create_client
-        from docshelf.server.tools import _reranker
-        from docshelf.store.base import SearchFilter
-
-        await state.opened()
-        settings = cfg.model_copy(update={"passages": passages}) if passages else cfg
-        flt = SearchFilter(collections=tuple(collections or ()), path_glob=path_glob, tags=tuple(tags or ()))
+        wait = shelf.settings.server.model_wait_s
         try:
-            client = create_client(settings)
-            reranker = await _reranker(state, settings.rerank if rerank is None else rerank)
-            wait = state.settings.server.model_wait_s
-            searcher, model_note = await anyio.to_thread.run_sync(state.searcher, wait)
-            top_n = state.settings.rerank.top_n
-            found = await state.run(lambda: retrieve(searcher, question, settings, flt, reranker, top_n))
-            result = await anyio.to_thread.run_sync(compose, found, client, settings)
+            result = await off_loop(
+                shelf,
+                lambda: shelf.ask(
+                    question, passages=passages, collections=tuple(collections or ()), path_glob=path_glob,
+                    tags=tuple(tags or ()), rerank=rerank, model_wait_s=wait,
+                ),
+            )  # fmt: skip
         except DocshelfError as exc:
             raise ToolError(str(exc)) from exc
         payload = result.as_dict()
         for c in payload["citations"]:
             c.pop("text")  # the same passage is in "passages" with its text
-        payload["note"] = join_notes(payload["note"], model_note)
         payload["untrusted_content"] = UNTRUSTED
-        kept = fit_items(payload, "passages", state.settings.server.max_result_tokens)
+        kept = fit_items(payload, "passages", shelf.settings.server.max_result_tokens)
         if kept < len(result.passages):
             cut = f"{len(result.passages) - kept} passages left out of this result to stay under the size cap"
             payload["note"] = join_notes(payload["note"], cut)

@@ -1,0 +1,96 @@
+"""What every command shares: options, settings loading, the error wrapper, opening the shelf.
+
+The heavy parts (the shelf's store, numpy, tantivy, pydantic settings) are imported inside the
+commands that use them, so `docshelf serve` and `--help` start quickly.
+"""
+
+from __future__ import annotations
+
+import functools
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+import typer
+from rich.markup import escape
+
+from docshelf.cli.output import err
+from docshelf.errors import DocshelfError, StoreError
+
+if TYPE_CHECKING:
+    from docshelf.config import Settings
+    from docshelf.shelf import Shelf
+
+__all__ = [
+    "CollectionOpt",
+    "ConfigOpt",
+    "DataDirOpt",
+    "JsonOpt",
+    "Loaded",
+    "handle_errors",
+    "load",
+    "open_shelf",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+ConfigOpt = Annotated[Path | None, typer.Option("--config", help="docshelf.toml to read")]
+DataDirOpt = Annotated[Path | None, typer.Option("--data-dir", help="where the index lives")]
+CollectionOpt = Annotated[str | None, typer.Option("--collection", "-c", help="collection name")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="machine-readable JSON on stdout")]
+
+
+def handle_errors(fn: F) -> F:
+    """Turn DocshelfError into a one-line message and its exit code, never a traceback."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except DocshelfError as exc:
+            err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, markup=True)
+            raise typer.Exit(exc.exit_code) from None
+        except KeyboardInterrupt:
+            err.print("interrupted; what was indexed so far is kept")
+            raise typer.Exit(130) from None
+        except (OSError, sqlite3.Error) as exc:  # disk full, read-only or damaged files: one line
+            err.print(
+                f"[red]error:[/red] {escape(str(exc))}; check free disk space and permissions of the "
+                "data dir and the corpus, then retry",
+                highlight=False, markup=True,
+            )  # fmt: skip
+            raise typer.Exit(StoreError.exit_code) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """Settings and the config file they came from (``explicit``: named with --config)."""
+
+    settings: Settings
+    path: Path | None
+    explicit: bool
+
+
+def load(
+    config: Path | None, data_dir: Path | None, collection: str | None, hint: Path | None = None
+) -> Loaded:
+    """Settings from --config, else a docshelf.toml in ``hint`` (a corpus folder) or the working dir."""
+    from docshelf.config import find_config, load_settings
+
+    path = config or find_config(hint)
+    settings = load_settings(path)
+    if data_dir is not None:
+        settings.store.data_dir = data_dir.expanduser()
+    if collection:
+        settings = settings.model_copy(update={"collection": collection})
+    return Loaded(settings, path, config is not None)
+
+
+def open_shelf(loaded: Loaded) -> Shelf:
+    from docshelf.shelf import Shelf
+
+    return Shelf(loaded.settings, config_path=loaded.path, config_explicit=loaded.explicit)

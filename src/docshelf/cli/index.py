@@ -1,0 +1,119 @@
+"""`docshelf index` and `docshelf forget`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from docshelf.cli.common import CollectionOpt, ConfigOpt, DataDirOpt, JsonOpt, handle_errors, load, open_shelf
+from docshelf.cli.output import err, print_json, progress_bar
+from docshelf.errors import NotFoundError
+
+__all__ = ["STRICT_EXIT", "register"]
+
+STRICT_EXIT = 9  # index --strict: some files were skipped
+
+
+def index(
+    paths: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="folders, files in indexed folders, or URLs (web pages, public Google Drive links) to "
+            "index; none = re-sync known folders and re-fetch known URLs"
+        ),
+    ] = None,
+    collection: CollectionOpt = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            help="docshelf.toml to read; for a collection indexed before, its sources/chunk/"
+            "parse/analyze settings replace the recorded ones (what changed is re-indexed)",
+        ),
+    ] = None,
+    data_dir: DataDirOpt = None,
+    reembed: Annotated[
+        bool, typer.Option("--reembed", help="re-embed everything with the configured model")
+    ] = False,
+    strict: Annotated[
+        bool, typer.Option("--strict", help=f"exit {STRICT_EXIT} if any file was skipped")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Index folders: the first run indexes everything, later runs only what changed."""
+    from docshelf.sources.remote import is_url
+
+    folders = [Path(p) for p in paths or [] if not is_url(p)]
+    loaded = load(config, data_dir, collection, folders[0] if folders else None)
+    with open_shelf(loaded) as shelf:
+        if reembed:
+            with progress_bar(not as_json) as bar:
+                bar.add_task("re-embedding", total=None)
+                count = shelf.reembed()
+            err.print(f"re-embedded {count} chunks with {shelf.runtime.embedder.name}")
+        with progress_bar(not as_json and sys.stderr.isatty()) as bar:
+            task = bar.add_task("indexing", total=None)
+
+            def progress(phase: str, done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total)
+
+            done = shelf.index(
+                paths or [], collection, reconfigure=loaded.explicit, progress=progress
+            )  # fmt: skip
+    report = done.sync
+    if as_json:
+        print_json(done.as_dict())
+    else:
+        for change in done.settings_changes:
+            err.print(f"  settings changed: {change}", highlight=False, markup=False)
+        for note in done.notes:
+            err.print(f"note: {note}", highlight=False, markup=False)
+        err.print(
+            f"{report.collection}: {len(report.added)} added, {len(report.updated)} updated, "
+            f"{len(report.removed)} removed, {report.unchanged} unchanged, "
+            f"{len(report.excluded)} excluded (rag: false), {len(report.skipped)} skipped; "
+            f"{report.chunks_written} chunks written in {report.seconds:.1f}s",
+            highlight=False, markup=False,
+        )  # fmt: skip
+        for s in report.skipped:
+            err.print(f"  skipped {s.path}: {s.reason}", highlight=False, markup=False)
+    if strict and report.skipped:
+        raise typer.Exit(STRICT_EXIT)
+
+
+def forget(
+    path: Annotated[
+        str,
+        typer.Argument(
+            help="a document path (relative or absolute), a whole root folder, or a URL given to "
+            "`index` (its whole mirror) or of one fetched page or Drive file"
+        ),
+    ],
+    collection: CollectionOpt = None,
+    config: ConfigOpt = None,
+    data_dir: DataDirOpt = None,
+) -> None:
+    """Remove a document (or a root folder and all its documents) from the index."""
+    from docshelf.sources.remote import is_url
+
+    loaded = load(config, data_dir, collection)
+    where = f"collection {collection!r}" if collection else "any collection"
+    with open_shelf(loaded) as shelf:
+        try:
+            done = shelf.forget(path, collection)
+        except NotFoundError:
+            if is_url(path):
+                raise
+            raise NotFoundError(f"{path} is not in {where}; see `docshelf status`") from None
+    if not done.removed and done.root is None:
+        raise NotFoundError(f"{path} is not in {where}; see `docshelf status`")
+    err.print(f"removed {len(done.removed)} document(s)", highlight=False, markup=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add `index` and `forget` to the docshelf CLI."""
+    app.command()(handle_errors(index))
+    app.command()(handle_errors(forget))

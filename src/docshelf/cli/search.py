@@ -1,0 +1,129 @@
+"""`docshelf search` and `docshelf eval`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from docshelf.cli.common import ConfigOpt, DataDirOpt, JsonOpt, handle_errors, load, open_shelf
+from docshelf.cli.output import err, out, print_json, progress_bar
+
+if TYPE_CHECKING:
+    from docshelf.search.searcher import Mode
+
+__all__ = ["register"]
+
+
+def search(
+    query: Annotated[str, typer.Argument(help="what to look for, in any language")],
+    k: Annotated[int, typer.Option("--k", "-k", min=1, max=1000, help="number of hits")] = 10,
+    mode: Annotated[str | None, typer.Option(help="hybrid | keyword | semantic")] = None,
+    collection: Annotated[list[str] | None, typer.Option("--collection", "-c")] = None,
+    path: Annotated[str | None, typer.Option("--path", help="glob on the document path")] = None,
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="any of these tags")] = None,
+    file_type: Annotated[list[str] | None, typer.Option("--type", help="file type, e.g. markdown")] = None,
+    include_superseded: Annotated[
+        bool, typer.Option(help="also show `lifecycle: superseded` documents")
+    ] = False,
+    rerank: Annotated[
+        bool | None,
+        typer.Option("--rerank/--no-rerank", help="cross-encoder rerank of the top hits (rerank.model)"),
+    ] = None,
+    config: ConfigOpt = None,
+    data_dir: DataDirOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Search the index: score, file:lines, heading and a highlighted snippet per hit."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from docshelf.shelf import SearchRequest
+
+    if mode not in (None, "hybrid", "keyword", "semantic"):
+        raise typer.BadParameter("mode must be hybrid, keyword or semantic")
+    req = SearchRequest(
+        query, k, mode, tuple(collection or ()), path, tuple(tag or ()), tuple(file_type or ()),  # type: ignore[arg-type]
+        include_superseded, rerank,
+    )  # fmt: skip
+    with open_shelf(load(config, data_dir, None)) as shelf:
+        result = shelf.search(req)
+    if as_json:
+        print_json(result.as_dict())
+        return
+    if not result.hits:
+        err.print(f"no results: {result.note}", highlight=False, markup=False)
+        raise typer.Exit(1)
+    table = Table(title=f"{len(result.hits)} hits ({result.mode}, {result.took_ms:.0f} ms)", show_lines=True)
+    table.add_column("score", justify="right")
+    table.add_column("where", no_wrap=True)
+    table.add_column("heading", overflow="fold")
+    table.add_column("snippet", overflow="fold")
+    for hit in result.hits:  # Text, not markup: document text is data
+        table.add_row(
+            f"{hit.score:.3f}", Text(hit.citation), Text(" > ".join(hit.heading_path)),
+            Text(hit.snippet.replace("**", "")),
+        )  # fmt: skip
+    out.print(table)
+
+
+def eval_(
+    folder: Annotated[
+        Path, typer.Argument(help="a BEIR-layout folder (corpus.jsonl, queries.jsonl, qrels/)")
+    ],
+    split: Annotated[str, typer.Option(help="qrels split")] = "test",
+    mode: Annotated[list[str] | None, typer.Option(help="modes to score (default all three)")] = None,
+    workdir: Annotated[Path | None, typer.Option(help="keep the eval index here to reuse embeddings")] = None,
+    queries: Annotated[
+        Path | None, typer.Option(help="queries.jsonl with the same ids from elsewhere (another language)")
+    ] = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Index a BEIR-layout set in a scratch index and report nDCG@10, recall@100, MRR@10, latency."""
+    from rich.table import Table
+
+    from docshelf.config import load_settings
+    from docshelf.shelf.evaluate import run_eval
+
+    modes: list[Mode] = [m for m in (mode or ["keyword", "semantic", "hybrid"])]  # type: ignore[misc]
+    with progress_bar(sys.stderr.isatty()) as bar:
+        itask = bar.add_task("indexing", total=None)
+        qtask = bar.add_task("querying", total=None)
+        done = [0]
+
+        def tick(m: str, d: int, t: int) -> None:
+            done[0] += 1
+            bar.update(qtask, completed=done[0], total=t * len(modes))
+
+        run = run_eval(
+            load_settings(config), folder, split, modes, workdir, queries,
+            on_index=lambda p, d, t: bar.update(itask, completed=d, total=t), on_query=tick,
+        )  # fmt: skip
+    rows = [s.__dict__ | {"set": run.name, "split": split, "model": run.model} for s in run.scores]
+    if as_json:
+        print_json({"index_seconds": round(run.index_seconds, 1), "chunks": run.chunks, "results": rows})
+        return
+    table = Table(
+        title=f"{run.name} ({split}, {run.queries} queries, {run.model}); indexed in {run.index_seconds:.0f}s"
+    )
+    for col in ("mode", "nDCG@10", "recall@100", "MRR@10", "p50 ms", "p95 ms"):
+        table.add_column(col, justify="right")
+    for s in run.scores:
+        table.add_row(
+            s.mode,
+            f"{s.ndcg10:.4f}",
+            f"{s.recall100:.4f}",
+            f"{s.mrr10:.4f}",
+            f"{s.p50_ms:.1f}",
+            f"{s.p95_ms:.1f}",
+        )
+    out.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    """Add `search` and `eval` to the docshelf CLI."""
+    app.command()(handle_errors(search))
+    app.command(name="eval")(handle_errors(eval_))

@@ -1,0 +1,356 @@
+"""Shelf: the one place that opens an index and carries out what a user asks of it.
+
+The CLI, the MCP server and Python programs all call a Shelf. It owns the runtime (store,
+analyzer, embedder), one searcher and one freshness tracker per process, the collections'
+recorded settings, and the lock that lets handler threads share one store connection.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from docshelf.errors import StoreError
+from docshelf.shelf import reading
+from docshelf.shelf.loading import Loading
+from docshelf.shelf.types import ForgetReport, IndexReport, PassageWindow, SearchRequest, Status, TextRange
+
+if TYPE_CHECKING:
+    from docshelf.answer import Answer
+    from docshelf.config import Settings
+    from docshelf.embed.base import Embedder
+    from docshelf.index.stale import StaleTracker
+    from docshelf.index.sync import Indexer, Progress
+    from docshelf.index.watch import Watcher
+    from docshelf.parse import ParserRegistry
+    from docshelf.runtime import Runtime
+    from docshelf.search.rerank import Reranker
+    from docshelf.search.searcher import Searcher, SearchResult
+    from docshelf.store.base import DocumentRecord, Store
+    from docshelf.store.copy import CopyReport
+    from docshelf.store.embedded.peek import Summary
+
+__all__ = ["Shelf", "join_notes"]
+
+
+def join_notes(*notes: str | None) -> str | None:
+    return "; ".join(n for n in notes if n) or None
+
+
+class Shelf:
+    """One docshelf index and the use cases over it; thread-safe, closed with ``close()``.
+
+    ``settings`` default to ``docshelf.toml`` in the working directory plus DOCSHELF_*
+    variables. ``config_path`` is the file they came from and ``config_explicit`` whether the
+    user named it (only then does `index` replace a collection's recorded settings).
+    ``embedder`` or ``runtime`` may be given, e.g. to share a loaded model.
+    """
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        embedder: Embedder | None = None,
+        runtime: Runtime | None = None,
+        config_path: Path | None = None,
+        config_explicit: bool = False,
+    ) -> None:
+        if settings is None:
+            from docshelf.config import find_config, load_settings
+
+            config_path = config_path or find_config()
+            settings = load_settings(config_path)
+        self.settings = settings
+        self.config_path = config_path
+        self.config_explicit = config_explicit
+        self._lock = threading.RLock()
+        self._loading = Loading(settings, self._lock, embedder, runtime)
+        self._searchers: dict[bool, Searcher] = {}
+        self._tracker: StaleTracker | None = None
+        self._registries: dict[str, ParserRegistry] = {}
+        self._rerankers: list[Reranker] = []
+
+    # ----- opening (the loader's) -----
+    @property
+    def lock(self) -> threading.RLock:
+        """Held while the store is used; one connection serves every thread."""
+        return self._lock
+
+    def open(self) -> Shelf:
+        """Open the index now (otherwise the first use opens it); raises StoreError."""
+        _ = self.runtime
+        return self
+
+    @property
+    def runtime(self) -> Runtime:
+        return self._loading.runtime()
+
+    @property
+    def store(self) -> Store:
+        return self.runtime.store
+
+    def start(self) -> None:
+        """Open the index and load the model on a background thread (a server's fast start)."""
+        self._loading.start()
+
+    async def opened(self) -> None:
+        """Wait, off the event loop, until the index is open (or failed to open)."""
+        await self._loading.opened()
+
+    @property
+    def model_state(self) -> str:
+        return self._loading.model_state
+
+    @property
+    def model_error(self) -> str | None:
+        return self._loading.model_error
+
+    def embedder(self, wait: float | None = None) -> tuple[Embedder | None, str | None]:
+        """The model once ready (within ``wait`` seconds on a server), else None and the reason.
+
+        Without a background loader the model is loaded here and its errors are raised.
+        """
+        return self._loading.embedder(wait)
+
+    # ----- shared parts -----
+    def _searcher(self, embedder: Embedder | None) -> Searcher:
+        key = embedder is not None
+        if key not in self._searchers:
+            from docshelf.search.searcher import Searcher
+
+            rt = self.runtime
+            self._searchers[key] = Searcher(
+                rt.store, embedder, rt.analyzer, self.settings.search, self.tracker().summary
+            )
+        return self._searchers[key]
+
+    def tracker(self) -> StaleTracker:
+        """The process's freshness tracker (a background thread on servers)."""
+        if self._tracker is None:
+            from docshelf.index.stale import StaleTracker
+            from docshelf.shelf.status import guarded_state
+
+            background = self._loading.background
+            self._tracker = StaleTracker(self.store, self._lock, guarded_state, background=background)
+        return self._tracker
+
+    def registry(self, collection: str) -> ParserRegistry:
+        """The parsers with the collection's recorded parse settings (so offsets match the index)."""
+        if collection not in self._registries:
+            from docshelf.parse import default_registry
+
+            self._registries[collection] = default_registry(self.collection_settings(collection).parse)
+        return self._registries[collection]
+
+    def collection_settings(self, collection: str) -> Settings:
+        """This process's settings with the collection's (and the index's) recorded ones in place."""
+        from docshelf.shelf.settings import apply, read_collection, read_index
+
+        with self._lock:
+            return apply(self.settings, read_collection(self.store, collection), read_index(self.store))
+
+    def reranker(self, wanted: bool | None) -> Reranker | None:
+        """The cross-encoder if this call asks for reranking (``None``: ``rerank.enabled``), loaded once."""
+        if not (self.settings.rerank.enabled if wanted is None else wanted):
+            return None
+        if not self._rerankers:
+            from docshelf.search.rerank import get_reranker
+
+            self._rerankers.append(get_reranker(self.settings.rerank))
+        return self._rerankers[0]
+
+    # ----- reads -----
+    def search(self, request: SearchRequest | str, /, **options: Any) -> SearchResult:
+        """Hybrid (or keyword / semantic) search; ``options`` are SearchRequest fields."""
+        req = request if isinstance(request, SearchRequest) else SearchRequest(request, **options)
+        mode = req.mode or self.settings.search.mode
+        embedder, model_note = (None, None) if mode == "keyword" else self.embedder(req.model_wait_s)
+        reranker = self.reranker(req.rerank)
+        searcher = self._searcher(embedder)
+        k = req.k or self.settings.search.k
+        with self._lock:
+            if reranker is None:
+                result = searcher.search(req.query, k=k, mode=mode, flt=req.filter())
+            else:
+                from docshelf.search.rerank import reranked_search
+
+                top_n = self.settings.rerank.top_n
+                result = reranked_search(searcher, reranker, req.query, k, top_n, mode, req.filter())
+        result.note = join_notes(result.note, model_note)
+        return result
+
+    def read_passage(self, chunk_id: str, before: int = 0, after: int = 0) -> PassageWindow:
+        """A search hit's stored passage with up to ``before``/``after`` neighbours."""
+        with self._lock:
+            return reading.passages(self.store, chunk_id, before, after)
+
+    def find_document(self, ref: str, collection: str | None = None) -> DocumentRecord:
+        """A document by id, ``docshelf://`` URI, path relative to its root, or absolute path."""
+        with self._lock:
+            return reading.find_document(self.store, ref, collection)
+
+    def read_range(
+        self, document: str | DocumentRecord, collection: str | None = None,
+        lines: tuple[int | None, int | None] = (None, None),
+        chars: tuple[int | None, int | None] = (None, None),
+        page: int | None = None, max_tokens: int | None = None,
+    ) -> TextRange:  # fmt: skip
+        """A document's text, or a line, character or page range of it (cut to ``max_tokens``)."""
+        with self._lock:
+            doc = document if not isinstance(document, str) else self.find_document(document, collection)
+            registry = self.registry(doc.collection)
+            return reading.read_range(self.store, registry, doc, lines, chars, page, max_tokens)
+
+    def list_documents(
+        self, collection: str | None = None, path_glob: str | None = None
+    ) -> list[DocumentRecord]:
+        with self._lock:
+            return reading.list_documents(self.store, collection, path_glob)
+
+    def collections(self) -> list[str]:
+        with self._lock:
+            return self.store.collections()
+
+    def summary(self) -> Summary:
+        """Documents, chunks and roots per collection; before the index is open, without opening it
+        (an embedded index is read with plain SQLite), so a server starts fast. StoreError when
+        there is no index yet."""
+        from docshelf.store.embedded.peek import Summary, peek
+
+        if not self._loading.is_open and not self.settings.store.url:
+            db = self.settings.store.data_dir / "docshelf.db"
+            if not db.is_file():
+                raise StoreError(
+                    f"no docshelf index at {self.settings.store.data_dir}: run `docshelf index PATH` first "
+                    "(or pass --data-dir / set DOCSHELF_STORE__DATA_DIR to the index folder)"
+                )
+            if (quick := peek(db)) is not None:
+                return quick
+        with self._lock:
+            store = self.store
+            stats = store.stats()
+            rows = [(n, c["documents"], store.collection_roots(n)) for n, c in stats.collections.items()]
+        return Summary(stats.documents, stats.chunks, rows)
+
+    def status(self, stale_limit: int | None = 200) -> Status:
+        """Counts, model, recorded settings, builds, skipped and stale files."""
+        from docshelf.shelf.status import status_of
+
+        return status_of(self.store, self.settings, self._lock, stale_limit)
+
+    def ask(
+        self, question: str, *, passages: int | None = None, collections: Sequence[str] = (),
+        path_glob: str | None = None, tags: Sequence[str] = (), rerank: bool | None = None,
+        model_wait_s: float | None = None,
+    ) -> Answer:  # fmt: skip
+        """An answer from the configured LLM (``answer.*``) over the best passages, with citations."""
+        from docshelf.answer import compose, create_client, retrieve
+
+        cfg = (
+            self.settings.answer.model_copy(update={"passages": passages})
+            if passages
+            else self.settings.answer
+        )
+        client = create_client(cfg)  # a missing model or key fails here, before any work
+        wanted = (cfg.rerank if cfg.rerank is not None else None) if rerank is None else rerank
+        reranker = self.reranker(wanted)
+        embedder, model_note = self.embedder(model_wait_s)
+        searcher = self._searcher(embedder)
+        req = SearchRequest(question, collections=tuple(collections), path_glob=path_glob, tags=tuple(tags))
+        with self._lock:
+            found = retrieve(searcher, question, cfg, req.filter(), reranker, self.settings.rerank.top_n)
+        result = compose(found, client, cfg)  # the slow LLM call, outside the lock
+        result.note = join_notes(result.note, model_note)
+        return result
+
+    # ----- writes -----
+    def indexer(self, collection: str, progress: Progress | None = None) -> Indexer:
+        """An indexer for one collection, with its recorded settings."""
+        settings = self.collection_settings(collection)
+        return self.runtime.indexer(progress, settings, self.registry(collection))
+
+    def index(
+        self, targets: Sequence[str | Path] = (), collection: str | None = None, *,
+        reconfigure: bool = False, progress: Progress | None = None, refetch: bool = True,
+    ) -> IndexReport:  # fmt: skip
+        """Index folders, files under indexed folders, web pages and Drive links (none: re-sync).
+
+        The first index of a collection records its settings; ``reconfigure`` replaces them with
+        this shelf's (and re-parses every file when chunking or parsing changed).
+        """
+        from docshelf.shelf import indexing
+
+        return indexing.index(self, targets, collection, reconfigure, progress, refetch)
+
+    def reindex(self, collection: str | None = None, progress: Progress | None = None) -> list[IndexReport]:
+        """Re-sync every collection (or one) with the files on disk."""
+        names = [collection] if collection else self.collections()
+        if collection and collection not in self.collections():
+            from docshelf.errors import NotFoundError
+
+            raise NotFoundError(
+                f"no collection {collection!r}; known: {', '.join(self.collections()) or 'none'}"
+            )
+        return [self.index((), name, progress=progress, refetch=False) for name in names]
+
+    def forget(self, target: str, collection: str | None = None) -> ForgetReport:
+        """Remove a document (path, id, URI), a whole root folder, or what a URL brought in."""
+        from docshelf.shelf import indexing
+
+        return indexing.forget(self, target, collection)
+
+    def reembed(self, progress: Progress | None = None) -> int:
+        """Embed every stored chunk again with the configured model; returns chunks embedded."""
+        with self._lock:
+            count = self.runtime.indexer(progress).reembed()
+        self._searchers.clear()
+        return count
+
+    def compact(self) -> tuple[int, int]:
+        """VACUUM and clean the keyword index under the writer lock; store bytes before, after."""
+        from docshelf.index.lock import WriterLock
+
+        with self._lock, WriterLock(self.store.data_dir, self.settings.watch.lock_timeout_s):
+            return self.store.compact()
+
+    def migrate_to(self, url: str, progress: Callable[[int, int], None] | None = None) -> CopyReport:
+        """Copy this (embedded) index into the PostgreSQL store at ``url``, without re-embedding."""
+        from docshelf.index.lock import WriterLock
+        from docshelf.store import open_store
+        from docshelf.store.copy import copy_store
+
+        target_settings = self.settings.model_copy(deep=True)
+        target_settings.store.url = url
+        with self._lock:
+            target = open_store(target_settings, self.runtime.analyzer)
+            try:
+                with WriterLock(self.store.data_dir, self.settings.watch.lock_timeout_s):
+                    return copy_store(self.store, target, progress or (lambda done, total: None))
+            finally:
+                target.close()
+
+    def watcher(
+        self, collection: str, roots: Sequence[Path] = (), on_sync: Callable[[Any], None] | None = None
+    ) -> Watcher:
+        """A live indexer for one collection (``start()``/``run_forever()``), with its recorded settings."""
+        from docshelf.index.watch import Watcher
+
+        return Watcher(self.indexer(collection), collection, self.settings.watch, roots, on_sync=on_sync)
+
+    def changed(self) -> None:
+        """Forget what depends on the index contents (after another process wrote to it)."""
+        self._registries.clear()
+
+    # ----- closing -----
+    def __enter__(self) -> Shelf:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._tracker is not None:
+            self._tracker.close()
+        self._loading.close()

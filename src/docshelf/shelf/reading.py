@@ -1,0 +1,219 @@
+"""Reading what is indexed: documents by id, path or URI; passages; line, character or page ranges."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import quote, unquote
+
+from docshelf.errors import AccessError, DocshelfError, NotFoundError
+from docshelf.shelf.budget import prefix_within
+from docshelf.shelf.paths import check_relative, guarded_path
+from docshelf.shelf.types import Passage, PassageWindow, TextRange
+from docshelf.types import cite
+
+if TYPE_CHECKING:
+    from docshelf.parse import ParserRegistry
+    from docshelf.store.base import DocumentRecord, Store
+
+__all__ = [
+    "SCHEME",
+    "DocumentText",
+    "citation",
+    "document_uri",
+    "find_document",
+    "guarded",
+    "list_documents",
+    "load_text",
+    "parse_uri",
+    "passages",
+    "read_range",
+    "uri_for",
+]
+
+SCHEME = "docshelf://"
+_DOC_ID = re.compile(r"^[0-9a-f]{32}$")
+
+
+def uri_for(collection: str, path: str) -> str:
+    return f"{SCHEME}{quote(collection, safe='')}/{quote(path, safe='/')}"
+
+
+def document_uri(doc: DocumentRecord) -> str:
+    return uri_for(doc.collection, doc.path)
+
+
+def parse_uri(uri: str) -> tuple[str, str]:
+    """(collection, path) of a ``docshelf://collection/path`` URI, percent-decoded once."""
+    collection, _, path = uri[len(SCHEME) :].partition("/")
+    if not collection or not path:
+        raise NotFoundError(f"{uri!r} is not a document URI; expected docshelf://COLLECTION/PATH")
+    return unquote(collection), unquote(path)
+
+
+def citation(doc: DocumentRecord, line_start: int, line_end: int, page: int | None) -> str:
+    return cite(doc.path, line_start, line_end, page, doc.metadata.get("source_url"))
+
+
+def find_document(store: Store, ref: str, collection: str | None) -> DocumentRecord:
+    """A document by id, ``docshelf://`` URI, path relative to its root, or absolute path."""
+    ref = ref.strip()
+    if _DOC_ID.match(ref) and (doc := store.get_document_by_id(ref)) is not None:
+        return doc
+    if ref.startswith(SCHEME):
+        collection, ref = parse_uri(ref)
+    names = [collection] if collection else store.collections()
+    if ref.startswith("/"):
+        ref = _relative_to_roots(store, names, ref)
+    path = check_relative(ref)
+    found = [d for d in (store.get_document(name, path) for name in names) if d is not None]
+    if len(found) > 1:
+        raise DocshelfError(
+            f"{path!r} is in several collections ({', '.join(d.collection for d in found)}); "
+            "pass the collection or the docshelf:// URI"
+        )
+    if not found:
+        where = f"collection {collection!r}" if collection else "the index"
+        raise NotFoundError(f"no document {path!r} in {where}; list the documents or search to find paths")
+    return found[0]
+
+
+def _relative_to_roots(store: Store, names: list[str], ref: str) -> str:
+    """An absolute path (as search hits give) made relative to the root holding it; lexical only,
+    so the guard still sees any '..' or symlink."""
+    for name in names:
+        for root in store.collection_roots(name):
+            try:
+                return Path(ref).relative_to(root).as_posix()
+            except ValueError:
+                continue
+    raise AccessError(f"refused {ref!r}: it is outside every corpus root; see the status for the roots")
+
+
+def guarded(store: Store, doc: DocumentRecord) -> Path:
+    """The file behind ``doc``, through the path guard."""
+    return guarded_path(store.collection_roots(doc.collection), doc.root, doc.path)
+
+
+@dataclass
+class DocumentText:
+    """A document's text, as the indexer saw it, and where it came from."""
+
+    text: str
+    source: str  # "file" | "index"
+    note: str | None = None
+
+
+def _from_chunks(store: Store, doc: DocumentRecord) -> str:
+    """Rebuild the text from stored chunks at their offsets (gaps, e.g. frontmatter, stay blank)."""
+    chunks = store.document_chunks(doc.id)
+    end = max((c.char_end for c in chunks), default=0)
+    buf = [" "] * end
+    for c in chunks:
+        buf[c.char_start : c.char_start + len(c.text)] = c.text
+    return "".join(buf)
+
+
+def load_text(store: Store, registry: ParserRegistry, doc: DocumentRecord) -> DocumentText:
+    """The parsed text of ``doc`` from disk, through the path guard; from chunks when the file is gone.
+
+    Parsing again (not just decoding) keeps offsets and line numbers equal to the citations.
+    """
+    path = guarded(store, doc)
+    try:
+        st = path.stat()
+        data = path.read_bytes()
+        text = registry.parse(data, doc.path).text
+    except (OSError, DocshelfError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else str(exc)
+        gone = f"the file cannot be read now ({reason}); text rebuilt from the index"
+        return DocumentText(_from_chunks(store, doc), "index", gone)
+    note = None
+    if st.st_size != doc.size or st.st_mtime_ns != doc.mtime_ns:
+        note = "the file changed since it was indexed: line numbers may differ from search citations"
+    return DocumentText(text, "file", note)
+
+
+def passages(store: Store, chunk_id: str, before: int, after: int) -> PassageWindow:
+    """A chunk and up to ``before``/``after`` neighbours of the same document."""
+    found = store.get_chunks([chunk_id.strip()])
+    if not found:
+        raise NotFoundError(
+            f"unknown chunk id {chunk_id!r}: ids come from search results and change when a document "
+            "is re-indexed; search again"
+        )
+    target = found[0]
+    doc = store.get_document_by_id(target.doc_id)
+    if doc is None:
+        raise NotFoundError(f"the document of chunk {chunk_id!r} was removed from the index; search again")
+    chunks = store.document_chunks(doc.id)
+    i = next((n for n, c in enumerate(chunks) if c.id == target.id), None)
+    if i is None:  # re-indexed between the two reads
+        raise NotFoundError(f"chunk {chunk_id!r} was just replaced by a re-index; search again")
+    window = chunks[max(0, i - before) : i + after + 1]
+    return PassageWindow(
+        doc, [Passage(c, citation(doc, c.line_start, c.line_end, c.page), c.id == target.id) for c in window]
+    )
+
+
+def read_range(
+    store: Store, registry: ParserRegistry, doc: DocumentRecord,
+    lines: tuple[int | None, int | None] = (None, None),
+    chars: tuple[int | None, int | None] = (None, None),
+    page: int | None = None, max_tokens: int | None = None,
+) -> TextRange:  # fmt: skip
+    """A page, line or character range of ``doc`` (whole text if none is given), cut to
+    ``max_tokens`` at a line end when that costs little; ``rest`` says what was left out."""
+    from docshelf.chunk import LineIndex
+
+    loaded = load_text(store, registry, doc)
+    text = loaded.text
+    index = LineIndex(text)
+    total_lines = index.line_count
+    start, end = 0, len(text)
+    chunks = store.document_chunks(doc.id) if page is not None else None
+    if page is not None:
+        spans = [(c.char_start, c.char_end) for c in chunks or [] if c.page == page]
+        if not spans:
+            raise NotFoundError(f"{doc.path} has no page {page} in the index")
+        start, end = min(s for s, _ in spans), max(e for _, e in spans)
+    elif lines != (None, None):
+        first, last = lines[0] or 1, lines[1] or total_lines
+        if first > max(total_lines, 1):
+            raise DocshelfError(f"{doc.path} has {total_lines} lines; start line {first} is past the end")
+        if last < first:
+            raise DocshelfError(f"end line {last} is before start line {first}")
+        start = index.line_start(first)
+        end = index.line_start(last + 1) if last < total_lines else len(text)
+    elif chars != (None, None):
+        start, end = max(0, chars[0] or 0), min(len(text), chars[1] if chars[1] is not None else len(text))
+        if end < start:
+            raise DocshelfError(f"end character {end} is before start character {start}")
+    body = text[start:end]
+    rest = None
+    if max_tokens is not None and (fit := prefix_within(body, max_tokens)) < len(body):
+        newline = body.rfind("\n", 0, fit)
+        fit = newline + 1 if newline > fit // 2 else fit  # end on a whole line when that costs little
+        body = body[:fit]
+        rest = (start + fit, end)
+    stop = start + len(body)
+    line_start, line_end = index.line_of(start), index.line_of(max(start, stop - 1))
+    all_chunks = chunks if chunks is not None else store.document_chunks(doc.id)
+    first_page = next((c.page for c in all_chunks if c.char_end > start), None)
+    return TextRange(
+        doc, body, loaded.source, start, stop, line_start, line_end, len(text), total_lines,
+        citation(doc, line_start, line_end, first_page), loaded.note, rest,
+    )  # fmt: skip
+
+
+def list_documents(store: Store, collection: str | None, path_glob: str | None) -> list[DocumentRecord]:
+    """Indexed documents of one collection (or all), optionally matching an fnmatch glob."""
+    if collection and collection not in store.collections():
+        known = ", ".join(store.collections()) or "none yet"
+        raise NotFoundError(f"no collection {collection!r}; known collections: {known}")
+    return [
+        d for d in store.iter_documents(collection) if not path_glob or fnmatch.fnmatchcase(d.path, path_glob)
+    ]

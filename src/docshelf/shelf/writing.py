@@ -1,0 +1,138 @@
+"""The write use cases' decisions: which collection a target belongs to, and with which settings."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from docshelf.config import Settings
+from docshelf.errors import AccessError, DocshelfError, SourceError
+from docshelf.shelf import settings as recorded
+
+if TYPE_CHECKING:
+    from docshelf.store.base import Store
+
+__all__ = ["CollectionPlan", "Targets", "plan_collection", "split_targets"]
+
+
+@dataclass
+class Targets:
+    """What an `index` call names: folders (new or known roots), files under roots, URLs."""
+
+    folders: list[Path] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+    urls: list[str] = field(default_factory=list)
+
+
+def split_targets(targets: Sequence[str | Path]) -> Targets:
+    """Sort targets into folders, files and URLs; a path that does not exist is an error."""
+    from docshelf.sources.remote import is_url
+
+    out = Targets()
+    for target in targets:
+        text = str(target)
+        if isinstance(target, str) and is_url(text):
+            out.urls.append(text)
+            continue
+        path = Path(text).expanduser()
+        if path.is_dir():
+            out.folders.append(path.resolve())
+        elif path.is_file():
+            out.files.append(path.resolve())
+        elif path.exists():
+            raise AccessError(f"{path} is not a regular file or folder: only folders and files are indexed")
+        else:
+            raise SourceError(f"{path} does not exist; pass an existing folder, file or http(s) URL")
+    return out
+
+
+def collection_of(store: Store, path: Path, default: str) -> str:
+    """The collection that already has ``path`` under one of its roots, else ``default``."""
+    from docshelf.sources.walk import is_within
+
+    for name in store.collections():
+        if any(is_within(path, Path(r)) for r in store.collection_roots(name)):
+            return name
+    return default
+
+
+def file_collection(store: Store, path: Path, collection: str | None) -> str:
+    """The collection whose root holds a file given to `index` (a file is never a root)."""
+    from docshelf.sources.walk import is_within
+
+    for name in [collection] if collection else store.collections():
+        if any(is_within(path, Path(r)) for r in store.collection_roots(name)):
+            return name
+    raise DocshelfError(f"{path} is not under an indexed folder; index the folder that holds it instead")
+
+
+@dataclass
+class CollectionPlan:
+    """The settings one sync of a collection runs with, and what changed on the way."""
+
+    settings: Settings
+    origin: str
+    changes: list[str] = field(default_factory=list)
+    force: bool = False  # chunk or parse settings changed: every file is parsed again
+    notes: list[str] = field(default_factory=list)
+    analyze_changed: bool = False
+
+
+def candidate_settings(
+    base: Settings, config_path: Path | None, explicit: bool, roots: Sequence[Path]
+) -> tuple[Settings, str]:
+    """The settings a new collection would record, and where they come from.
+
+    An explicit ``--config`` wins; then a ``docshelf.toml`` at the top of the first new root;
+    then the process's own (its config file, the environment, the defaults).
+    """
+    if explicit and config_path is not None:
+        return base, str(config_path)
+    for root in roots:
+        found = recorded.config_in(root)
+        if found is not None and found != config_path:
+            return recorded.settings_from(found), str(found)
+    if config_path is not None:
+        return base, str(config_path)
+    defaults = recorded.shaping(Settings(), recorded.COLLECTION_PARTS + recorded.INDEX_PARTS)
+    mine = recorded.shaping(base, recorded.COLLECTION_PARTS + recorded.INDEX_PARTS)
+    return base, "defaults" if mine == defaults else "environment"
+
+
+def plan_collection(
+    store: Store, name: str, base: Settings, config_path: Path | None, explicit: bool,
+    new_roots: Sequence[Path], reconfigure: bool,
+) -> CollectionPlan:  # fmt: skip
+    """Record (first index, or an explicit reconfigure) or read back a collection's settings."""
+    rec = recorded.read_collection(store, name)
+    index_rec = recorded.read_index(store)
+    candidate, origin = candidate_settings(base, config_path, explicit, new_roots)
+    plan = CollectionPlan(base, origin)
+    if rec is None or reconfigure:
+        values = recorded.shaping(candidate, recorded.COLLECTION_PARTS)
+        if rec is not None:
+            plan.changes = recorded.changes(rec.values, values)
+            plan.force = any(not line.startswith("sources.") for line in plan.changes)
+        if rec is None or plan.changes:
+            rec = recorded.record_collection(store, name, candidate, origin)
+        if index_rec is None or reconfigure:
+            analyze = recorded.shaping(candidate, recorded.INDEX_PARTS)
+            if index_rec is not None and (diff := recorded.changes(index_rec.values, analyze)):
+                plan.changes += diff
+                plan.analyze_changed = True
+            if index_rec is None or plan.analyze_changed:
+                index_rec = recorded.record_index(store, candidate, origin)
+    else:
+        diff = recorded.changes(rec.values, recorded.shaping(candidate, recorded.COLLECTION_PARTS))
+        if diff and origin != "defaults":
+            shown = "; ".join(diff[:3]) + ("; ..." if len(diff) > 3 else "")
+            plan.notes.append(
+                f"the settings from {origin} differ from those recorded for collection {name!r} "
+                f"({shown}); the recorded ones were used. To change them: "
+                f"`docshelf index -c {name} --config FILE`"
+            )
+    plan.settings = recorded.apply(base, rec, index_rec)
+    plan.origin = rec.origin
+    return plan

@@ -1,0 +1,74 @@
+"""The freshness check behind every search: constant work per search, exact counts when done."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from docshelf.analyze import Analyzer
+from docshelf.index.stale import StaleTracker, stale_documents
+from docshelf.store.base import DocumentRecord
+from docshelf.testing import MemoryStore
+
+
+class CountingStore(MemoryStore):
+    """Counts the document pages read, the part of the check that grows with the files."""
+
+    pages = 0
+
+    def document_page(self, after: str, limit: int) -> list[tuple[str, object]]:  # type: ignore[override]
+        self.pages += 1
+        return super().document_page(after, limit)  # type: ignore[return-value]
+
+
+def _store(tmp_path: Path, files: int) -> CountingStore:
+    root = tmp_path / "root"
+    root.mkdir()
+    store = CountingStore(tmp_path / "data", Analyzer(["english"]))
+    store.set_collection_roots("c", [str(root)])
+    for i in range(files):
+        path = root / f"f{i}.md"
+        path.write_text("x", "utf-8")
+        st = path.stat()
+        doc = DocumentRecord(f"{i:032x}", "c", str(root), path.name, st.st_size, st.st_mtime_ns, "h", "md")
+        store.replace_document(doc, [], {})
+    return store
+
+
+def test_searches_do_not_walk_the_files(tmp_path: Path) -> None:
+    store = _store(tmp_path, 2500)  # more than the first call's two pages of 1,000
+    tracker = StaleTracker(store)
+    assert tracker.summary()["stale_documents"] is None  # too many to count within one search
+    read = store.pages
+    for _ in range(50):
+        assert tracker.summary()["stale_documents"] is None
+    assert store.pages == read  # no search after the first touched the document list
+
+
+def test_small_index_is_counted_at_once_and_exactly(tmp_path: Path) -> None:
+    store = _store(tmp_path, 40)
+    (tmp_path / "root" / "f3.md").write_text("changed", "utf-8")
+    (tmp_path / "root" / "f7.md").unlink()
+    tracker = StaleTracker(store)
+    assert tracker.summary()["stale_documents"] == 2 == len(stale_documents(store))
+
+
+def test_background_pass_finishes_a_large_count(tmp_path: Path) -> None:
+    store = _store(tmp_path, 2500)
+    (tmp_path / "root" / "f2400.md").unlink()
+    done = threading.Event()
+    tracker = StaleTracker(store, background=True, min_age_s=0.01)
+    original = tracker._run_pass
+
+    def run_pass(**kwargs: object) -> None:
+        original(**kwargs)  # type: ignore[arg-type]
+        if tracker._count is not None:
+            done.set()
+
+    tracker._run_pass = run_pass  # type: ignore[method-assign]
+    try:
+        tracker.summary()
+        assert done.wait(30)
+        assert tracker.summary()["stale_documents"] == 1
+    finally:
+        tracker.close()

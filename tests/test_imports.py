@@ -1,0 +1,98 @@
+"""Import discipline: the front doors start without heavy libraries, and the package has no cycles."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "docshelf"
+HEAVY = ("numpy", "tantivy", "onnxruntime", "usearch", "psycopg", "Stemmer")
+
+
+@pytest.mark.parametrize(
+    "module", ["docshelf", "docshelf.shelf", "docshelf.server.app", "docshelf.server", "docshelf.cli.main"]
+)
+def test_front_doors_import_no_heavy_library(module: str) -> None:
+    code = f"import sys, {module}; print(','.join(m for m in {HEAVY!r} if m in sys.modules))"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == "", f"importing {module} loaded {proc.stdout.strip()}"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(SRC.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _top_level_imports(tree: ast.Module, name: str, is_package: bool, known: set[str]) -> set[str]:
+    """Modules imported when ``name`` is imported: module-level statements, not TYPE_CHECKING blocks."""
+    out: set[str] = set()
+
+    def visit(body: list[ast.stmt]) -> None:
+        for node in body:
+            if isinstance(node, ast.If):
+                test = ast.unparse(node.test)
+                if "TYPE_CHECKING" not in test:
+                    visit(node.body)
+                visit(node.orelse)
+            elif isinstance(node, ast.Try):
+                visit(node.body)
+            elif isinstance(node, ast.Import):
+                out.update(a.name for a in node.names if a.name.startswith("docshelf"))
+            elif isinstance(node, ast.ImportFrom) and node.module is not None:
+                base = node.module
+                if node.level:
+                    package = name if is_package else name.rpartition(".")[0]
+                    for _ in range(node.level - 1):
+                        package = package.rpartition(".")[0]
+                    base = f"{package}.{node.module}"
+                if not base.startswith("docshelf"):
+                    continue
+                for alias in node.names:  # `from pkg import submodule` imports the submodule
+                    sub = f"{base}.{alias.name}"
+                    out.add(sub if sub in known else base)
+
+    visit(tree.body)
+    return out
+
+
+def test_the_package_has_no_import_cycle() -> None:
+    files = {_module_name(p): p for p in SRC.rglob("*.py")}
+    known = set(files)
+    graph = {
+        name: _top_level_imports(ast.parse(path.read_text("utf-8")), name, path.name == "__init__.py", known)
+        & known
+        for name, path in files.items()
+    }
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def strongconnect(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                strongconnect(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    sys.setrecursionlimit(10_000)
+    for v in graph:
+        if v not in index:
+            strongconnect(v)
+    assert cycles == [], f"import cycles: {cycles}"

@@ -1,0 +1,116 @@
+"""The Shelf: the public Python API and the one use-case layer under the CLI and the MCP server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import docshelf
+from docshelf.config import Settings
+from docshelf.embed import HashEmbedder
+from docshelf.errors import AccessError, NotFoundError, SourceError
+from docshelf.runtime import Runtime
+from docshelf.shelf import SearchRequest, Shelf
+from docshelf.testing import MemoryStore
+
+
+def test_public_api() -> None:
+    import docshelf.shelf as shelf_pkg
+
+    assert {"Shelf", "SearchRequest", "DocshelfError", "load_settings"} <= set(docshelf.__all__)
+    assert docshelf.Shelf is Shelf and docshelf.SearchRequest is SearchRequest
+    for name in shelf_pkg.__all__:
+        assert getattr(shelf_pkg, name) is not None
+    for name in docshelf.__all__:
+        assert getattr(docshelf, name) is not None
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+def shelf(request: pytest.FixtureRequest, settings: Settings, tmp_path: Path) -> Shelf:
+    """A shelf over the in-memory fake and over the real stores (SQLite and PostgreSQL)."""
+    if request.param == "memory":
+        from docshelf.analyze import Analyzer
+
+        store = MemoryStore(tmp_path / "mem", Analyzer(settings.analyze.languages))
+        return Shelf(settings, runtime=Runtime(settings, HashEmbedder(), store))
+    if request.param == "postgres":
+        settings.store.url = request.getfixturevalue("pg_database")
+        settings.store.backend = "postgres"
+    return Shelf(settings, embedder=HashEmbedder())
+
+
+def test_index_search_read_forget(shelf: Shelf, corpus: Path) -> None:
+    with shelf:
+        done = shelf.index([corpus], "test")
+        assert done.sync.collection == "test" and len(done.sync.added) == 8
+        assert done.settings_origin == str(corpus / "docshelf.toml")  # the corpus's own file
+
+        result = shelf.search("page someone for a sev-1", k=3)
+        top = result.hits[0]
+        assert top.path == "runbooks/incident-response.md" and top.citation.startswith(top.path + ":")
+
+        window = shelf.read_passage(top.chunk_id, before=1, after=1)
+        assert any(p.is_target and p.chunk.id == top.chunk_id for p in window.passages)
+        text = shelf.read_range(top.path, lines=(top.line_start, top.line_end))
+        target = next(p for p in window.passages if p.is_target)
+        assert target.chunk.text.split()[0] in text.text
+        assert text.line_start == top.line_start and text.source == "file"
+
+        cut = shelf.read_range(top.path, max_tokens=20)
+        assert cut.rest is not None and cut.rest[0] == cut.char_end
+
+        names = [d.path for d in shelf.list_documents("test", "notes/*")]
+        assert "notes/glossary.txt" in names and all(n.startswith("notes/") for n in names)
+        status = shelf.status()
+        assert status.documents == 8
+        assert status.collections[0].settings_origin == str(corpus / "docshelf.toml")
+
+        gone = shelf.forget("notes/glossary.txt")
+        assert gone.removed == ["notes/glossary.txt"] and gone.collection == "test"
+        with pytest.raises(NotFoundError):
+            shelf.forget("notes/glossary.txt")
+        root = shelf.forget(str(corpus))
+        assert root.root == str(corpus.resolve()) and len(root.removed) == 7
+        assert shelf.status().documents == 0
+
+
+def test_search_request_filters(shelf: Shelf, corpus: Path) -> None:
+    with shelf:
+        shelf.index([corpus], "test")
+        req = SearchRequest("service reliability", k=5, mode="keyword", path_glob="notes/*")
+        hits = shelf.search(req).hits
+        assert hits and all(h.path.startswith("notes/") for h in hits)
+        assert not shelf.search(SearchRequest("service", path_glob="nowhere/*")).hits
+
+
+def test_bad_targets_are_clear_errors(shelf: Shelf, corpus: Path, tmp_path: Path) -> None:
+    with shelf:
+        with pytest.raises(SourceError, match="does not exist"):
+            shelf.index([tmp_path / "missing"])
+        shelf.index([corpus], "test")
+        outside = tmp_path / "elsewhere.md"
+        outside.write_text("# x\n", "utf-8")
+        with pytest.raises(Exception, match="not under an indexed folder"):
+            shelf.index([outside])
+        with pytest.raises(AccessError):
+            shelf.read_range("../etc/passwd")
+
+
+def test_a_file_target_resyncs_its_own_collection(shelf: Shelf, corpus: Path) -> None:
+    with shelf:
+        shelf.index([corpus], "test")
+        page = corpus / "notes" / "glossary.txt"
+        page.write_text(page.read_text("utf-8") + "\nZebra crossing: a marked path.\n", "utf-8")
+        done = shelf.index([page])
+        assert done.sync.collection == "test" and done.sync.updated == ["notes/glossary.txt"]
+
+
+def test_the_documented_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/api_example.py (the example in docs/api.md) through the public API, hash embedder."""
+    import runpy
+
+    monkeypatch.setenv("DOCSHELF_EMBED__MODEL", "hash")
+    example = Path(__file__).resolve().parents[1] / "docs" / "api_example.py"
+    namespace = runpy.run_path(str(example))
+    namespace["main"](tmp_path / "data")
