@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import anyio.to_thread
 import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
@@ -353,22 +354,35 @@ async def test_search_before_model_is_ready_falls_back(settings: Settings, index
         slow.close()
 
 
-async def test_default_model_loads_in_background(settings: Settings, corpus: Path) -> None:
+async def test_default_model_loads_in_background(
+    settings: Settings, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The real USE model: the server is up before the model, then search goes cross-lingual."""
+    import threading
+
     settings.embed.model = "use"
     indexer = Runtime(settings)
     indexer.indexer().sync("test", [corpus])
     indexer.close()
-    started = time.perf_counter()
+    loaded_on: list[str] = []
+    real = Runtime.embedder
+
+    def embedder(self: Runtime) -> Any:
+        loaded_on.append(threading.current_thread().name)
+        return real.fget(self)  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(Runtime, "embedder", property(embedder))
     server, state = build_server(settings)
-    assert time.perf_counter() - started < 0.5  # the model is not loaded on this thread
     try:
         async with Client(server) as c:
+            assert (await c.list_tools()).tools  # the server answers while the model loads
+            await anyio.to_thread.run_sync(state.embedder, None)  # a loaded machine may need > model_wait_s
             out = data(
                 await c.call_tool("search", {"query": "How often are the databases backed up?", "k": 3})
             )
             assert out["mode"] == "hybrid" and out["note"] is None
             assert "notes/数据备份策略.md" in {h["path"] for h in out["hits"]}
+        assert loaded_on and set(loaded_on) == {"docshelf-model"}  # never on the thread that serves
     finally:
         state.close()
 

@@ -9,44 +9,21 @@ model is still loading.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
-import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import CallToolResult
 
 from docshelf import __version__
-from docshelf.errors import DocshelfError
-from docshelf.server.limits import tool_result
 
 if TYPE_CHECKING:
-    from typing import Any
-
     from docshelf.config import Settings
     from docshelf.runtime import Runtime
     from docshelf.shelf import Shelf
     from docshelf.store.embedded.peek import Summary
 
-__all__ = ["answer", "build_server", "create_server", "off_loop"]
+__all__ = ["build_server", "create_server"]
 
 log = logging.getLogger("docshelf.server")
-T = TypeVar("T")
-
-
-async def off_loop(shelf: Shelf, fn: Callable[[], T]) -> T:
-    """Run blocking shelf work on a worker thread, once the index is open."""
-    await shelf.opened()
-    return await anyio.to_thread.run_sync(fn)
-
-
-async def answer(shelf: Shelf, work: Callable[[], dict[str, Any]]) -> CallToolResult:
-    """Run ``work`` off the event loop; a DocshelfError becomes an isError result that explains."""
-    try:
-        return tool_result(await off_loop(shelf, work))
-    except DocshelfError as exc:
-        raise ToolError(str(exc)) from exc
 
 
 def _instructions(settings: Settings, summary: Summary) -> str:

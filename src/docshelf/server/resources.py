@@ -15,7 +15,7 @@ from mcp_types import (
 )
 
 from docshelf.errors import AccessError, DocshelfError, NotFoundError
-from docshelf.server.app import off_loop
+from docshelf.server.calls import off_loop
 from docshelf.server.limits import dumps
 from docshelf.server.tools import status_payload
 from docshelf.shelf import Shelf

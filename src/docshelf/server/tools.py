@@ -16,7 +16,7 @@ from pydantic import Field
 
 from docshelf import __version__
 from docshelf.errors import DocshelfError
-from docshelf.server.app import answer
+from docshelf.server.calls import answer
 from docshelf.server.limits import decode_cursor, encode_cursor, fit_items
 from docshelf.server.schemas import DocumentList, DocumentRange, IndexStatus, Passages, SearchHits
 from docshelf.shelf import SearchRequest, join_notes

@@ -18,7 +18,7 @@ from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from docshelf.errors import DocshelfError, EmbedError
-from docshelf.server.app import off_loop
+from docshelf.server.calls import off_loop
 from docshelf.server.limits import fit_items, tool_result
 from docshelf.server.schemas import WriteReport
 from docshelf.server.tools import tool

@@ -2,23 +2,45 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from docshelf.errors import NotFoundError
 from docshelf.shelf.types import ForgetReport, IndexReport
 from docshelf.shelf.writing import collection_of, file_collection, plan_collection, split_targets
 
 if TYPE_CHECKING:
-    from docshelf.index.sync import Progress
-    from docshelf.shelf.core import Shelf
+    from docshelf.config import Settings
+    from docshelf.index.sync import Indexer, Progress
+    from docshelf.parse import ParserRegistry
+    from docshelf.runtime import Runtime
+    from docshelf.store.base import Store
 
-__all__ = ["forget", "index"]
+__all__ = ["Writable", "forget", "index"]
+
+
+class Writable(Protocol):
+    """What the write use cases need of a shelf."""
+
+    settings: Settings
+    config_path: Path | None
+    config_explicit: bool
+
+    @property
+    def lock(self) -> threading.RLock: ...
+    @property
+    def store(self) -> Store: ...
+    @property
+    def runtime(self) -> Runtime: ...
+    def registry(self, collection: str) -> ParserRegistry: ...
+    def indexer(self, collection: str, progress: Progress | None = None) -> Indexer: ...
+    def changed(self) -> None: ...
 
 
 def index(
-    shelf: Shelf, targets: Sequence[str | Path], collection: str | None, reconfigure: bool,
+    shelf: Writable, targets: Sequence[str | Path], collection: str | None, reconfigure: bool,
     progress: Progress | None, refetch: bool,
 ) -> IndexReport:  # fmt: skip
     from docshelf.sources.remote import gather
@@ -51,7 +73,7 @@ def index(
     return IndexReport(report, fetched.fetched, fetched.unchanged, plan.origin, plan.changes, plan.notes)
 
 
-def _named_in(folder: Path, shelf: Shelf) -> str:
+def _named_in(folder: Path, shelf: Writable) -> str:
     """The collection a new folder goes to: the one its own docshelf.toml names, else the default."""
     from docshelf.shelf.settings import config_in, settings_from
 
@@ -61,7 +83,7 @@ def _named_in(folder: Path, shelf: Shelf) -> str:
     return shelf.settings.collection
 
 
-def forget(shelf: Shelf, target: str, collection: str | None) -> ForgetReport:
+def forget(shelf: Writable, target: str, collection: str | None) -> ForgetReport:
     """A URL (its mirror, or the one document fetched from it), a root folder, or one document."""
     from docshelf.shelf import reading
     from docshelf.sources.remote import drop_mirror, forget_target, is_url
