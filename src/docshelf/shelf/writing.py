@@ -108,7 +108,9 @@ def plan_collection(
     """Record (first index, or an explicit reconfigure) or read back a collection's settings."""
     rec = recorded.read_collection(store, name)
     index_rec = recorded.read_index(store)
-    candidate, origin = candidate_settings(base, config_path, explicit, new_roots)
+    # a collection indexed before settings were recorded: its roots' own docshelf.toml counts too
+    roots = list(new_roots) if rec is not None else [*new_roots, *map(Path, store.collection_roots(name))]
+    candidate, origin = candidate_settings(base, config_path, explicit, roots)
     plan = CollectionPlan(base, origin)
     if rec is None or reconfigure:
         values = recorded.shaping(candidate, recorded.COLLECTION_PARTS)
