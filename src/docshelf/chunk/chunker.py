@@ -238,12 +238,20 @@ class _Chunker:
         drafts: list[_Draft] = []
         cur: list[_Unit] = []
         tokens, group, cur_group, only_headings, limit = 0, 0, 0, True, self.max
-        for u in units:
+        pending = list(reversed(units))  # a stack, so a unit can be replaced by its pieces
+        while pending:
+            u = pending.pop()
             # In auto mode a run of headings stays together with the text after it.
             new_section = u.heading and u.block_start and (mode == "headings" or not only_headings)
             forced = new_section or (mode == "auto" and u.block_start and u.oversized and not only_headings)
             # a chunk never spans a page break, so its page citation holds for all of its text
             forced = forced or bool(cur and u.section.page != cur[-1].section.page)
+            if cur and only_headings and not forced and not u.heading and tokens + u.tokens > limit:
+                # a heading alone is a useless hit: cut the text after it so its head joins it
+                pieces = self.pieces_after(u, limit - tokens)
+                if pieces:
+                    pending.extend(reversed(pieces))
+                    continue
             if cur and (forced or tokens + u.tokens > limit):
                 drafts.append(_Draft(cur, cur_group))
                 cur, tokens, only_headings = [], 0, True
@@ -258,6 +266,21 @@ class _Chunker:
         if cur:
             drafts.append(_Draft(cur, cur_group))
         return drafts
+
+    def pieces_after(self, u: _Unit, room: int) -> list[_Unit]:
+        """``u`` cut into pieces of at most ``room`` tokens, so the first can join the heading
+        before it (packing recombines the rest); [] when the room is too small to be worth it."""
+        if room < max(8, self.max // 4):
+            return []
+        saved, self.max = self.max, room
+        try:
+            parts = list(self.split(u.start, u.end, 0 if u.section.kind in _LINE_KINDS else 1))
+        finally:
+            self.max = saved
+        return [
+            _Unit(s, e, n, u.section, u.heading, u.block_start and i == 0, True)
+            for i, (s, e, n) in enumerate(parts)
+        ]
 
     def fit(self, draft: _Draft) -> list[_Draft]:
         """Check a draft with the real counter and halve it until every part fits;
@@ -370,7 +393,9 @@ def chunk_document(
     if overlap_tokens:
         # Back to front, so each overlap reads the previous chunk's own units.
         for i in range(len(drafts) - 1, 0, -1):
-            if drafts[i].group == drafts[i - 1].group:
+            # never across a page break either: the overlap would cite the wrong page
+            same_page = drafts[i].units[0].section.page == drafts[i - 1].units[-1].section.page
+            if drafts[i].group == drafts[i - 1].group and same_page:
                 chunker.overlap(drafts[i - 1], drafts[i], overlap_tokens)
     return [
         ChunkSpan(

@@ -20,11 +20,16 @@ _BULLET = re.compile(r" {0,3}[-+*](?:[ \t]|$)")
 _ORDERED = re.compile(r" {0,3}(\d{1,9})[.)](?:[ \t]|$)")
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _EMPHASIS = re.compile(r"\*\*|__|`")
+# attribute lists (MkDocs/Python-Markdown attr_list, kramdown): "## Deploy { #deploy .wide }"
+_ATTR_LIST = re.compile(
+    r"[ \t]*\{:?[ \t]*(?:[#.][\w:-]+|[\w-]+=\S+)(?:[ \t]+(?:[#.][\w:-]+|[\w-]+=\S+))*[ \t]*\}[ \t]*$"
+)
 _TABLE_DELIM = re.compile(r" {0,3}\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$")
 
 
 def _clean_title(raw: str) -> str:
     """Heading text without link targets, bold markers and backticks, for display."""
+    raw = _ATTR_LIST.sub("", raw)
     return " ".join(_EMPHASIS.sub("", _LINK.sub(r"\1", raw)).split())
 
 
