@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from test_formats import make_pdf
+import itertools
 
 from docshelf.chunk import ApproxTokenCounter, chunk_document
 from docshelf.parse import MarkdownParser
 from docshelf.parse.pdf import PdfParser
 from docshelf.types import ParsedDocument, Section
+from test_formats import make_pdf
 
 COUNTER = ApproxTokenCounter()
 
@@ -30,7 +31,7 @@ def test_every_chunk_of_a_multipage_pdf_is_on_its_cited_page() -> None:
         assert words, text
         # the words name their page: topic3x7 is on page 3
         assert {w.split("x")[0] for w in words} == {f"topic{span.page}"}, (span.page, text)
-    for a, b in zip(spans, spans[1:], strict=False):
+    for a, b in itertools.pairwise(spans):
         overlapped += a.page == b.page and b.start < a.end
     assert overlapped > 0  # overlap still works within a page
 
@@ -38,11 +39,11 @@ def test_every_chunk_of_a_multipage_pdf_is_on_its_cited_page() -> None:
 def test_overlap_does_not_cross_a_page_break_between_sections_of_one_heading() -> None:
     text = "First page one. First page two. First page three.\n\nSecond page one. Second page two."
     cut = text.index("\n\n")
-    doc = ParsedDocument(
-        text,
-        [Section(0, cut, "paragraph", ("H",), page=1), Section(cut + 2, len(text), "paragraph", ("H",), page=2)],
-        "pdf",
-    )
+    sections = [
+        Section(0, cut, "paragraph", ("H",), page=1),
+        Section(cut + 2, len(text), "paragraph", ("H",), page=2),
+    ]
+    doc = ParsedDocument(text, sections, "pdf")
     spans = chunk_document(doc, COUNTER, 12, overlap_tokens=8)
     for span in spans:
         chunk = text[span.start : span.end]

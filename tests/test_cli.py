@@ -67,7 +67,7 @@ def test_errors_are_messages_not_tracebacks(cli: CliRunner, tmp_path: Path) -> N
 
 
 def test_strict_exit_code(cli: CliRunner, corpus: Path) -> None:
-    (corpus / "broken.txt").write_bytes(b"caf\xe9 \xc3\x28 not utf-8")
+    (corpus / "broken.txt").write_bytes(bytes(range(1, 256)) * 20)  # no encoding fits
     code, _, err = run(cli, "index", str(corpus), "--strict")
     assert code == 9 and "broken.txt" in err
 

@@ -65,10 +65,20 @@ def test_utf16_with_bom_decodes(codec: str) -> None:
     assert texts(doc) == ["# Titel", "Über 中文."]
 
 
-def test_non_utf8_bytes_raise_parse_error_with_advice() -> None:
-    latin1 = "café au lait".encode("latin-1")
-    with pytest.raises(ParseError, match=r"not UTF-8 text.*convert it to UTF-8"):
-        TextParser().parse(latin1, "notes.txt")
+def test_legacy_encodings_are_detected_and_recorded() -> None:
+    doc = TextParser().parse("café au lait, s'il vous plaît".encode("latin-1"), "notes.txt")
+    assert doc.text == "café au lait, s'il vous plaît"
+    assert doc.metadata["encoding"] == "cp1252"
+    russian = "Однажды, в студеную зимнюю пору, я из лесу вышел; был сильный мороз.\n"
+    doc = TextParser().parse(russian.encode("cp866"), "poem.txt")
+    assert doc.text == russian
+    assert "encoding" not in TextParser().parse(b"plain", "a.txt").metadata  # UTF-8 goes unsaid
+
+
+def test_bytes_no_encoding_fits_are_refused_with_that_reason() -> None:
+    noise = bytes(range(1, 256)) * 20
+    with pytest.raises(ParseError, match=r"no text encoding fits"):
+        TextParser().parse(noise, "blob.txt")
 
 
 def test_utf16_without_bom_is_refused_not_garbled() -> None:

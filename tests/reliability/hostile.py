@@ -162,7 +162,7 @@ def make_hostile_corpus(
     for i in range(20):  # invalid UTF-8
         good = "Grüße aus Köln. ".encode() * (i + 1)
         files[f"text/bad-utf8-{i:02d}.{['txt', 'md', 'py', 'rst', 'json'][i % 5]}"] = (
-            good + bytes([0xC3, 0x28, 0xFF, 0xFE][i % 4 :]) + good, "skip")  # fmt: skip
+            good + bytes([0xC3, 0x28, 0xFF, 0xFE][i % 4 :]) + good, "any")  # fmt: skip
     for i in range(12):  # UTF-16 without a byte-order mark
         text = ("Hello, world. Überall Text. " * (i + 2)).encode("utf-16-le" if i % 2 else "utf-16-be")
         files[f"text/utf16-nobom-{i:02d}.{['txt', 'md', 'csv'][i % 3]}"] = (text, "skip")

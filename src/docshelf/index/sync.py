@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -12,7 +13,7 @@ from typing import Any, Literal, TypeVar
 from docshelf.chunk import LineIndex, chunk_document
 from docshelf.config import Settings
 from docshelf.embed.base import Embedder, Vectors
-from docshelf.errors import DocshelfError, SourceError
+from docshelf.errors import DocshelfError, ParseError, SourceError
 from docshelf.index.gitinfo import git_state
 from docshelf.index.ids import chunk_ids, content_hash, document_id, embed_key
 from docshelf.index.lock import WriterLock
@@ -22,7 +23,7 @@ from docshelf.sources.mirror import source_metadata
 from docshelf.store.base import BuildRecord, DocumentRecord, Store
 from docshelf.types import Chunk, ParsedDocument, SkippedFile, SourceFile, contextual_text
 
-__all__ = ["Indexer", "Progress", "SyncReport"]
+__all__ = ["Indexer", "Progress", "SyncReport", "group_skipped", "reason_kind"]
 
 log = logging.getLogger("docshelf.index")
 
@@ -50,6 +51,12 @@ class SyncReport:
     git_commit: str | None = None
     git_dirty: bool | None = None
 
+    def skipped_by_kind(self) -> dict[str, list[str]]:
+        """Skipped paths grouped by the kind of reason ("binary file", "no parser for .xyz",
+        "is password-protected", ...), most common first: the summary to print after the
+        per-file lines."""
+        return group_skipped(self.skipped)
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "collection": self.collection,
@@ -59,12 +66,41 @@ class SyncReport:
             "unchanged": self.unchanged,
             "excluded": self.excluded,
             "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
+            "skipped_by_kind": {kind: len(paths) for kind, paths in self.skipped_by_kind().items()},
             "chunks_written": self.chunks_written,
             "chunks_embedded": self.chunks_embedded,
             "seconds": round(self.seconds, 3),
             "git_commit": self.git_commit,
             "git_dirty": self.git_dirty,
         }
+
+
+_KIND_END = re.compile(r" \(|; |: | - ")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def reason_kind(reason: str) -> str:
+    """The kind of a skip reason: its first clause, numbers generalised ("too large",
+    "no parser for .rtf", "damaged or unreadable PDF", "no text")."""
+    head = _KIND_END.split(reason, maxsplit=1)[0].strip()
+    return _NUMBER.sub("N", head) or reason
+
+
+def group_skipped(skipped: Sequence[SkippedFile]) -> dict[str, list[str]]:
+    """Paths by reason kind, the most common kind first (ties by name)."""
+    groups: dict[str, list[str]] = {}
+    for s in skipped:
+        groups.setdefault(reason_kind(s.reason), []).append(s.path)
+    return dict(sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])))
+
+
+def _reason(rel: str, exc: Exception) -> str:
+    """The error's message without the path it starts with: the report names the file once."""
+    message = str(exc)
+    for prefix in (f"{rel}: ", f"{rel} "):
+        if message.startswith(prefix):
+            return message[len(prefix) :]
+    return message
 
 
 @dataclass
@@ -205,7 +241,7 @@ class Indexer:
             try:
                 pending = self._prepare(collection, f, data, digest, is_new=state is None)
             except DocshelfError as exc:
-                report.skipped.append(SkippedFile(rel, str(exc)))
+                report.skipped.append(SkippedFile(rel, _reason(rel, exc)))
                 continue
             except Exception as exc:
                 log.exception("unexpected error parsing %s", rel)
@@ -302,9 +338,7 @@ class Indexer:
     def _prepare(
         self, collection: str, f: SourceFile, data: bytes, digest: str, is_new: bool
     ) -> _Pending | None:
-        parser = self.registry.for_path(f.rel_path)
-        assert parser is not None  # filtered before
-        parsed: ParsedDocument = parser.parse(data, f.rel_path)
+        parsed: ParsedDocument = self.registry.parse(data, f.rel_path)
         meta = {**parsed.metadata, **source_metadata(f.root, f.rel_path)}  # fetched: its URL
         if meta.get("rag") is False:
             return None
@@ -312,6 +346,11 @@ class Indexer:
         spans = chunk_document(
             parsed, self.counter, self.max_tokens, self.settings.chunk.overlap_tokens, mode
         )
+        if not spans:  # an empty document would sit in the index matching nothing, unreported
+            raise ParseError(
+                f"{f.rel_path}: no text: the file holds nothing to index (empty, or only images, "
+                "drawings or markup); add text or exclude it"
+            )
         doc_id = document_id(collection, f.rel_path)
         lifecycle = meta.get("lifecycle")
         doc = DocumentRecord(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 
-from docshelf.parse.decode import decode_text
+from docshelf.parse.decode import encoding_metadata, read_text
 from docshelf.parse.text import is_blank, split_lines, trim_span
 from docshelf.types import ParsedDocument, Section
 
@@ -101,14 +101,17 @@ class CodeParser:
 
     def parse(self, data: bytes, path: str) -> ParsedDocument:
         """Decode ``data`` and split it into blocks (Python: per top-level def/class)."""
-        text = decode_text(data, path)
+        text, encoding = read_text(data, path)
         if self.name == "python":
             sections = python_sections(text)
         else:
             lines = split_lines(text)
             sections = _blocks(text, lines, 0, len(lines) - 1, ()) if lines else []
         return ParsedDocument(
-            text=text, sections=sections, file_type=self.name, metadata={"language": self.name}
+            text=text,
+            sections=sections,
+            file_type=self.name,
+            metadata={"language": self.name, **encoding_metadata(encoding)},
         )
 
 

@@ -3,49 +3,120 @@
 from __future__ import annotations
 
 import codecs
+import logging
 
 from docshelf.errors import ParseError
 
-__all__ = ["decode_text"]
+__all__ = ["decode_text", "detect_encoding", "encoding_metadata", "read_text"]
 
-_CONVERT_HINT = (
-    "convert it to UTF-8 (for example `iconv -f WINDOWS-1252 -t UTF-8 in > out`, "
-    "or 'Save with encoding: UTF-8' in your editor) and index it again"
-)
+log = logging.getLogger("docshelf.parse")
 
-
-def decode_text(data: bytes, path: str) -> str:
-    """Decode UTF-8 (BOM stripped) or BOM-marked UTF-16/UTF-32; refuse anything else.
-
-    Line endings are kept as they are: offsets into the result are offsets into
-    the file's text. Raises ParseError for other encodings and binary data.
-    """
+_BOMS = (
     # UTF-32 BOMs go first: the UTF-32-LE BOM begins with the UTF-16-LE one.
-    for bom, codec in (
-        (codecs.BOM_UTF8, "utf-8"),
-        (codecs.BOM_UTF32_LE, "utf-32-le"),
-        (codecs.BOM_UTF32_BE, "utf-32-be"),
-        (codecs.BOM_UTF16_LE, "utf-16-le"),
-        (codecs.BOM_UTF16_BE, "utf-16-be"),
-    ):
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+# When the detector rates several encodings alike (short files), the more widely used one wins.
+_PREFERRED = (
+    "utf_8", "cp1252", "iso8859_1", "iso8859_15", "cp1250", "cp1251", "cp866", "koi8_r", "cp1256",
+    "cp932", "gb18030",
+)  # fmt: skip
+_DETECT_BYTES = 1 << 20
+
+
+def detect_encoding(data: bytes) -> str | None:
+    """The encoding ``data`` most plausibly is in (charset-normalizer), None if none fits."""
+    try:
+        from charset_normalizer import from_bytes
+    except ImportError:  # a base dependency; kept optional so a broken install still reads UTF-8
+        return None
+    matches = list(from_bytes(data[:_DETECT_BYTES]))
+    if not matches:
+        return None
+    best = matches[0]
+    # every encoding that reads the bytes as well as the best one (and those giving the same text)
+    ties = [
+        enc
+        for m in matches
+        if (m.chaos, m.coherence) == (best.chaos, best.coherence)
+        for enc in (m.encoding, *m.could_be_from_charset)
+    ]
+    for name in _PREFERRED:
+        if name in ties:
+            return codecs.lookup(name).name
+    return codecs.lookup(best.encoding).name
+
+
+def read_text(data: bytes, path: str, declared: str | None = None) -> tuple[str, str]:
+    """(text, encoding): a BOM's encoding, else UTF-8 when valid, else ``declared`` (the
+    charset the file names, e.g. HTML's <meta>) when the bytes fit it, else the detected one.
+
+    Line endings are kept as they are: offsets into the text are offsets into the file's text.
+    ParseError when no encoding fits, or the text holds NULs (a binary file).
+    """
+    for bom, codec in _BOMS:
         if data.startswith(bom):
             try:
-                text = data[len(bom) :].decode(codec)
+                return _check_text(data[len(bom) :].decode(codec), path), codec
             except UnicodeDecodeError as exc:
                 raise ParseError(
                     f"{path}: starts with a {codec.upper()} byte-order mark but is not valid "
-                    f"{codec.upper()} (bad bytes at offset {exc.start + len(bom)}); "
-                    f"{_CONVERT_HINT}"
+                    f"{codec.upper()} (bad bytes at offset {exc.start + len(bom)}); convert it to UTF-8 "
+                    "or exclude it"
                 ) from None
-            return _check_text(text, path)
     try:
-        text = data.decode("utf-8")
+        return _check_text(data.decode("utf-8"), path), "utf-8"
     except UnicodeDecodeError as exc:
-        raise ParseError(
-            f"{path}: is not UTF-8 text (invalid byte 0x{data[exc.start]:02x} at offset "
-            f"{exc.start}); {_CONVERT_HINT}"
-        ) from None
-    return _check_text(text, path)
+        first_bad = exc.start
+    damaged = _damaged_utf8(data)
+    if damaged is not None:
+        log.info("%s: UTF-8 with invalid bytes, read with U+FFFD in their place", path)
+        return _check_text(damaged, path), "utf-8"
+    if declared is not None:
+        try:
+            return _check_text(data.decode(declared), path), declared
+        except (UnicodeDecodeError, LookupError):
+            pass  # a declaration that does not fit the bytes is wrong (it happens)
+    encoding = detect_encoding(data)
+    if encoding is not None:
+        try:
+            text = data.decode(encoding)
+        except UnicodeDecodeError:  # detected on the first megabyte; the rest does not fit
+            encoding = None
+        else:
+            log.debug("%s: read as %s", path, encoding)
+            return _check_text(text, path), encoding
+    raise ParseError(
+        f"{path}: no text encoding fits its bytes (not UTF-8: byte 0x{data[first_bad]:02x} at offset "
+        f"{first_bad}, and no other encoding reads it cleanly); it is binary or damaged, so exclude it "
+        "or save it again as UTF-8"
+    )
+
+
+def _damaged_utf8(data: bytes) -> str | None:
+    """The text of UTF-8 with a few invalid bytes (a bad copy, a truncated write), or None.
+
+    More valid non-ASCII UTF-8 characters than invalid bytes means UTF-8: a legacy 8-bit
+    file almost never holds valid UTF-8 sequences, and reading it as one would turn every
+    accented letter into two characters of mojibake.
+    """
+    text = data.decode("utf-8", "replace")
+    bad = text.count("\ufffd") - data.count(b"\xef\xbf\xbd")
+    good = sum(1 for ch in text if ch > "\x7f" and ch != "\ufffd")
+    return text if 0 < bad < good else None
+
+
+def encoding_metadata(encoding: str) -> dict[str, str]:
+    """``{"encoding": ...}`` for a file that was not plain UTF-8 (the default goes unsaid)."""
+    return {} if encoding == "utf-8" else {"encoding": encoding}
+
+
+def decode_text(data: bytes, path: str) -> str:
+    """The text of ``data`` as ``read_text`` decodes it."""
+    return read_text(data, path)[0]
 
 
 def _check_text(text: str, path: str) -> str:
@@ -55,6 +126,6 @@ def _check_text(text: str, path: str) -> str:
     if nul >= 0:
         raise ParseError(
             f"{path}: contains NUL characters (first at character {nul}), so it is binary "
-            f"or UTF-16/32 without a byte-order mark; {_CONVERT_HINT}, or exclude it"
+            "or UTF-16/32 without a byte-order mark; convert it to UTF-8 or exclude it"
         )
     return text

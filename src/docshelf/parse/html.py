@@ -7,9 +7,8 @@ import codecs
 import re
 from html.parser import HTMLParser as _StdlibHTMLParser
 
-from docshelf.errors import ParseError
 from docshelf.parse.assemble import TextBuilder
-from docshelf.parse.decode import decode_text
+from docshelf.parse.decode import encoding_metadata, read_text
 from docshelf.parse.limits import ParseLimits
 from docshelf.types import ParsedDocument
 
@@ -26,7 +25,13 @@ _BLOCKS = frozenset(
     }
 )  # fmt: skip
 _FEED_CHARS = 1 << 18
-_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
+_CHARSET = re.compile(
+    rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)|<\?xml[^>]+encoding\s*=\s*["']([A-Za-z0-9_.:-]+)""",
+    re.IGNORECASE,
+)
+_CHARSET_BYTES = 1 << 18  # a declaration may come late, after long styles or comments
+# WHATWG: browsers read these labels as windows-1252, and so do the pages written for them
+_AS_CP1252 = frozenset({"latin_1", "iso8859_1", "ascii", "cp1252"})
 
 
 class _Extractor(_StdlibHTMLParser):
@@ -161,22 +166,16 @@ class _Extractor(_StdlibHTMLParser):
         self.title = title or self.first_h1
 
 
-def _decode(data: bytes, path: str) -> str:
-    """UTF-8 (or a BOM), else the charset a <meta> tag declares."""
+def _declared(data: bytes) -> str | None:
+    m = _CHARSET.search(data[:_CHARSET_BYTES])
+    if m is None:
+        return None
+    label = (m.group(1) or m.group(2)).decode("ascii", "replace")
     try:
-        return decode_text(data, path)
-    except ParseError:
-        m = _CHARSET.search(data[:4096])
-        if m is None:
-            raise
-        try:
-            codec = codecs.lookup(m.group(1).decode("ascii")).name
-            return data.decode(codec)
-        except (LookupError, UnicodeDecodeError):
-            raise ParseError(
-                f"{path}: declares charset {m.group(1).decode('ascii', 'replace')!r} but is not valid "
-                "text in it; convert it to UTF-8 or exclude it"
-            ) from None
+        codec = codecs.lookup(label).name
+    except LookupError:
+        return None
+    return "cp1252" if codec.replace("-", "_") in _AS_CP1252 else codec
 
 
 class HtmlParser:
@@ -192,12 +191,16 @@ class HtmlParser:
         """Decode ``data`` and extract its text blocks."""
         deadline = self.limits.deadline(path)
         extractor = _Extractor()
-        text = _decode(data, path)
+        text, encoding = read_text(data, path, _declared(data))
         for start in range(0, len(text), _FEED_CHARS):  # pieces, so the time limit is checked
             deadline.check()
             extractor.feed(text[start : start + _FEED_CHARS])
         extractor.finish()
         builder = extractor.builder
         return ParsedDocument(
-            text=builder.text, sections=builder.sections, file_type=self.name, title=extractor.title
+            text=builder.text,
+            sections=builder.sections,
+            file_type=self.name,
+            title=extractor.title,
+            metadata=encoding_metadata(encoding),
         )

@@ -8,7 +8,9 @@ import re
 from docshelf.errors import ParseError
 from docshelf.parse.assemble import TextBuilder
 from docshelf.parse.limits import ParseLimits
-from docshelf.parse.ocr import ocr_image, resolve_languages
+from docshelf.parse.ocr import ocr_image
+from docshelf.parse.ocr_script import OcrLanguages
+from docshelf.parse.quiet import native_stderr_to_log
 from docshelf.types import ParsedDocument
 
 __all__ = ["MAX_PIXELS", "ImageParser", "ocr_text_blocks"]
@@ -32,15 +34,18 @@ def _looks_right(data: bytes, ext: str) -> bool:
     return data.startswith(_MAGIC.get(ext, (b"",)))
 
 
-def _pixels(data: bytes) -> int | None:
+def _pixels(data: bytes, path: str) -> int | None:
     """Width x height from the header (Pillow reads it without decoding), None if unknown."""
     try:
         from PIL import Image
     except ImportError:
         return None
     try:
-        with Image.open(io.BytesIO(data)) as img:
+        with native_stderr_to_log(path), Image.open(io.BytesIO(data)) as img:
             return int(img.width) * int(img.height)
+    except Image.DecompressionBombError:
+        # Pillow refuses to even open images over twice its own limit (~179 MP): too large
+        return 2 * (Image.MAX_IMAGE_PIXELS or MAX_PIXELS)
     except Exception:  # Pillow may lack a codec Tesseract has; let Tesseract decide
         return None
 
@@ -71,14 +76,16 @@ class ImageParser:
             raise ParseError(
                 f"{path}: is not a {ext.lstrip('.').upper()} image (damaged or renamed); exclude it"
             )
-        pixels = _pixels(data)
+        pixels = _pixels(data, path)
         if pixels is not None and pixels > MAX_PIXELS:
             raise ParseError(
                 f"{path}: image has {pixels / 1e6:.0f} megapixels (over {MAX_PIXELS / 1e6:.0f}); "
                 "refused as too large to decode safely"
             )
-        languages = resolve_languages(self.limits.ocr_languages, path)
-        pages = ocr_image(data, languages, self.limits.timeout_s, path)
+        deadline = self.limits.deadline(path)
+        chooser = OcrLanguages(self.limits.ocr_languages, path)
+        languages, upright = chooser.prepare(data, path, deadline.remaining())
+        pages = ocr_image(upright, languages, deadline.remaining(), path)
         builder = TextBuilder()
         paged = len(pages) > 1
         for number, text in enumerate(pages, start=1):
@@ -86,6 +93,10 @@ class ImageParser:
         if not builder.text:
             raise ParseError(f"{path}: OCR found no text in the image; nothing to index")
         metadata: dict[str, object] = {"ocr": True, "ocr_languages": languages}
+        if chooser.scripts:
+            metadata["ocr_script"] = chooser.scripts[0]
+        if chooser.rotations:
+            metadata["ocr_rotated"] = chooser.rotations[0]
         if paged:
             metadata["pages"] = len(pages)
         return ParsedDocument(

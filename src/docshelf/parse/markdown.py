@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from docshelf.parse.decode import decode_text
+from docshelf.parse.decode import encoding_metadata, read_text
 from docshelf.parse.frontmatter import split_frontmatter
 from docshelf.parse.text import indent_width, is_blank, split_lines, trim_span
 from docshelf.types import ParsedDocument, Section
@@ -234,8 +234,9 @@ class MarkdownParser:
 
     def parse(self, data: bytes, path: str) -> ParsedDocument:
         """Decode, split off frontmatter, and find the block structure."""
-        text = decode_text(data, path)
+        text, encoding = read_text(data, path)
         metadata, body_start = split_frontmatter(text, path)
+        metadata = {**encoding_metadata(encoding), **metadata}
         sections, first_h1 = markdown_sections(text, body_start)
         title = metadata.get("title")
         if isinstance(title, (int, float)) and not isinstance(title, bool):

@@ -19,6 +19,7 @@ __all__ = [
     "INSTALL_HINT",
     "installed_languages",
     "ocr_image",
+    "osd_available",
     "resolve_languages",
     "tesseract_path",
     "tesseract_version",
@@ -50,14 +51,23 @@ def _run(
 
 
 @functools.lru_cache(maxsize=4)
-def _languages(exe: str) -> tuple[str, ...]:
+def _data_files(exe: str) -> tuple[str, ...]:
     try:
         proc = _run([exe, "--list-langs"])
     except (OSError, subprocess.TimeoutExpired):
         return ()
     lines = (proc.stdout or proc.stderr).decode("utf-8", "replace").splitlines()
-    langs = [ln.strip() for ln in lines[1:] if ln.strip() and " " not in ln.strip()]
-    return tuple(lang for lang in langs if lang not in _NOT_LANGUAGES)
+    return tuple(ln.strip() for ln in lines[1:] if ln.strip() and " " not in ln.strip())
+
+
+def _languages(exe: str) -> tuple[str, ...]:
+    return tuple(lang for lang in _data_files(exe) if lang not in _NOT_LANGUAGES)
+
+
+def osd_available() -> bool:
+    """True when Tesseract has its orientation and script detection data (``osd``)."""
+    exe = tesseract_path()
+    return exe is not None and "osd" in _data_files(exe)
 
 
 def installed_languages() -> list[str]:

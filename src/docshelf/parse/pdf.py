@@ -1,33 +1,35 @@
-"""PDF: the text layer of each page (pypdf), with physical page numbers and printed labels."""
+"""PDF: the text of each page (PDFium, pypdf as the fallback), on its physical page number, with
+the outline as heading paths, form fields and comments, and OCR for pages without a text layer."""
 
 from __future__ import annotations
 
-import io
-import logging
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from docshelf.errors import ParseError
 from docshelf.parse.assemble import TextBuilder, missing_library
-from docshelf.parse.image import ocr_text_blocks
 from docshelf.parse.limits import Deadline, ParseLimits
-from docshelf.parse.ocr import ocr_image, resolve_languages, tesseract_path
+from docshelf.parse.ocr import ocr_image, tesseract_path
+from docshelf.parse.pdf_pypdf import PypdfPages, largest_image, read_pypdf
+from docshelf.parse.pdf_text import PdfContent, add_pages, drop_running_lines
+from docshelf.parse.quiet import native_stderr_to_log
 from docshelf.types import ParsedDocument
 
 __all__ = ["PdfParser"]
 
-_BLANK_LINES = re.compile(r"\n[ \t\r\f\v]*\n\s*")
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f]")
+_LETTERS = re.compile(r"[^\W\d_]+")
+_SPLIT_WORDS = 0.25  # share of one-letter words above which a page's words look split into letters
 
 
 class PdfParser:
     """PDF text per page; every section carries its 1-based physical page.
 
-    ``text`` is the page texts joined by blank lines. Pages without a text layer
-    (scans) are read by OCR when it is on and Tesseract is installed (``metadata["ocr_pages"]``);
-    those left empty are listed in ``metadata["pages_without_text"]``, and a PDF with no text
-    on any page is refused with the reason. Printed page labels ("iv", "A-3"), when the PDF
-    defines them, go to ``metadata["page_labels"]``.
+    Pages without a text layer (scans) are read by OCR when it is on and Tesseract is
+    installed (``metadata["ocr_pages"]``); those left empty are listed in
+    ``metadata["pages_without_text"]``, and a PDF with no text on any page is refused with
+    the reason. Printed page labels ("iv", "A-3"), when the PDF defines them, go to
+    ``metadata["page_labels"]``; the library that read the text to ``metadata["pdf_library"]``.
     """
 
     name: str = "pdf"
@@ -39,143 +41,143 @@ class PdfParser:
 
     def parse(self, data: bytes, path: str) -> ParsedDocument:
         """Extract the text of every page of ``data``."""
-        try:
-            import pypdf
-        except ImportError:
-            raise missing_library(path, "PDF files", "pypdf") from None
-        # pypdf logs every repaired structure at WARNING; a damaged file is reported once, below.
-        logging.getLogger("pypdf").setLevel(logging.ERROR)
+        pdfium = _available("pypdfium2")
+        if not pdfium and not _available("pypdf"):
+            raise missing_library(path, "PDF files", "pypdfium2")
         if b"%PDF-" not in data[:1024]:
             raise ParseError(f"{path}: is not a PDF (no %PDF- header); exclude it or rename it")
         deadline = self.limits.deadline(path)
-        try:
-            reader = pypdf.PdfReader(io.BytesIO(data), strict=False)
-            if reader.is_encrypted and not _decrypt(reader):
-                raise ParseError(
-                    f"{path}: is password-protected (encrypted PDF); save an unprotected copy to index it"
-                )
-            count = len(reader.pages)
-            if count > self.limits.max_pages:
-                raise ParseError(
-                    f"{path}: has {count} pages (over parse.max_pages = {self.limits.max_pages}); "
-                    "raise the limit or exclude the file"
-                )
-            pages = []
-            for page in reader.pages:
-                deadline.check()
-                pages.append(_page_text(page))
-            labels = _printed_labels(reader, len(pages))
-            title = _title(reader)
-            ocr = self._ocr_empty_pages(reader, pages, deadline, path)
-        except ParseError:
-            raise
-        except Exception as exc:  # pypdf raises many types for damaged files
-            raise ParseError(
-                f"{path}: damaged or unreadable PDF ({type(exc).__name__}: {exc}); "
-                "repair it (for example print it to a new PDF) or exclude it"
-            ) from None
+        with native_stderr_to_log(path):
+            content = self._read(data, path, deadline, pdfium)
+            pages = drop_running_lines(content.pages)
+            ocr, why_not, ocr_languages = self._ocr_empty_pages(data, pages, content, deadline, path)
         builder = TextBuilder()
-        empty: list[int] = []
-        for number, text in enumerate(pages, start=1):
-            if number in ocr.pages:
-                ocr_text_blocks(builder, ocr.pages[number], number)
-                continue
-            if not text.strip():
-                empty.append(number)
-                continue
-            for paragraph in _BLANK_LINES.split(text):
-                builder.add(paragraph, "paragraph", page=number)
+        texts = {n: t for n, t in enumerate(pages, start=1) if t.strip()}
+        texts.update(ocr)
+        add_pages(builder, texts, content.outline)
         if pages and not builder.text:
-            raise ParseError(
-                f"{path}: no text layer on any of its {len(pages)} page(s) (a scan?); {ocr.why_not}"
-            )
-        metadata: dict[str, Any] = {"pages": len(pages)}
+            raise ParseError(f"{path}: no text layer on any of its {len(pages)} page(s) (a scan?); {why_not}")
+        metadata: dict[str, Any] = {"pages": len(pages), "pdf_library": content.library}
+        empty = [n for n in range(1, len(pages) + 1) if n not in texts]
         if empty:
             metadata["pages_without_text"] = empty
-        if ocr.pages:
-            metadata["ocr_pages"] = sorted(ocr.pages)
-        if labels is not None:
-            metadata["page_labels"] = labels
+        if content.failed_pages:
+            metadata["unreadable_pages"] = [i + 1 for i in content.failed_pages]
+        if ocr:
+            metadata["ocr_pages"] = sorted(ocr)
+            metadata["ocr_languages"] = ocr_languages
+        if content.labels is not None:
+            metadata["page_labels"] = content.labels
         return ParsedDocument(
-            text=builder.text, sections=builder.sections, file_type=self.name, title=title, metadata=metadata
+            text=builder.text,
+            sections=builder.sections,
+            file_type=self.name,
+            title=content.title,
+            metadata=metadata,
         )
 
-    def _ocr_empty_pages(self, reader: Any, pages: list[str], deadline: Deadline, path: str) -> _Ocr:
-        """OCR the largest image of each page without a text layer (a scanned page is one image)."""
-        result = _Ocr()
+    def _read(self, data: bytes, path: str, deadline: Deadline, pdfium: bool) -> PdfContent:
+        from docshelf.parse.pdf_pdfium import PasswordRequired, read_pdfium
+
+        try:
+            if not pdfium:
+                raise ImportError("pypdfium2")
+            content = read_pdfium(data, path, self.limits.max_pages, deadline)
+        except PasswordRequired:
+            raise _password(path) from None
+        except ParseError:
+            raise
+        except Exception as first:  # PDFium cannot open it: pypdf repairs some files it rejects
+            try:
+                return read_pypdf(data, path, self.limits.max_pages, deadline)
+            except ParseError:
+                raise
+            except PermissionError:
+                raise _password(path) from None
+            except Exception as exc:
+                raise ParseError(
+                    f"{path}: damaged or unreadable PDF ({type(first).__name__}: {first}; pypdf: "
+                    f"{type(exc).__name__}: {exc}); repair it (for example print it to a new PDF) "
+                    "or exclude it"
+                ) from None
+        _second_opinion(content, PypdfPages(data), deadline)
+        return content
+
+    def _ocr_empty_pages(
+        self, data: bytes, pages: list[str], content: PdfContent, deadline: Deadline, path: str
+    ) -> tuple[dict[int, str], str, list[str]]:
+        """OCR of the pages without a text layer (1-based page -> text), why there is none
+        (when there is none), and the languages used."""
         empty = [i for i, text in enumerate(pages) if not text.strip()]
         if not empty:
-            return result
+            return {}, "", []
         if not self.limits.ocr:
-            result.why_not = "OCR is off (parse.ocr = false)"
-            return result
+            return {}, "OCR is off (parse.ocr = false)", []
         if tesseract_path() is None:
-            result.why_not = "OCR is off because Tesseract is not installed (see `docshelf doctor`)"
-            return result
-        languages = resolve_languages(self.limits.ocr_languages, path)
-        for i in empty:
-            deadline.check()
-            image = _largest_image(reader.pages[i])
-            if image is None:
-                continue
-            text = "\n\n".join(ocr_image(image, languages, deadline.remaining(), f"{path}#page={i + 1}"))
+            return {}, "OCR is off because Tesseract is not installed (see `docshelf doctor`)", []
+        from docshelf.parse.ocr_script import OcrLanguages
+
+        languages = OcrLanguages(self.limits.ocr_languages, path)
+        out: dict[int, str] = {}
+        for index, image in _page_images(data, empty, content, deadline):
+            where = f"{path}#page={index + 1}"
+            langs, upright = languages.prepare(image, where, deadline.remaining())
+            text = "\n\n".join(ocr_image(upright, langs, deadline.remaining(), where))
             if text.strip():
-                result.pages[i + 1] = text
-        return result
+                out[index + 1] = text
+        return out, "OCR found no text on its pages", languages.used
 
 
-class _Ocr:
-    def __init__(self) -> None:
-        self.pages: dict[int, str] = {}  # 1-based page -> recognised text
-        self.why_not = "OCR found no text in its images"
-
-
-def _largest_image(page: Any) -> bytes | None:
-    """The encoded bytes of the page's biggest image (pypdf decodes the PDF filters)."""
-    best: bytes | None = None
+def _available(module: str) -> bool:
     try:
-        for image in page.images:
-            data = image.data
-            if best is None or len(data) > len(best):
-                best = data
-    except Exception:  # an image pypdf cannot decode (e.g. JBIG2): the page stays empty
-        return best
-    return best
-
-
-def _decrypt(reader: Any) -> bool:
-    """Open a PDF encrypted with an empty user password (owner restrictions only)."""
-    try:
-        return bool(reader.decrypt(""))
-    except Exception:
+        __import__(module)
+    except ImportError:
         return False
+    return True
 
 
-def _page_text(page: Any) -> str:
-    text = page.extract_text() or ""
-    return _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+def _password(path: str) -> ParseError:
+    return ParseError(f"{path}: is password-protected (encrypted PDF); save an unprotected copy to index it")
 
 
-def _printed_labels(reader: Any, count: int) -> list[str] | None:
-    """Printed page labels, only when the PDF defines some (else they are just 1..n)."""
-    try:
-        root = reader.trailer["/Root"]
-        if "/PageLabels" not in root:
-            return None
-        labels = [str(label) for label in reader.page_labels]
-    except Exception:
-        return None
-    if len(labels) != count or labels == [str(i) for i in range(1, count + 1)]:
-        return None
-    return labels
+def _page_images(
+    data: bytes, indices: list[int], content: PdfContent, deadline: Deadline
+) -> Iterator[tuple[int, bytes]]:
+    if content.library == "pdfium":
+        from docshelf.parse.pdf_pdfium import render_pages
+
+        yield from render_pages(data, indices, deadline)
+        return
+    for index in indices:
+        deadline.check()
+        image = largest_image(data, index)
+        if image is not None:
+            yield index, image
 
 
-def _title(reader: Any) -> str | None:
-    try:
-        info = reader.metadata
-        title = info.title if info is not None else None
-    except Exception:
-        return None
-    if isinstance(title, str) and title.strip():
-        return " ".join(title.split())
-    return None
+def _split_score(text: str) -> tuple[float, int]:
+    """(share of one-letter words, letters in words of 4+ letters) of a page's text."""
+    words = _LETTERS.findall(text)
+    if len(words) < 20:
+        return 0.0, 0
+    return sum(len(w) == 1 for w in words) / len(words), sum(len(w) for w in words if len(w) >= 4)
+
+
+def _second_opinion(content: PdfContent, pypdf: PypdfPages, deadline: Deadline) -> None:
+    """Pages PDFium could not read, or whose words it split into letters ("Nort h Buon a"),
+    read again with pypdf; its text is kept when it holds clearly more whole words."""
+    for i, text in enumerate(content.pages):
+        share, letters = _split_score(text)
+        if i not in content.failed_pages and share <= _SPLIT_WORDS:
+            continue
+        deadline.check()
+        other = pypdf.text(i)
+        if other is None:
+            continue
+        if i in content.failed_pages:
+            if other.strip():
+                content.pages[i] = other
+                content.failed_pages.remove(i)
+            continue
+        if _split_score(other)[1] > 1.1 * letters:
+            content.pages[i] = other

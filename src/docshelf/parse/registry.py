@@ -6,6 +6,7 @@ import os
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from docshelf.errors import ParseError
+from docshelf.parse.clean import clean_document
 from docshelf.parse.code import code_parsers
 from docshelf.parse.epub import EpubParser
 from docshelf.parse.html import HtmlParser
@@ -14,9 +15,12 @@ from docshelf.parse.limits import ParseLimits
 from docshelf.parse.markdown import MarkdownParser
 from docshelf.parse.office import DocxParser, LegacyOfficeParser, PptxParser
 from docshelf.parse.pdf import PdfParser
+from docshelf.parse.quiet import warnings_to_log
 from docshelf.parse.rst import RstParser
-from docshelf.parse.sheets import CsvParser, XlsxParser
+from docshelf.parse.sheets import CsvParser
 from docshelf.parse.text import TextParser
+from docshelf.parse.xlsb import XlsbParser
+from docshelf.parse.xlsx import XlsxParser
 from docshelf.types import ParsedDocument
 
 if TYPE_CHECKING:
@@ -103,14 +107,19 @@ class ParserRegistry:
         return tuple(sorted(e for e, p in self._by_ext.items() if getattr(p, "binary", False)))
 
     def parse(self, data: bytes, path: str) -> ParsedDocument:
-        """Parse with the parser for ``path``; ParseError when none handles it."""
+        """Parse with the parser for ``path``; ParseError when none handles it.
+
+        The text is cleaned of code points no store can encode (lone surrogates), and
+        libraries' warnings go to the log rather than the terminal.
+        """
         parser = self.for_path(path)
         if parser is None:
             raise ParseError(
                 f"{path}: no parser for files like this (supported: "
                 f"{', '.join(self.supported_extensions)}); exclude it or rename it"
             )
-        return parser.parse(data, path)
+        with warnings_to_log(path):
+            return clean_document(parser.parse(data, path))
 
 
 def default_registry(settings: ParseSettings | None = None) -> ParserRegistry:
@@ -128,6 +137,7 @@ def default_registry(settings: ParseSettings | None = None) -> ParserRegistry:
         DocxParser(limits),
         PptxParser(limits),
         XlsxParser(limits),
+        XlsbParser(limits),
         CsvParser(),
         HtmlParser(limits),
         EpubParser(limits),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from docshelf.parse.decode import decode_text
+from docshelf.parse.decode import encoding_metadata, read_text
 from docshelf.parse.text import indent_width, is_blank, split_lines, trim_span
 from docshelf.types import ParsedDocument, Section
 
@@ -146,6 +146,12 @@ class RstParser:
 
     def parse(self, data: bytes, path: str) -> ParsedDocument:
         """Decode ``data`` and find titles, paragraphs and literal blocks."""
-        text = decode_text(data, path)
+        text, encoding = read_text(data, path)
         sections, title = rst_sections(text)
-        return ParsedDocument(text=text, sections=sections, file_type=self.name, title=title)
+        return ParsedDocument(
+            text=text,
+            sections=sections,
+            file_type=self.name,
+            title=title,
+            metadata=encoding_metadata(encoding),
+        )

@@ -1,4 +1,4 @@
-"""Spreadsheets: Excel workbooks (.xlsx, openpyxl) and CSV/TSV files (stdlib csv).
+"""Spreadsheet rows as text, and CSV/TSV files (stdlib csv); workbooks are in xlsx.py and xlsb.py.
 
 Each row becomes one line of "header: value; header: value" pairs, so a chunk of
 rows still says what each value is; each sheet is a heading of its own.
@@ -13,15 +13,19 @@ from collections.abc import Iterable
 from typing import Any
 
 from docshelf.errors import ParseError
-from docshelf.parse.assemble import TextBuilder, check_zip, missing_library
-from docshelf.parse.decode import decode_text
-from docshelf.parse.limits import ParseLimits
+from docshelf.parse.assemble import TextBuilder
+from docshelf.parse.decode import encoding_metadata, read_text
 from docshelf.types import ParsedDocument
 
-__all__ = ["MAX_ROWS", "CsvParser", "XlsxParser"]
+__all__ = ["MAX_ROWS", "CsvParser", "cell_text", "rows_to_lines"]
 
 MAX_ROWS = 50_000
 """Rows read per sheet; the rest is left out with a note in the text and metadata."""
+
+
+def cell_text(value: Any) -> str:
+    """A cell value as text: whole floats without ".0", dates in ISO form."""
+    return _cell(value)
 
 
 def _cell(value: Any) -> str:
@@ -50,9 +54,15 @@ def _column_name(index: int) -> str:
 
 def _rows_to_lines(rows: Iterable[Iterable[Any]]) -> tuple[list[str], bool]:
     """Lines for a table whose first non-empty row is the header; (lines, truncated)."""
+    return rows_to_lines(enumerate(rows, start=1))
+
+
+def rows_to_lines(rows: Iterable[tuple[int, Iterable[Any]]]) -> tuple[list[str], bool]:
+    """Lines for (row number, values) rows, the first non-empty one being the header;
+    (lines, truncated)."""
     headers: list[str] | None = None
     lines: list[str] = []
-    for number, raw in enumerate(rows, start=1):
+    for number, raw in rows:
         values = [_cell(v) for v in raw]
         if not any(values):
             continue
@@ -72,58 +82,6 @@ def _rows_to_lines(rows: Iterable[Iterable[Any]]) -> tuple[list[str], bool]:
     return lines, False
 
 
-class XlsxParser:
-    """Excel workbooks: every sheet's cell values (formulas as last computed by Excel)."""
-
-    name: str = "xlsx"
-    extensions: tuple[str, ...] = (".xlsx", ".xlsm")
-    binary: bool = True
-
-    def __init__(self, limits: ParseLimits | None = None) -> None:
-        self.limits = limits or ParseLimits()
-
-    def parse(self, data: bytes, path: str) -> ParsedDocument:
-        """Read every worksheet of the workbook in ``data``."""
-        try:
-            import openpyxl  # type: ignore[import-untyped]
-        except ImportError:
-            raise missing_library(path, "Excel files", "openpyxl") from None
-        check_zip(data, path, "Excel (.xlsx)", self.limits.max_unzipped_bytes)
-        builder = TextBuilder()
-        truncated: list[str] = []
-        sheets: list[str] = []
-        try:
-            workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
-            try:
-                for sheet in workbook.worksheets:
-                    sheets.append(sheet.title)
-                    builder.heading(f"Sheet: {sheet.title}", 1)
-                    lines, cut = _rows_to_lines(sheet.iter_rows(values_only=True))
-                    if cut:
-                        truncated.append(sheet.title)
-                    builder.add("\n".join(lines), "table")
-                title = workbook.properties.title
-            finally:
-                workbook.close()
-        except ParseError:
-            raise
-        except Exception as exc:
-            raise ParseError(
-                f"{path}: damaged or unreadable Excel (.xlsx) file ({type(exc).__name__}: {exc}); "
-                "open and save it again, or exclude it"
-            ) from None
-        metadata: dict[str, Any] = {"sheets": sheets}
-        if truncated:
-            metadata["truncated_sheets"] = truncated
-        return ParsedDocument(
-            text=builder.text,
-            sections=builder.sections,
-            file_type=self.name,
-            title=" ".join(title.split()) if isinstance(title, str) and title.strip() else None,
-            metadata=metadata,
-        )
-
-
 class CsvParser:
     """CSV and TSV files (UTF-8); the delimiter of a .csv is detected from its start."""
 
@@ -133,7 +91,7 @@ class CsvParser:
 
     def parse(self, data: bytes, path: str) -> ParsedDocument:
         """Decode ``data`` and turn its rows into header-labelled lines."""
-        text = decode_text(data, path)
+        text, encoding = read_text(data, path)
         dialect: type[csv.Dialect] | csv.Dialect
         if path.lower().endswith(".tsv"):
             dialect = csv.excel_tab
@@ -148,7 +106,7 @@ class CsvParser:
             raise ParseError(f"{path}: malformed CSV ({exc}); fix the quoting or exclude it") from None
         builder = TextBuilder()
         builder.add("\n".join(lines), "table")
-        metadata: dict[str, Any] = {"truncated": True} if cut else {}
+        metadata: dict[str, Any] = {**encoding_metadata(encoding), **({"truncated": True} if cut else {})}
         return ParsedDocument(
             text=builder.text, sections=builder.sections, file_type=self.name, metadata=metadata
         )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from docshelf.parse.decode import decode_text
+from docshelf.parse.decode import encoding_metadata, read_text
 from docshelf.types import ParsedDocument, Section
 
 __all__ = ["TextParser", "indent_width", "is_blank", "split_lines", "trim_span"]
@@ -86,5 +86,10 @@ class TextParser:
 
     def parse(self, data: bytes, path: str) -> ParsedDocument:
         """Decode ``data`` and split it into paragraphs."""
-        text = decode_text(data, path)
-        return ParsedDocument(text=text, sections=paragraph_sections(text), file_type=self.name)
+        text, encoding = read_text(data, path)
+        return ParsedDocument(
+            text=text,
+            sections=paragraph_sections(text),
+            file_type=self.name,
+            metadata=encoding_metadata(encoding),
+        )
