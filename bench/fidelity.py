@@ -39,8 +39,10 @@ from docshelf.types import Chunk
 
 ROOT = Path(__file__).resolve().parents[1]
 _RUN = re.compile(r"[^\W\d_]+")
-_CJK = re.compile(r"[\u1100-\u11ff\u2e80-\u2fdf\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
-                  r"\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\uff65-\uffdc\U00020000-\U0003134f]+")  # fmt: skip
+_CJK = re.compile(
+    "[\u1100-\u11ff\u2e80-\u2fdf\u3005-\u3007\u3021-\u3029\u3031-\u3035\u3040-\u30ff\u3100-\u31ff"
+    "\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\uff65-\uffdc\U00020000-\U0003134f]+"
+)
 GOAL_RECALL, GOAL_PAGE = 0.97, 0.99
 
 
@@ -181,9 +183,9 @@ def render(result: dict[str, Any], meta: dict[str, Any]) -> str:
         ok = "ok" if recall >= GOAL_RECALL else "**below**"
         out.append(f"| {fmt} | {result['format_files'][fmt]} | {recall:.3f} | {ok} |")
     ok = "ok" if result["page_accuracy"] >= GOAL_PAGE else "**below**"
-    out += ["", f"PDF page accuracy: {result['page_accuracy']:.4f} over {result['pages_scored']} pages ({ok}); "
-            f"citation precision {result['citation_precision']:.4f}", "",
-            "| part | truth words | recall |", "|---|---:|---:|"]  # fmt: skip
+    accuracy = f"PDF page accuracy: {result['page_accuracy']:.4f} over {result['pages_scored']} pages ({ok})"
+    precision = f"citation precision {result['citation_precision']:.4f}"
+    out += ["", f"{accuracy}; {precision}", "", "| part | truth words | recall |", "|---|---:|---:|"]
     for name, (recall, total) in result["parts"].items():
         out.append(f"| {name} | {total} | {recall:.3f} |")
     out += ["", f"files below {GOAL_RECALL} recall: {len(result['low'])}"]

@@ -62,6 +62,10 @@ class SourceSettings(BaseModel):
     exclude: list[str] = Field(default_factory=list, description="gitignore-style globs to skip")
     respect_gitignore: bool = True
     max_file_mb: float = Field(50.0, gt=0)
+    extensions: dict[str, str] = Field(
+        default_factory=dict,
+        description="more extensions for built-in parsers: {'.mdown2' = 'markdown', '.log' = '.txt'}",
+    )
 
 
 class ChunkSettings(BaseModel):

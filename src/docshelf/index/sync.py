@@ -142,7 +142,7 @@ class Indexer:
         self.store = store
         self.embedder = embedder
         self.settings = settings
-        self.registry = registry or default_registry(settings.parse)
+        self.registry = registry or default_registry(settings)
         self.progress = progress or (lambda phase, done, total: None)
         self.counter = _Counter(embedder)
         self.max_tokens = max(16, min(settings.chunk.max_tokens, embedder.max_tokens - _HEADER_RESERVE))

@@ -230,7 +230,7 @@ class MarkdownParser:
     """Markdown with optional YAML frontmatter (kept as metadata, never as body)."""
 
     name: str = "markdown"
-    extensions: tuple[str, ...] = (".md", ".markdown", ".mdown", ".mkd")
+    extensions: tuple[str, ...] = (".md", ".markdown", ".mdown", ".mkd", ".mdx")
 
     def parse(self, data: bytes, path: str) -> ParsedDocument:
         """Decode, split off frontmatter, and find the block structure."""

@@ -22,8 +22,8 @@ from docshelf.types import ParsedDocument
 __all__ = ["PptxParser"]
 
 _TITLES = frozenset({"title", "ctrTitle"})
-# notes-page placeholders that hold the slide picture, its number or the notes master's fields
-_NOTES_SKIP = frozenset({"sldImg", "sldNum"})
+# the notes-page placeholder that holds the slide's picture
+_NOTES_SKIP = frozenset({"sldImg"})
 
 
 def _row_text(cells: list[str]) -> str:

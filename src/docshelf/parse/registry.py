@@ -3,20 +3,27 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from docshelf.config import Settings
 from docshelf.errors import ParseError
 from docshelf.parse.clean import clean_document
 from docshelf.parse.code import code_parsers
 from docshelf.parse.epub import EpubParser
 from docshelf.parse.html import HtmlParser
 from docshelf.parse.image import ImageParser
+from docshelf.parse.light import light_parsers
 from docshelf.parse.limits import ParseLimits
+from docshelf.parse.mail import EmlParser, MboxParser, MsgParser
 from docshelf.parse.markdown import MarkdownParser
+from docshelf.parse.notebook import NotebookParser
+from docshelf.parse.odf import OdfParser
 from docshelf.parse.office import DocxParser, LegacyOfficeParser, PptxParser
 from docshelf.parse.pdf import PdfParser
 from docshelf.parse.quiet import warnings_to_log
 from docshelf.parse.rst import RstParser
+from docshelf.parse.rtf import RtfParser
 from docshelf.parse.sheets import CsvParser
 from docshelf.parse.text import TextParser
 from docshelf.parse.xlsb import XlsbParser
@@ -95,6 +102,19 @@ class ParserRegistry:
         """The parser for ``path``'s extension, or None when it is not supported."""
         return self._by_ext.get(_extension_of(path))
 
+    def map_extensions(self, mapping: Mapping[str, str]) -> None:
+        """Handle each extension (key) with the parser named by the value: a parser name
+        ("markdown") or an extension it already handles (".md"). ValueError for unknown ones."""
+        by_name = {p.name: p for p in self._by_ext.values()}
+        for ext, target in mapping.items():
+            parser = by_name.get(target) or self._by_ext.get(_normalise(target) if target else "")
+            if parser is None:
+                raise ValueError(
+                    f"sources.extensions: {target!r} (for {ext}) is no parser name or handled extension; "
+                    f"parsers: {', '.join(sorted(by_name))}"
+                )
+            self._by_ext[_normalise(ext)] = parser
+
     @property
     def supported_extensions(self) -> tuple[str, ...]:
         """Registered extensions, sorted."""
@@ -122,12 +142,14 @@ class ParserRegistry:
             return clean_document(parser.parse(data, path))
 
 
-def default_registry(settings: ParseSettings | None = None) -> ParserRegistry:
+def default_registry(settings: ParseSettings | Settings | None = None) -> ParserRegistry:
     """A new registry with every built-in parser: Markdown, plain text, reST, PDF, Word,
     PowerPoint, Excel, CSV, HTML, EPUB, images (OCR), source code and data files, and the
     legacy Office formats (which report themselves as unsupported). ``settings`` sets the
-    parse limits and OCR options (None: the defaults)."""
-    limits = ParseLimits.from_settings(settings)
+    parse limits and OCR options (None: the defaults); given whole settings, their
+    ``sources.extensions`` map more extensions to these parsers."""
+    parse = settings.parse if isinstance(settings, Settings) else settings
+    limits = ParseLimits.from_settings(parse)
     registry = ParserRegistry()
     parsers: list[Parser] = [
         MarkdownParser(),
@@ -142,9 +164,18 @@ def default_registry(settings: ParseSettings | None = None) -> ParserRegistry:
         HtmlParser(limits),
         EpubParser(limits),
         ImageParser(limits),
+        OdfParser(limits),
+        RtfParser(),
+        EmlParser(),
+        MboxParser(),
+        MsgParser(),
+        NotebookParser(),
+        *light_parsers(),
         LegacyOfficeParser(),
         *code_parsers(),
     ]
     for parser in parsers:
         registry.register(parser)
+    if isinstance(settings, Settings):
+        registry.map_extensions(settings.sources.extensions)
     return registry

@@ -149,8 +149,14 @@ class XlsbParser:
             for kind, payload in records(package.read(workbook)):
                 if kind != _BUNDLE_SH or len(payload) < 8:
                     continue
-                rid, at = _wide(payload, 8)
-                name, _ = _wide(payload, at)
+                # hsState and iTabID come first; writers disagree on their width, so the
+                # relationship id is looked for where either puts it
+                rid, name = "", ""
+                for offset in (8, 12):
+                    rid, at = _wide(payload, offset)
+                    if rid in targets:
+                        name = _wide(payload, at)[0]
+                        break
                 sheets.append(name)
                 target = targets.get(rid)
                 if target is None or not package.has(target):

@@ -129,7 +129,8 @@ def add_sheet_extras(package: Package, sheet: str, builder: TextBuilder, header_
     texts = [" ".join(_HF_CODES.sub(" ", t).split()) for t in header_footer]
     if any(texts):
         builder.add("Header and footer: " + " | ".join(dict.fromkeys(t for t in texts if t)))
-    for target in package.related(sheet, "comments"):
+    # .xlsb keeps its comments as BIFF12 records (not read); its drawings and charts are XML
+    for target in (t for t in package.related(sheet, "comments") if t.endswith(".xml")):
         for comment in package.xml(target).iter():
             if local(comment.tag) == "comment":
                 text = " ".join("".join(t.text or "" for t in comment.iter() if local(t.tag) == "t").split())
