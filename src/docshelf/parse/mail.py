@@ -145,7 +145,7 @@ class MsgParser:
             import olefile
         except ImportError:
             raise missing_library(path, "Outlook .msg files", "olefile") from None
-        if not olefile.isOleFile(data):
+        if not data.startswith(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"):
             raise ParseError(f"{path}: is not an Outlook message (not an OLE file); exclude it")
         try:
             ole = olefile.OleFileIO(data)
@@ -198,6 +198,7 @@ class _Msg:
                 continue
             raw = self.ole.openstream(name).read()
             if decode is None:
+                raw = raw.rstrip(b"\x00")
                 from docshelf.parse.decode import read_text
 
                 try:

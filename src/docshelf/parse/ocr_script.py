@@ -15,7 +15,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from docshelf.errors import ParseError
-from docshelf.parse.ocr import _run, installed_languages, osd_available, resolve_languages, tesseract_path
+from docshelf.parse.ocr import (
+    INSTALL_HINT,
+    _run,
+    installed_languages,
+    osd_available,
+    resolve_languages,
+    tesseract_path,
+)
 from docshelf.parse.quiet import native_stderr_to_log
 
 __all__ = ["SCRIPT_LANGUAGES", "OcrLanguages", "OsdResult", "detect_script"]
@@ -102,7 +109,7 @@ class OcrLanguages:
     def __init__(self, configured: Sequence[str], path: str) -> None:
         self.fixed = resolve_languages(configured, path) if configured else None
         if self.fixed is None and tesseract_path() is None:
-            raise ParseError(f"{path}: OCR is off because Tesseract is not installed; see `docshelf doctor`")
+            raise ParseError(f"{path}: OCR is off because Tesseract is not installed; {INSTALL_HINT}")
         self.installed = installed_languages()
         self.last: OsdResult | None = None
         self.scripts: list[str] = []

@@ -133,9 +133,11 @@ def paragraph_text(p: ElementTree.Element) -> str:
                 out.append("\t")
             elif name in _BREAKS:
                 out.append("\n")
-            elif name == "rt":  # ruby: the reading of the base text
-                reading = "".join(t.text or "" for t in child.iter() if local(t.tag) == "t")
-                out.append(f"({reading})" if reading else "")
+            elif name == "ruby":  # base text, then its reading: 東京(とうきょう)
+                parts = {local(c.tag): "".join(t.text or "" for t in c.iter() if local(t.tag) == "t")
+                         for c in child}  # fmt: skip
+                reading = parts.get("rt", "")
+                out.append(parts.get("rubyBase", "") + (f"({reading})" if reading else ""))
             else:
                 walk(child)
 

@@ -100,32 +100,30 @@ def add_pages(builder: TextBuilder, pages: dict[int, str], outline: list[tuple[i
     """Add each page's paragraphs (1-based page numbers) with the heading path the outline
     gives them: an entry's path applies from where its title is printed on its page (from
     the page's top when it is not found); a title printed at a line start is a heading."""
-    by_page: dict[int, list[tuple[int, str]]] = {}
-    for level, title, index in outline:
-        by_page.setdefault(index + 1, []).append((level, title))
+    by_page: dict[int, list[list[tuple[int, str]]]] = {}
+    stack: list[tuple[int, str]] = []
+    for level, title, index in outline:  # in outline order, so each entry's parents are known
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, " ".join(title.split())))
+        by_page.setdefault(index + 1, []).append(list(stack))
     for number in sorted(set(pages) | set(by_page)):
         text = pages.get(number, "")
         pos = 0
-        for level, title in by_page.get(number, []):
+        for path in by_page.get(number, []):
+            level, title = path[-1]
             m = _title_at(text, title, pos)
             if m is None:
-                _set_heading(builder, level, title)
+                builder.stack = path
                 continue
             _add_text(builder, text[pos : m.start()], number)
             at_line_start = m.start() == 0 or text[m.start() - 1] == "\n"
+            builder.stack = path[:-1]
             if at_line_start:
                 builder.heading(m.group(), level, page=number)
-                builder.stack[-1] = (level, " ".join(title.split()))
-            else:
-                _set_heading(builder, level, title)
+            builder.stack = path
             pos = m.end() if at_line_start else m.start()
         _add_text(builder, text[pos:], number)
-
-
-def _set_heading(builder: TextBuilder, level: int, title: str) -> None:
-    while builder.stack and builder.stack[-1][0] >= level:
-        builder.stack.pop()
-    builder.stack.append((level, " ".join(title.split())))
 
 
 def _add_text(builder: TextBuilder, text: str, page: int) -> None:
