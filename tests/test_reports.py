@@ -111,3 +111,14 @@ def test_utf8_with_a_few_bad_bytes_is_read_as_utf8_not_as_mojibake() -> None:
     good = "Grüße aus Köln. ".encode() * 3
     text, encoding = read_text(good + b"\xc3\x28" + good, "x.txt")
     assert encoding == "utf-8" and text.count("Grüße") == 6 and "\ufffd" in text
+
+
+def test_onnxruntime_advice_on_the_root_logger_is_demoted_to_debug() -> None:
+    from docshelf.embed._e5_onnx import _OnnxAdvice
+
+    where = "/x/onnxruntime/quantization/quant_utils.py"
+    text = "Please consider to run pre-processing before quantization."
+    advice = logging.LogRecord("root", logging.WARNING, where, 1, text, None, None)
+    ours = logging.LogRecord("root", logging.WARNING, "/x/docshelf/cli/main.py", 1, "keep me", None, None)
+    demote = _OnnxAdvice()
+    assert demote.filter(advice) is False and demote.filter(ours) is True

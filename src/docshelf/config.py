@@ -173,7 +173,9 @@ class ParseSettings(BaseModel):
     )
     ocr: bool = Field(True, description="OCR images and scanned PDF pages when Tesseract is installed")
     ocr_languages: list[str] = Field(
-        default_factory=list, description="Tesseract languages, e.g. ['eng', 'chi_sim']; [] = all installed"
+        default_factory=list,
+        description="Tesseract languages, e.g. ['eng', 'chi_sim']; [] = per image, those of the script "
+        "Tesseract's OSD detects (all installed when it cannot tell)",
     )
 
 

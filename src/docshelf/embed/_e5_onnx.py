@@ -204,6 +204,18 @@ def _cosines(a: F32, b: F32) -> F32:
     return out
 
 
+class _OnnxAdvice(logging.Filter):
+    """onnxruntime's quantiser advises on the root logger ("Please consider to run
+    pre-processing before quantization"), which the terminal would show on a first run: it
+    goes to docshelf's debug log instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name == "root" and "onnxruntime" in record.pathname.replace("\\", "/"):
+            log.debug("onnxruntime: %s", record.getMessage())
+            return False
+        return True
+
+
 def _build(weights: Weights, target: Path, check: Ids) -> None:
     """Write the float graph, then try an int8 copy; onnx.json (last) records the outcome."""
     onnx = _import("onnx")
@@ -220,7 +232,13 @@ def _build(weights: Weights, target: Path, check: Ids) -> None:
                 extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
             )  # fmt: skip
 
-        _save_atomic(quantize, target / INT8_FILE)
+        root = logging.getLogger()
+        demote = _OnnxAdvice()
+        root.addFilter(demote)
+        try:
+            _save_atomic(quantize, target / INT8_FILE)
+        finally:
+            root.removeFilter(demote)
         ref = OnnxEncoder(target / FP32_FILE, weights, 1)(check)
         got = OnnxEncoder(target / INT8_FILE, weights, 1)(check)
         cos = float(_cosines(ref, got).min())

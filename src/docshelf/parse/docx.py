@@ -15,11 +15,12 @@ from docshelf.parse.limits import ParseLimits
 from docshelf.parse.ooxml import (
     Package,
     all_text,
-    cached_values,
     core_title,
+    drawing_texts,
     local,
     open_package,
     paragraph_text,
+    row_text,
 )
 from docshelf.types import ParsedDocument
 
@@ -30,16 +31,6 @@ _CONTAINERS = frozenset({"document", "body", "sdt", "sdtContent", "customXml", "
                          "hyperlink", "txbxContent", "AlternateContent", "Choice", "Fallback"})  # fmt: skip
 _TEXT_PARTS = (("header", "Header"), ("footer", "Footer"), ("footnotes", "Footnote"),
                ("endnotes", "Endnote"), ("comments", "Comment"))  # fmt: skip
-
-
-def _row_text(cells: list[str]) -> str:
-    """A table row as "a | b | c"; merged cells (repeated text) appear once."""
-    out: list[str] = []
-    for cell in cells:
-        text = " ".join(cell.split())
-        if not out or text != out[-1]:
-            out.append(text)
-    return " | ".join(out) if any(out) else ""
 
 
 class _Styles:
@@ -141,7 +132,7 @@ class _Body:
         rows = []
         for tr in (c for c in _flatten(tbl) if local(c.tag) == "tr"):
             cells = [self.cell_text(tc) for tc in _flatten(tr) if local(tc.tag) == "tc"]
-            rows.append(_row_text(cells))
+            rows.append(row_text(cells))
         return rows
 
     def cell_text(self, tc: ElementTree.Element) -> str:
@@ -271,8 +262,5 @@ def _other_parts(package: Package, main: str, builder: TextBuilder) -> None:
                 if text.strip() and text not in seen:  # first-page and even-page headers repeat
                     seen.add(text)
                     builder.add(f"{label}: {text}")
-    for kind, label in (("chart", "Chart"), ("diagramData", "Diagram")):
-        for target in package.related(main, kind):
-            values = cached_values(package.xml(target)) if kind == "chart" else all_text(package.xml(target))
-            if values:
-                builder.add(f"{label}: " + "; ".join(dict.fromkeys(values)))
+    for block in drawing_texts(package, main):
+        builder.add(block)

@@ -23,7 +23,7 @@ class ParseLimits:
     max_unzipped_bytes: int = 512 * 1024 * 1024
     max_xml_part_bytes: int = 32 * 1024 * 1024
     ocr: bool = True
-    ocr_languages: tuple[str, ...] = field(default_factory=tuple)  # empty: every installed language
+    ocr_languages: tuple[str, ...] = field(default_factory=tuple)  # empty: chosen per image (script)
 
     @classmethod
     def from_settings(cls, settings: ParseSettings | None) -> ParseLimits:

@@ -18,7 +18,18 @@ from xml.etree import ElementTree
 from docshelf.errors import ParseError
 from docshelf.parse.assemble import check_zip
 
-__all__ = ["Package", "local", "open_package", "paragraph_text", "paragraphs"]
+__all__ = [
+    "Package",
+    "all_text",
+    "cached_values",
+    "core_title",
+    "drawing_texts",
+    "local",
+    "open_package",
+    "paragraph_text",
+    "paragraphs",
+    "row_text",
+]
 
 _OLE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _PARAGRAPHS = frozenset({"p"})
@@ -170,6 +181,28 @@ def cached_values(root: ElementTree.Element) -> list[str]:
     for el in root.iter():
         if local(el.tag) == "v" and el.text and el.text.strip():
             out.append(el.text.strip())
+    return out
+
+
+def row_text(cells: list[str]) -> str:
+    """A table row as "a | b | c"; merged cells (repeated text) appear once."""
+    out: list[str] = []
+    for cell in cells:
+        text = " ".join(cell.split())
+        if not out or text != out[-1]:
+            out.append(text)
+    return " | ".join(out) if any(out) else ""
+
+
+def drawing_texts(package: Package, part: str) -> list[str]:
+    """ "Chart: ..." and "Diagram: ..." blocks for the charts and SmartArt ``part`` refers to."""
+    out: list[str] = []
+    for kind, label in (("chart", "Chart"), ("diagramData", "Diagram")):
+        for target in package.related(part, kind):
+            root = package.xml(target)
+            values = cached_values(root) if kind == "chart" else all_text(root)
+            if values:
+                out.append(f"{label}: " + "; ".join(dict.fromkeys(values)))
     return out
 
 

@@ -11,11 +11,12 @@ from docshelf.parse.limits import ParseLimits
 from docshelf.parse.ooxml import (
     Package,
     all_text,
-    cached_values,
     core_title,
+    drawing_texts,
     local,
     open_package,
     paragraph_text,
+    row_text,
 )
 from docshelf.types import ParsedDocument
 
@@ -24,15 +25,6 @@ __all__ = ["PptxParser"]
 _TITLES = frozenset({"title", "ctrTitle"})
 # the notes-page placeholder that holds the slide's picture
 _NOTES_SKIP = frozenset({"sldImg"})
-
-
-def _row_text(cells: list[str]) -> str:
-    out: list[str] = []
-    for cell in cells:
-        text = " ".join(cell.split())
-        if not out or text != out[-1]:
-            out.append(text)
-    return " | ".join(out) if any(out) else ""
 
 
 def _placeholder(shape: ElementTree.Element) -> str | None:
@@ -60,7 +52,7 @@ def _shapes(tree: ElementTree.Element) -> list[tuple[str, str]]:
             tables = [el for el in shape.iter() if local(el.tag) == "tbl"]
             for tbl in tables:
                 rows = [
-                    _row_text([" ".join(all_text(tc)) for tc in tr if local(tc.tag) == "tc"])
+                    row_text([" ".join(all_text(tc)) for tc in tr if local(tc.tag) == "tc"])
                     for tr in tbl
                     if local(tr.tag) == "tr"
                 ]
@@ -130,11 +122,8 @@ def _slide(package: Package, slide: str, number: int, builder: TextBuilder) -> s
         if kind == "title" and " ".join(text.split()) == title:
             continue
         builder.add(text, "paragraph" if kind == "title" else kind, page=number)
-    for kind, label in (("chart", "Chart"), ("diagramData", "Diagram")):
-        for target in package.related(slide, kind):
-            values = cached_values(package.xml(target)) if kind == "chart" else all_text(package.xml(target))
-            if values:
-                builder.add(f"{label}: " + "; ".join(dict.fromkeys(values)), page=number)
+    for block in drawing_texts(package, slide):
+        builder.add(block, page=number)
     for target in package.related(slide, "notesSlide"):
         notes_root = package.xml(target)
         tree = [el for el in notes_root.iter() if local(el.tag) == "spTree"][:1]

@@ -141,7 +141,8 @@ class Shelf:
         if collection not in self._registries:
             from docshelf.parse import default_registry
 
-            self._registries[collection] = default_registry(self.collection_settings(collection).parse)
+            # whole settings: their sources.extensions map more extensions to the parsers
+            self._registries[collection] = default_registry(self.collection_settings(collection))
         return self._registries[collection]
 
     def collection_settings(self, collection: str) -> Settings:
