@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 import unicodedata
+import warnings
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -175,6 +176,49 @@ def score(truth: list[dict[str, Any]], report: Any, docs: dict[str, Any]) -> dic
     }
 
 
+def compare_pdf_libraries(truth: list[dict[str, Any]], files: Path) -> str:
+    """Each PDF library alone (as docshelf calls it, before any fallback) against the truth:
+    mean word recall over PDFs, page accuracy, seconds. How PDFium was chosen (issue 16)."""
+    from docshelf.parse.limits import ParseLimits
+    from docshelf.parse.pdf_pdfium import read_pdfium
+    from docshelf.parse.pdf_pypdf import read_pypdf
+
+    rows = [
+        "| library | PDFs read | mean word recall | page accuracy | seconds |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for name, read in (("pypdfium2 (PDFium)", read_pdfium), ("pypdf", read_pypdf)):
+        recalls: list[float] = []
+        pages: list[float] = []
+        failed = 0
+        started = time.perf_counter()
+        for t in truth:
+            if t["format"] != "pdf" or t.get("note") or not t.get("pages"):
+                continue
+            path = files / t["path"].removeprefix("files/")
+            try:
+                with warnings.catch_warnings():  # PDFium's "no XFA support" note, as in indexing
+                    warnings.simplefilter("ignore")
+                    texts = read(path.read_bytes(), str(path), 5000, ParseLimits().deadline(str(path))).pages
+            except Exception:
+                texts, failed = [], failed + 1
+            everywhere = Indexed(texts)
+            truth_words = {w for p in t["pages"] for w in p["words"]}
+            recalls.append(sum(everywhere.has(w) for w in truth_words) / len(truth_words))
+            for p in t["pages"]:
+                found = [w for w in p["words"] if everywhere.has(w)]
+                if found:
+                    here = Indexed([texts[p["page"] - 1]] if p["page"] <= len(texts) else [])
+                    pages.append(sum(here.has(w) for w in found) / len(found))
+        seconds = time.perf_counter() - started
+        recall, accuracy = sum(recalls) / len(recalls), sum(pages) / max(1, len(pages))
+        rows.append(
+            f"| {name} | {len(recalls) - failed}/{len(recalls)} | {recall:.3f} | {accuracy:.4f} "
+            f"| {seconds:.0f} |"
+        )
+    return "\n".join(rows)
+
+
 def render(result: dict[str, Any], meta: dict[str, Any]) -> str:
     out = [f"command: `{meta['command']}`", f"machine: {meta['machine']}; load before/after: {meta['load']}",
            f"indexed {meta['files']} files in {meta['seconds']:.0f} s, model {meta['model']}", "",
@@ -207,8 +251,16 @@ def main() -> None:
     parser.add_argument("--realdocs", type=Path, default=ROOT.parent / "shared" / "realdocs")
     parser.add_argument("--model", default="e5", help="embedding model (chunk sizes follow its tokenizer)")
     parser.add_argument("--json", type=Path, help="also write the scores as JSON here")
+    parser.add_argument(
+        "--pdf-libraries", action="store_true", help="only compare PDFium and pypdf on the PDFs"
+    )
     args = parser.parse_args()
     truth = [json.loads(line) for line in (args.realdocs / "truth.jsonl").read_text("utf-8").splitlines()]
+    if args.pdf_libraries:
+        load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+        print(f"command: `python {shlex.join(['bench/fidelity.py', *sys.argv[1:]])}`; load {load}\n")
+        print(compare_pdf_libraries(truth, args.realdocs / "files"))
+        return
     counter = _TracebackCounter()
     logging.getLogger().addHandler(counter)
     load_before = os.getloadavg()

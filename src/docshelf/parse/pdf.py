@@ -13,7 +13,6 @@ from docshelf.parse.limits import Deadline, ParseLimits
 from docshelf.parse.ocr import ocr_image, tesseract_path
 from docshelf.parse.pdf_pypdf import PypdfPages, largest_image, read_pypdf
 from docshelf.parse.pdf_text import PdfContent, add_pages, drop_running_lines
-from docshelf.parse.quiet import native_stderr_to_log
 from docshelf.types import ParsedDocument
 
 __all__ = ["PdfParser"]
@@ -47,10 +46,9 @@ class PdfParser:
         if b"%PDF-" not in data[:1024]:
             raise ParseError(f"{path}: is not a PDF (no %PDF- header); exclude it or rename it")
         deadline = self.limits.deadline(path)
-        with native_stderr_to_log(path):
-            content = self._read(data, path, deadline, pdfium)
-            pages = drop_running_lines(content.pages)
-            ocr, why_not, ocr_languages = self._ocr_empty_pages(data, pages, content, deadline, path)
+        content = self._read(data, path, deadline, pdfium)
+        pages = drop_running_lines(content.pages)
+        ocr, why_not, ocr_languages = self._ocr_empty_pages(data, pages, content, deadline, path)
         builder = TextBuilder()
         texts = {n: t for n, t in enumerate(pages, start=1) if t.strip()}
         texts.update(ocr)

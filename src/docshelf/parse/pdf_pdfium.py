@@ -15,6 +15,7 @@ from typing import Any
 from docshelf.errors import ParseError
 from docshelf.parse.limits import Deadline
 from docshelf.parse.pdf_text import PdfContent, normalise_page_text
+from docshelf.parse.quiet import native_stderr_to_log
 
 __all__ = ["PasswordRequired", "read_pdfium", "render_pages"]
 
@@ -103,7 +104,8 @@ def read_pdfium(data: bytes, path: str, max_pages: int, deadline: Deadline) -> P
     import pypdfium2.raw as raw
 
     try:
-        pdf = pdfium.PdfDocument(data)
+        with native_stderr_to_log(path):
+            pdf = pdfium.PdfDocument(data)
     except pdfium.PdfiumError as exc:
         if "password" in str(exc).lower():
             raise PasswordRequired from None
@@ -119,7 +121,9 @@ def read_pdfium(data: bytes, path: str, max_pages: int, deadline: Deadline) -> P
         content = PdfContent(library="pdfium", outline=_outline(pdf), title=_title(pdf))
         for i in range(count):
             deadline.check()
-            content.pages.append(_page_text(raw, pdf, i, content.failed_pages))
+            # one page at a time, so other threads' log lines are never held back for long
+            with native_stderr_to_log(f"{path}#page={i + 1}"):
+                content.pages.append(_page_text(raw, pdf, i, content.failed_pages))
         content.labels = _labels(pdf, count)
         return content
     finally:
@@ -168,13 +172,14 @@ def render_pages(data: bytes, indices: list[int], deadline: Deadline) -> Iterato
         for index in indices:
             deadline.check()
             try:
-                page = pdf[index]
-                width, height = page.get_size()
-                scale = _OCR_DPI / 72
-                if width * height * scale * scale > _MAX_RENDER_PIXELS:
-                    scale = (_MAX_RENDER_PIXELS / max(1.0, width * height)) ** 0.5
-                image = page.render(scale=scale, grayscale=True).to_pil()
-                page.close()
+                with native_stderr_to_log(f"#page={index + 1}"):
+                    page = pdf[index]
+                    width, height = page.get_size()
+                    scale = _OCR_DPI / 72
+                    if width * height * scale * scale > _MAX_RENDER_PIXELS:
+                        scale = (_MAX_RENDER_PIXELS / max(1.0, width * height)) ** 0.5
+                    image = page.render(scale=scale, grayscale=True).to_pil()
+                    page.close()
             except Exception:
                 continue
             out = io.BytesIO()
