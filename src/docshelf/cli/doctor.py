@@ -17,10 +17,11 @@ __all__ = ["Check", "checks", "register"]
 
 # (module, distribution, what it reads, how to install it)
 _PACKAGES = [
-    ("pypdf", "pypdf", "PDF", "pip install pypdf"),
-    ("docx", "python-docx", "Word .docx", "pip install python-docx"),
-    ("pptx", "python-pptx", "PowerPoint .pptx", "pip install python-pptx"),
-    ("openpyxl", "openpyxl", "Excel .xlsx", "pip install openpyxl"),
+    ("pypdfium2", "pypdfium2", "PDF text, rendering scanned pages for OCR", "pip install pypdfium2"),
+    ("pypdf", "pypdf", "PDF fallback (files PDFium cannot open)", "pip install pypdf"),
+    ("charset_normalizer", "charset-normalizer", "text that is not UTF-8", "pip install charset-normalizer"),
+    ("striprtf", "striprtf", "RTF", "pip install striprtf"),
+    ("olefile", "olefile", "Outlook .msg", "pip install olefile"),
     ("PIL", "pillow", "image size checks, images inside scanned PDFs", "pip install pillow"),
     ("gdown", "gdown", "Google Drive links", "pip install 'docshelf[drive]'"),
 ]
@@ -54,7 +55,12 @@ def checks(ocr_enabled: bool = True, configured: list[str] | None = None) -> lis
     from docshelf.parse.ocr import installed_languages, tesseract_version
 
     found: list[Check] = [
-        Check("built in", True, "Markdown, text, reST, HTML, EPUB, CSV, code, JSON/YAML/TOML, web pages")
+        Check(
+            "built in",
+            True,
+            "Markdown, text, reST, HTML, EPUB, Word/PowerPoint/Excel (OOXML, .xlsb), OpenDocument, e-mail, "
+            "notebooks, CSV, code, JSON/YAML/TOML, web pages",
+        )
     ]
     for module, dist, what, fix in _PACKAGES:
         if importlib.util.find_spec(module) is None:
