@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from docshelf.cli.common import ConfigOpt, DataDirOpt, JsonOpt, handle_errors, load
-from docshelf.cli.output import err, out, print_json
+from docshelf.cli.output import data, err, out, print_json
 
 __all__ = ["register"]
 
@@ -42,17 +42,17 @@ def ask(
         print_json(result.as_dict())
         return
     if not result.passages:
-        err.print(f"no answer: {result.note}", highlight=False)
+        err.print(data(f"no answer: {result.note}"))
         raise typer.Exit(1)
-    out.print(result.answer, highlight=False, markup=False)
+    out.print(data(result.answer))
     out.print()
     cited = {p.number for p in result.citations}
     for p in result.passages:
         mark = "*" if p.number in cited else " "
-        out.print(f"{mark}[{p.number}] {p.location}  {p.chunk_id}", highlight=False, markup=False)
+        out.print(data(f"{mark}[{p.number}] {p.location}  {p.chunk_id}"))
     if result.note:
-        err.print(f"note: {result.note}", highlight=False, markup=False)
-    err.print(f"({result.model} at {result.endpoint}; * = cited)", highlight=False, markup=False)
+        err.print(data(f"note: {result.note}"))
+    err.print(data(f"({result.model} at {result.endpoint}; * = cited)", "dim"))
 
 
 def register(app: typer.Typer) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import typer
 
 from docshelf.cli.common import ConfigOpt, JsonOpt, handle_errors, load
-from docshelf.cli.output import out, print_json
+from docshelf.cli.output import data, out, print_json
 
 __all__ = ["Check", "checks", "register"]
 
@@ -109,12 +109,14 @@ def doctor(config: ConfigOpt = None, as_json: JsonOpt = False) -> None:
         print_json({"checks": [asdict(c) for c in found]})
         return
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(title="docshelf doctor", show_lines=False)
     for column in ("", "component", "status", "to add it"):
         table.add_column(column, overflow="fold")
     for c in found:
-        table.add_row("[green]ok[/green]" if c.ok else "[yellow]--[/yellow]", c.name, c.detail, c.fix)
+        mark = Text("ok", style="green") if c.ok else Text("--", style="yellow")
+        table.add_row(mark, data(c.name), data(c.detail), data(c.fix))
     out.print(table)
 
 

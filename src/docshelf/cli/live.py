@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from docshelf.cli.common import CollectionOpt, ConfigOpt, DataDirOpt, JsonOpt, handle_errors, load
-from docshelf.cli.output import err, print_json
+from docshelf.cli.output import data, err, print_json
 
 if TYPE_CHECKING:
     from docshelf.index.sync import SyncReport
@@ -46,13 +46,12 @@ def watch(
         # the first sync runs here, so a bad folder or a busy index is reported before watching
         first = shelf.index([str(p) for p in paths or []], collection, reconfigure=loaded.explicit)
         name = first.sync.collection
-        err.print(_summary(first.sync), highlight=False, markup=False)
-        watcher = shelf.watcher(name, paths or [], on_sync=lambda r: err.print(_summary(r), highlight=False))
+        err.print(data(_summary(first.sync)))
+        watcher = shelf.watcher(name, paths or [], on_sync=lambda r: err.print(data(_summary(r))))
         roots = shelf.store.collection_roots(name)
         err.print(
-            f"watching {', '.join(roots)} (debounce {settings.watch.debounce_ms} ms, "
-            f"rescan every {settings.watch.rescan_s:g}s); Ctrl-C to stop",
-            highlight=False, markup=False,
+            data(f"watching {', '.join(roots)} (debounce {settings.watch.debounce_ms} ms, "
+                 f"rescan every {settings.watch.rescan_s:g}s); Ctrl-C to stop")
         )  # fmt: skip
         signal.signal(signal.SIGTERM, _interrupt)  # a service manager's stop: finish cleanly
         try:
@@ -72,7 +71,7 @@ def compact(config: ConfigOpt = None, data_dir: DataDirOpt = None, as_json: Json
     if as_json:
         print_json({"size_bytes_before": before, "size_bytes_after": after})
     else:
-        err.print(f"compacted {settings.store.data_dir}: {before:,} -> {after:,} bytes", highlight=False)
+        err.print(data(f"compacted {settings.store.data_dir}: {before:,} -> {after:,} bytes"))
 
 
 def register(app: typer.Typer) -> None:

@@ -1,23 +1,61 @@
-"""Printing for the CLI: JSON to stdout, tables and progress via rich, messages to stderr."""
+"""Printing for the CLI: JSON to stdout, text and progress via rich, messages to stderr.
+
+Document text and file names are data: the consoles never read markup or emoji codes from what
+they print (styles come from ``rich.text.Text`` spans set here), and control characters are made
+visible first, so a document cannot clear the screen, set the clipboard (OSC 52) or restyle output.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.text import Text
 
-__all__ = ["err", "out", "print_json", "progress_bar"]
+__all__ = ["data", "err", "message", "out", "print_json", "progress_bar", "visible"]
 
-out = Console(soft_wrap=True)
-err = Console(stderr=True, soft_wrap=True)
+out = Console(soft_wrap=True, markup=False, emoji=False, highlight=False)
+err = Console(stderr=True, soft_wrap=True, markup=False, emoji=False, highlight=False)
+
+# C0 controls but tab and newline, DEL, C1 controls, and the bidi overrides and isolates that
+# reorder what a terminal shows (a file name that reads backwards)
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")  # json.dumps escapes C0 itself
 
 
-def print_json(data: Any) -> None:
-    """UTF-8 JSON (no \\u escapes) on stdout."""
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+def _picture(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code < 0x20:
+        return chr(0x2400 + code)  # the Unicode control picture: ESC shows as ␛
+    if code == 0x7F:
+        return "\u2421"  # ␡
+    return f"\\u{code:04x}" if code > 0xFF else f"\\x{code:02x}"
+
+
+def visible(text: str) -> str:
+    """``text`` with control characters shown as symbols (ESC as ␛), CRLF as a newline."""
+    return _CONTROL.sub(_picture, text.replace("\r\n", "\n"))
+
+
+def data(text: str, style: str = "") -> Text:
+    """Text from a document, a file name or a message, to print as it is: never markup."""
+    return Text(visible(text), style=style)
+
+
+def message(*parts: str | tuple[str, str]) -> Text:
+    """A line of plain and (text, style) parts, each made safe to print."""
+    return Text.assemble(*(data(p) if isinstance(p, str) else data(*p) for p in parts))
+
+
+def print_json(payload: Any) -> None:
+    """UTF-8 JSON (no \\u escapes but for control characters) on stdout; text is exact."""
+    text = json.dumps(payload, ensure_ascii=False, indent=2, default=str)
+    text = _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    sys.stdout.write(text + "\n")
     sys.stdout.flush()
 
 

@@ -14,7 +14,7 @@ import anyio
 import typer
 
 from docshelf.cli.common import ConfigOpt, DataDirOpt, handle_errors, load
-from docshelf.cli.output import err
+from docshelf.cli.output import data, err
 
 if TYPE_CHECKING:
     from docshelf.shelf import Shelf
@@ -40,7 +40,7 @@ def _start_watcher(shelf: Shelf) -> Callable[[], None]:
         if stop.is_set():
             return
         if embedder is None:
-            err.print(f"watch is off: {why}", highlight=False, markup=False)
+            err.print(data(f"watch is off: {why}"))
             return
         mine = Shelf(shelf.settings, embedder=embedder, config_path=shelf.config_path)
         shelves.append(mine)
@@ -93,10 +93,10 @@ def serve(
             return
         token, path, created = load_or_create_token(settings)
         if created:
-            err.print(f"new bearer token (saved in {path}): {token}", highlight=False)
+            err.print(data(f"new bearer token (saved in {path}): {token}"))
         elif path is not None:
-            err.print(f"bearer token: see {path}", highlight=False)
-        err.print(f"docshelf MCP on http://{cfg.host}:{cfg.port}/mcp", highlight=False)
+            err.print(data(f"bearer token: see {path}"))
+        err.print(data(f"docshelf MCP on http://{cfg.host}:{cfg.port}/mcp"))
         anyio.run(serve_http, server, settings, token)
     except KeyboardInterrupt:
         pass
@@ -123,7 +123,9 @@ def install(
 
     settings = load(config, data_dir, None).settings
     if not (settings.store.data_dir / "docshelf.db").is_file():
-        err.print(f"note: no index at {settings.store.data_dir} yet; run `docshelf index PATH` before use")
+        err.print(
+            data(f"note: no index at {settings.store.data_dir} yet; run `docshelf index PATH` before use")
+        )
     cmd = server_command(settings.store.data_dir, config, read_only)
     plan = plan_install(client, cmd, file)
     if plan.command is not None:
@@ -131,17 +133,17 @@ def install(
         if print_only or shutil.which("claude") is None:
             typer.echo(shown)
             if not print_only:
-                err.print("`claude` is not on PATH: run the command above yourself", highlight=False)
+                err.print("`claude` is not on PATH: run the command above yourself")
             return
         raise typer.Exit(subprocess.call(plan.command))
     assert plan.path is not None and plan.text is not None
     if print_only:
-        err.print(f"# would write {plan.path}", highlight=False)
+        err.print(data(f"# would write {plan.path}"))
         typer.echo(plan.text, nl=False)
         return
     backup = apply_plan(plan)
     saved = f" (old file kept as {backup})" if backup else ""
-    err.print(f"wrote {plan.path}{saved}; restart {client} to load docshelf", highlight=False)
+    err.print(data(f"wrote {plan.path}{saved}; restart {client} to load docshelf"))
 
 
 def register(app: typer.Typer) -> None:
