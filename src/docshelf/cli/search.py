@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from docshelf.cli.common import ConfigOpt, DataDirOpt, JsonOpt, handle_errors, load, open_shelf
-from docshelf.cli.output import err, out, print_json, progress_bar
+from docshelf.cli.output import data, err, out, print_json, progress_bar
 
 if TYPE_CHECKING:
     from docshelf.search.searcher import Mode
@@ -32,14 +32,13 @@ def search(
         bool | None,
         typer.Option("--rerank/--no-rerank", help="cross-encoder rerank of the top hits (rerank.model)"),
     ] = None,
+    ids: Annotated[bool, typer.Option("--ids", help="show chunk ids (for `docshelf show`)")] = False,
     config: ConfigOpt = None,
     data_dir: DataDirOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Search the index: score, file:lines, heading and a highlighted snippet per hit."""
-    from rich.table import Table
-    from rich.text import Text
-
+    """Search the index: one block per hit with its citation, heading path and snippet."""
+    from docshelf.cli import render
     from docshelf.shelf import SearchRequest
 
     if mode not in (None, "hybrid", "keyword", "semantic"):
@@ -50,23 +49,19 @@ def search(
     )  # fmt: skip
     with open_shelf(load(config, data_dir, None)) as shelf:
         result = shelf.search(req)
+        searched = len(collection) if collection else len(shelf.collections())
     if as_json:
         print_json(result.as_dict())
         return
     if not result.hits:
-        err.print(f"no results: {result.note}", highlight=False, markup=False)
+        err.print(data(f"no results: {result.note}"))
         raise typer.Exit(1)
-    table = Table(title=f"{len(result.hits)} hits ({result.mode}, {result.took_ms:.0f} ms)", show_lines=True)
-    table.add_column("score", justify="right")
-    table.add_column("where", no_wrap=True)
-    table.add_column("heading", overflow="fold")
-    table.add_column("snippet", overflow="fold")
-    for hit in result.hits:  # Text, not markup: document text is data
-        table.add_row(
-            f"{hit.score:.3f}", Text(hit.citation), Text(" > ".join(hit.heading_path)),
-            Text(hit.snippet.replace("**", "")),
-        )  # fmt: skip
-    out.print(table)
+    multi = searched > 1 or len({h.collection for h in result.hits}) > 1
+    out.print(render.hits(result, with_collection=multi, with_id=ids))
+    if result.note:
+        err.print(data(f"note: {result.note}"))
+    if out.is_terminal:
+        err.print(data(f"in context: docshelf read {render.location(result.hits[0])} -C 5", "dim"))
 
 
 def eval_(
@@ -85,9 +80,11 @@ def eval_(
     """Index a BEIR-layout set in a scratch index and report nDCG@10, recall@100, MRR@10, latency."""
     from rich.table import Table
 
+    from docshelf.cli.logs import listen_for_preparation
     from docshelf.config import load_settings
     from docshelf.shelf.evaluate import run_eval
 
+    listen_for_preparation()
     modes: list[Mode] = [m for m in (mode or ["keyword", "semantic", "hybrid"])]  # type: ignore[misc]
     with progress_bar(sys.stderr.isatty()) as bar:
         itask = bar.add_task("indexing", total=None)
