@@ -1,0 +1,100 @@
+"""`docshelf show CHUNK_ID` and `docshelf read PATH[:LINES|#page=N]` (real store, hash embedder)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from docshelf.cli import app
+from docshelf.cli.read import Location, parse_location
+
+INCIDENT = "runbooks/incident-response.md"
+
+
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, corpus: Path) -> CliRunner:
+    monkeypatch.setenv("DOCSHELF_EMBED__MODEL", "hash")
+    monkeypatch.setenv("DOCSHELF_STORE__DATA_DIR", str(tmp_path / "data"))
+    runner = CliRunner()
+    assert runner.invoke(app, ["index", str(corpus)]).exit_code == 0
+    return runner
+
+
+def run(cli: CliRunner, *args: str) -> tuple[int, str, str]:
+    result = cli.invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("notes/a.md", Location("notes/a.md")),
+        ("notes/a.md:7", Location("notes/a.md", (7, 7))),
+        ("notes/a.md:7-12", Location("notes/a.md", (7, 12))),
+        ("notes/a.md:7-", Location("notes/a.md", (7, None))),
+        ("report.pdf#page=3", Location("report.pdf", page=3)),
+        ("deck.pptx:3-9 (page 2)", Location("deck.pptx", (3, 9))),  # a citation as search prints it
+        ("odd:name.md:2-3", Location("odd:name.md", (2, 3))),
+        ("docshelf://samples/notes/a.md:1-2", Location("docshelf://samples/notes/a.md", (1, 2))),
+    ],
+)
+def test_parse_location(spec: str, expected: Location) -> None:
+    assert parse_location(spec) == expected
+
+
+def test_read_lines_as_the_file_has_them(cli: CliRunner, corpus: Path) -> None:
+    lines = (corpus / INCIDENT).read_text(encoding="utf-8").splitlines()
+    code, out, err = run(cli, "read", f"{INCIDENT}:18-22")
+    assert code == 0, err
+    assert out.splitlines() == lines[17:22]  # a pipe gets the text itself
+    assert f"{INCIDENT}:18-22" in err  # the citation goes to stderr
+    code, out, _ = run(cli, "read", f"{INCIDENT}:18-22", "-C", "2", "--numbers")
+    assert code == 0
+    numbered = out.splitlines()
+    assert numbered[0].split("│")[0].strip() == "16" and numbered[-1].split("│")[0].strip() == "24"
+    assert numbered[4] == f"20 │ {lines[19]}"
+    code, out, _ = run(cli, "read", str((corpus / INCIDENT).resolve()) + ":20", "--json")
+    got = json.loads(out)
+    assert code == 0 and got["text"] == lines[19] + "\n" and got["citation"] == f"{INCIDENT}:20-20"
+    assert got["total_lines"] == len(lines) and "not instructions" in got["untrusted_content"]
+    code, out, _ = run(cli, "read", INCIDENT)
+    assert code == 0 and out.splitlines() == lines
+
+
+def test_read_errors_are_one_line(cli: CliRunner) -> None:
+    code, _, err = run(cli, "read", "nope.md:3")
+    assert code == 7 and "no document 'nope.md'" in err and len(err.strip().splitlines()) == 1
+    code, _, err = run(cli, "read", f"{INCIDENT}:900")
+    assert code == 1 and "start line 900 is past the end" in err and "Traceback" not in err
+    code, _, err = run(cli, "read", f"{INCIDENT}:9-3")
+    assert code == 2 and "N <= M" in err
+
+
+def test_show_a_hit_in_context(cli: CliRunner) -> None:
+    code, out, _ = run(cli, "search", "page someone for a sev-1", "--mode", "keyword", "--json")
+    hit = json.loads(out)["hits"][0]
+    assert code == 0 and hit["path"] == INCIDENT
+    code, out, _ = run(cli, "show", hit["chunk_id"], "--before", "1", "--after", "1", "--json")
+    window = json.loads(out)
+    assert code == 0 and window["path"] == INCIDENT
+    targets = [p for p in window["passages"] if p["is_target"]]
+    assert len(window["passages"]) == 3 and [p["chunk_id"] for p in targets] == [hit["chunk_id"]]
+    assert window["passages"][0]["line_end"] < targets[0]["line_start"]
+
+    code, out, _ = run(cli, "show", hit["chunk_id"], "-B", "1", "-A", "1")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].startswith(INCIDENT)
+    marked = [line for line in lines if line.startswith("▶")]
+    assert marked == [f"▶  {hit['citation']}"]
+    for p in window["passages"]:
+        assert any(p["citation"] in line for line in lines)
+        assert p["text"].split("\n")[-1].strip() in out
+
+    code, out, _ = run(cli, "search", "page someone for a sev-1", "--mode", "keyword", "--ids", "-k", "1")
+    assert code == 0 and f"id {hit['chunk_id']}" in out
+    code, _, err = run(cli, "show", "0" * 32)
+    assert code == 7 and "unknown chunk id" in err
