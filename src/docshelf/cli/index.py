@@ -9,7 +9,9 @@ from typing import Annotated
 import typer
 
 from docshelf.cli.common import CollectionOpt, ConfigOpt, DataDirOpt, JsonOpt, handle_errors, load, open_shelf
-from docshelf.cli.output import err, print_json, progress_bar
+from docshelf.cli.output import data, err, print_json, progress_bar
+from docshelf.cli.render import wrapped
+from docshelf.cli.report import index_summary
 from docshelf.errors import NotFoundError
 
 __all__ = ["STRICT_EXIT", "register"]
@@ -53,7 +55,7 @@ def index(
             with progress_bar(not as_json) as bar:
                 bar.add_task("re-embedding", total=None)
                 count = shelf.reembed()
-            err.print(f"re-embedded {count} chunks with {shelf.runtime.embedder.name}")
+            err.print(data(f"re-embedded {count} chunks with {shelf.runtime.embedder.name}"))
         with progress_bar(not as_json and sys.stderr.isatty()) as bar:
             task = bar.add_task("indexing", total=None)
 
@@ -68,18 +70,11 @@ def index(
         print_json(done.as_dict())
     else:
         for change in done.settings_changes:
-            err.print(f"  settings changed: {change}", highlight=False, markup=False)
+            err.print(data(f"  settings changed: {change}"))
         for note in done.notes:
-            err.print(f"note: {note}", highlight=False, markup=False)
-        err.print(
-            f"{report.collection}: {len(report.added)} added, {len(report.updated)} updated, "
-            f"{len(report.removed)} removed, {report.unchanged} unchanged, "
-            f"{len(report.excluded)} excluded (rag: false), {len(report.skipped)} skipped; "
-            f"{report.chunks_written} chunks written in {report.seconds:.1f}s",
-            highlight=False, markup=False,
-        )  # fmt: skip
-        for s in report.skipped:
-            err.print(f"  skipped {s.path}: {s.reason}", highlight=False, markup=False)
+            err.print(data(f"note: {note}"))
+        for line in index_summary(done):
+            err.print(wrapped(line, err, first=0, rest=4))
     if strict and report.skipped:
         raise typer.Exit(STRICT_EXIT)
 
@@ -110,7 +105,7 @@ def forget(
             raise NotFoundError(f"{path} is not in {where}; see `docshelf status`") from None
     if not done.removed and done.root is None:
         raise NotFoundError(f"{path} is not in {where}; see `docshelf status`")
-    err.print(f"removed {len(done.removed)} document(s)", highlight=False, markup=False)
+    err.print(data(f"removed {len(done.removed)} document(s)"))
 
 
 def register(app: typer.Typer) -> None:

@@ -1,0 +1,100 @@
+"""What `index` and `status` say about a build: counts, skipped files grouped by reason, git state."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+
+from docshelf.cli.output import data
+
+if TYPE_CHECKING:
+    from docshelf.shelf import IndexReport
+
+__all__ = [
+    "SHOWN_PER_REASON",
+    "commit_line",
+    "group_skipped",
+    "index_summary",
+    "reason_kind",
+    "skipped_lines",
+]
+
+SHOWN_PER_REASON = 3  # paths named per reason in the `index` summary; `status --skipped` lists all
+_KIND_END = re.compile(r" \(|; |: | - ")
+_NUMBER = re.compile(r"(?<![\w.-])\d+(?:[.,]\d+)*(?!\w)")  # "3 pages", "62.3 MB"; not "UTF-8"
+
+
+def _without_path(path: str, reason: str) -> str:
+    """Parser messages start with the file's path; the report names the file once."""
+    for prefix in (f"{path}: ", f"{path} "):
+        if reason.startswith(prefix):
+            return reason[len(prefix) :]
+    return reason
+
+
+def reason_kind(reason: str) -> str:
+    """The kind of a skip reason: its first clause with numbers generalised ("binary file",
+    "no parser for .rtf", "too large", "is not UTF-8 text")."""
+    head = _KIND_END.split(reason, maxsplit=1)[0].strip()
+    return _NUMBER.sub("N", head) or reason
+
+
+def group_skipped(skipped: Iterable[tuple[str, str]]) -> dict[str, list[tuple[str, str]]]:
+    """(path, reason) pairs by reason kind, the most common kind first (ties by name)."""
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for path, reason in skipped:
+        reason = _without_path(path, reason)
+        groups.setdefault(reason_kind(reason), []).append((path, reason))
+    return dict(sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])))
+
+
+def skipped_lines(skipped: Sequence[tuple[str, str]], shown: int | None = SHOWN_PER_REASON) -> list[Text]:
+    """A line per reason with its count and first ``shown`` paths; ``shown=None``: every path
+    on its own line with its full reason."""
+    lines = []
+    for kind, items in group_skipped(skipped).items():
+        lines.append(Text.assemble("  ", data(kind, "yellow"), f" ({len(items)})", ":" if items else ""))
+        if shown is None:
+            lines += [
+                data(f"    {path}" + (f": {reason}" if reason != kind else "")) for path, reason in items
+            ]
+            continue
+        names = ", ".join(path for path, _ in items[:shown])
+        more = f", and {len(items) - shown} more" if len(items) > shown else ""
+        lines[-1].append_text(data(f" {names}{more}"))
+    return lines
+
+
+def commit_line(commit: str | None, dirty: bool | None) -> Text | None:
+    """The corpus's git commit, and a warning when its tree had uncommitted changes."""
+    if not commit:
+        return None
+    line = Text.assemble("corpus at git commit ", data(commit[:12], "bold"))
+    if dirty:
+        line.append_text(
+            data(" with uncommitted changes: the index holds the working tree, not that commit", "yellow")
+        )
+    return line
+
+
+def index_summary(done: IndexReport) -> list[Text]:
+    """The lines `index` ends with."""
+    r = done.sync
+    excluded = f", {len(r.excluded)} excluded (rag: false)" if r.excluded else ""
+    lines = [
+        Text.assemble(
+            data(r.collection, "bold"),
+            f": {len(r.added)} added, {len(r.updated)} updated, {len(r.removed)} removed, "
+            f"{r.unchanged} unchanged{excluded}; {r.chunks_written} chunks written in {r.seconds:.1f}s",
+        )
+    ]
+    if r.skipped:
+        lines.append(Text(f"{len(r.skipped)} skipped:", style="yellow"))
+        lines += skipped_lines([(s.path, s.reason) for s in r.skipped])
+        lines.append(Text("  every skipped file with its reason: docshelf status --skipped", style="dim"))
+    if (commit := commit_line(r.git_commit, r.git_dirty)) is not None:
+        lines.append(commit)
+    return lines

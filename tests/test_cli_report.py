@@ -1,0 +1,147 @@
+"""What `index` ends with and what `status` shows (real store, hash embedder)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from rich.cells import cell_len
+from typer.testing import CliRunner
+
+from docshelf.cli import app
+from docshelf.cli import output as cli_output
+from docshelf.cli.report import group_skipped, reason_kind
+from docshelf.cli.status import ago, size
+
+
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> CliRunner:
+    monkeypatch.setenv("DOCSHELF_EMBED__MODEL", "hash")
+    monkeypatch.setenv("DOCSHELF_STORE__DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setattr(cli_output.out, "_width", 80)
+    monkeypatch.setattr(cli_output.err, "_width", 80)
+    return CliRunner()
+
+
+def run(cli: CliRunner, *args: str) -> tuple[int, str, str]:
+    result = cli.invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _break(corpus: Path) -> None:
+    """Four files that are not UTF-8 and two binary ones: two reasons, one named in full."""
+    for n in range(4):
+        (corpus / f"latin1-{n}.txt").write_bytes(b"caf\xe9 " * (n + 1))
+    for n in range(2):
+        (corpus / f"blob-{n}.md").write_bytes(b"\x00\x01\x02 not text")
+
+
+def test_reason_kinds_group_like_reasons() -> None:
+    skipped = [
+        ("a.txt", "a.txt: is not UTF-8 text (invalid byte 0xe9 at offset 3); convert it to UTF-8"),
+        ("b.txt", "is not UTF-8 text (invalid byte 0x93 at offset 76); convert it to UTF-8"),
+        ("big.pdf", "too large (62.3 MB > 50 MB cap; raise sources.max_file_mb)"),
+        ("x.rtf", "no parser for .rtf"),
+        ("y.rtf", "no parser for .rtf"),
+        ("z.pdf", "parser failed: ValueError: bad xref"),
+    ]
+    groups = group_skipped(skipped)
+    assert list(groups) == ["is not UTF-8 text", "no parser for .rtf", "parser failed", "too large"]
+    assert [p for p, _ in groups["is not UTF-8 text"]] == ["a.txt", "b.txt"]
+    assert groups["is not UTF-8 text"][0][1].startswith("is not UTF-8")  # the path is named once
+    assert (
+        reason_kind("no text layer on any of its 3 page(s) (a scan?)")
+        == "no text layer on any of its N page(s)"
+    )
+
+
+def test_index_summary_groups_skipped_files(cli: CliRunner, corpus: Path) -> None:
+    _break(corpus)
+    code, _, err = run(cli, "index", str(corpus))
+    assert code == 0
+    lines = err.splitlines()
+    assert lines[0].startswith("samples: 8 added, 0 updated, 0 removed, 0 unchanged, 1 excluded")
+    assert "6 skipped:" in lines
+    flat = " ".join(err.split())
+    assert "is not UTF-8 text (4): latin1-0.txt, latin1-1.txt, latin1-2.txt, and 1 more binary" in flat
+    assert "binary file (2): blob-0.md, blob-1.md every skipped" in flat
+    assert "invalid byte" not in err  # details are for `status --skipped`
+    assert "docshelf status --skipped" in flat
+    assert max(cell_len(line) for line in lines) <= 80
+
+    code, out, _ = run(cli, "status", "--skipped")
+    assert code == 0
+    for n in range(4):
+        assert any(
+            f"latin1-{n}.txt: is not UTF-8 text (invalid byte 0xe9" in line for line in out.splitlines()
+        )
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_index_names_the_corpus_commit_and_warns_when_dirty(cli: CliRunner, corpus: Path) -> None:
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
+            cwd=corpus, env=env, check=True, capture_output=True, text=True,
+        ).stdout.strip()  # fmt: skip
+
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-q", "-m", "corpus")
+    head = git("rev-parse", "HEAD")
+    code, _, err = run(cli, "index", str(corpus))
+    assert code == 0 and f"corpus at git commit {head[:12]}" in err and "uncommitted" not in err
+    (corpus / "runbooks" / "deploy.md").write_text("# Deploy\n\nchanged, not committed\n", encoding="utf-8")
+    code, _, err = run(cli, "index", str(corpus))
+    assert code == 0 and "1 updated" in err
+    assert f"corpus at git commit {head[:12]} with uncommitted changes" in " ".join(err.split())
+    code, out, _ = run(cli, "status")
+    assert code == 0 and f"{head[:7]} dirty" in out
+
+
+def test_status_is_one_line_per_collection(cli: CliRunner, corpus: Path, tmp_path: Path) -> None:
+    _break(corpus)
+    assert run(cli, "index", str(corpus))[0] == 0
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "a.md").write_text("# A\n\nalpha\n", encoding="utf-8")
+    (other / "b.md").write_text("# B\n\nbeta\n", encoding="utf-8")
+    assert run(cli, "index", str(other), "-c", "work")[0] == 0
+    (other / "b.md").write_text("# B\n\nbeta, edited after indexing\n", encoding="utf-8")
+
+    code, out, _ = run(cli, "status", "--json")
+    full = json.loads(out)
+    counts = {c["name"]: (c["documents"], c["chunks"]) for c in full["collections"]}
+    code, out, _ = run(cli, "status")
+    assert code == 0
+    lines = out.splitlines()
+    top = next(i for i, line in enumerate(lines) if line.startswith("collection"))
+    assert "hash-64" in " ".join(lines[:top]) and str(full["data_dir"]) in " ".join(lines[:top])
+    header = ["collection", "documents", "chunks", "last", "build", "commit", "stale", "skipped"]
+    assert lines[top].split() == header
+    rows = {line.split()[0]: line.split() for line in lines[top + 1 : top + 3]}
+    assert rows["samples"][1:3] == [str(n) for n in counts["samples"]] and rows["samples"][-2:] == ["0", "6"]
+    assert rows["work"][1:3] == [str(n) for n in counts["work"]] and rows["work"][-2:] == ["1", "0"]
+    assert "just now" in lines[top + 1]
+    assert any("1 document changed on disk since indexed" in line for line in lines)
+    assert "latin1-0.txt" not in out and str(other) not in out  # details only on request
+    assert max(cell_len(line) for line in lines) <= 80
+
+    code, out, _ = run(cli, "status", "--roots", "--settings", "--stale")
+    assert code == 0
+    assert f"root {other.resolve()}" in out and f"root {corpus.resolve()}" in out
+    assert "chunk: max_tokens = 200" in out  # the corpus's docshelf.toml, recorded with the collection
+    assert "work: b.md" in out
+
+
+def test_small_formatters() -> None:
+    assert [ago(None), ago(100.0, 130.0), ago(0.0, 600.0), ago(0.0, 7300.0), ago(0.0, 3 * 86400.0)] == [
+        "never", "just now", "10 min ago", "2 h ago", "3 days ago",
+    ]  # fmt: skip
+    assert [size(512), size(163382), size(5 * 1024**3)] == ["512 B", "159.6 KB", "5.0 GB"]
