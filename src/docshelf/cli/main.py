@@ -6,13 +6,12 @@ inside the commands that use them, so `docshelf serve` and `--help` start quickl
 
 from __future__ import annotations
 
-import logging
-import sys
 from typing import Annotated
 
 import typer
 
-from docshelf.cli import ask, doctor, index, live, migrate, search, serve, status
+from docshelf.cli import ask, doctor, index, live, migrate, read, search, serve, status
+from docshelf.cli.logs import setup_logging
 
 __all__ = ["app", "main"]
 
@@ -27,16 +26,14 @@ app = typer.Typer(
 
 @app.callback()
 def _root(
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="debug logs on stderr")] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="debug logs on stderr, other libraries' warnings too")
+    ] = False,
 ) -> None:
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.WARNING,
-        stream=sys.stderr,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
+    setup_logging(verbose)
 
 
-for _module in (index, search, serve, live, doctor, ask, migrate, status):
+for _module in (index, search, read, status, serve, live, doctor, ask, migrate):
     _module.register(app)
 
 

@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from docshelf.embed._e5_weights import Weights
+from docshelf.embed.prepare import preparing
 
 __all__ = ["OnnxEncoder", "build_graph", "load_encoder", "onnx_available"]
 
@@ -261,7 +262,8 @@ def load_encoder(weights: Weights, cache_dir: Path, threads: int, int8: bool, ch
     target = cache_dir / f"e5-small-q4-{weights.header.cache_key}"
     target.mkdir(parents=True, exist_ok=True)
     if not (target / META_FILE).is_file():
-        _build(weights, target, check)
+        with preparing(f"building the e5 onnxruntime graph in {cache_dir} (first use only)"):
+            _build(weights, target, check)
     meta = json.loads((target / META_FILE).read_text(encoding="utf-8"))
     use_int8 = int8 and bool(meta.get("int8")) and (target / INT8_FILE).is_file()
     return OnnxEncoder(target / (INT8_FILE if use_int8 else FP32_FILE), weights, threads)

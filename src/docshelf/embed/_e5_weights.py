@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from docshelf.embed.prepare import preparing
 from docshelf.errors import EmbedError
 
 __all__ = ["Header", "Weights", "bundled_model_path", "load_weights", "read_header"]
@@ -220,7 +221,8 @@ def load_weights(header: Header, cache_dir: Path) -> Weights:
     try:
         if not meta.is_file():
             try:
-                _build_cache(header, target)
+                with preparing(f"unpacking the e5 model into {cache_dir} (first use only)"):
+                    _build_cache(header, target)
             except OSError as exc:  # read-only or full disk: run from memory this time
                 log.warning("cannot cache e5 weights in %s (%s); unpacking in memory", cache_dir, exc)
                 return Weights(_unpack(header), header)
