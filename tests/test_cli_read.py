@@ -6,9 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+from rich.cells import cell_len
 from typer.testing import CliRunner
 
 from docshelf.cli import app
+from docshelf.cli import output as cli_output
 from docshelf.cli.read import Location, parse_location
 
 INCIDENT = "runbooks/incident-response.md"
@@ -18,6 +20,7 @@ INCIDENT = "runbooks/incident-response.md"
 def cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, corpus: Path) -> CliRunner:
     monkeypatch.setenv("DOCSHELF_EMBED__MODEL", "hash")
     monkeypatch.setenv("DOCSHELF_STORE__DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setattr(cli_output.out, "_width", 80)
     runner = CliRunner()
     assert runner.invoke(app, ["index", str(corpus)]).exit_code == 0
     return runner
@@ -53,9 +56,15 @@ def test_read_lines_as_the_file_has_them(cli: CliRunner, corpus: Path) -> None:
     assert f"{INCIDENT}:18-22" in err  # the citation goes to stderr
     code, out, _ = run(cli, "read", f"{INCIDENT}:18-22", "-C", "2", "--numbers")
     assert code == 0
-    numbered = out.splitlines()
-    assert numbered[0].split("│")[0].strip() == "16" and numbered[-1].split("│")[0].strip() == "24"
-    assert numbered[4] == f"20 │ {lines[19]}"
+    rows = [row.split(" │", 1) for row in out.splitlines()]
+    assert max(cell_len(row) for row in out.splitlines()) <= 80
+    numbers = [n.strip() for n, _ in rows if n.strip()]
+    assert numbers == [str(n) for n in range(16, 25)]
+    by_line: dict[int, list[str]] = {}
+    for n, text in rows:  # a long line wraps under its text, its number shown once
+        key = int(n) if n.strip() else max(by_line)
+        by_line.setdefault(key, []).append(text.strip())
+    assert " ".join(by_line[20]) == " ".join(lines[19].split())
     code, out, _ = run(cli, "read", str((corpus / INCIDENT).resolve()) + ":20", "--json")
     got = json.loads(out)
     assert code == 0 and got["text"] == lines[19] + "\n" and got["citation"] == f"{INCIDENT}:20-20"

@@ -64,7 +64,8 @@ def test_index_summary_groups_skipped_files(cli: CliRunner, corpus: Path) -> Non
     code, _, err = run(cli, "index", str(corpus))
     assert code == 0
     lines = err.splitlines()
-    assert lines[0].startswith("samples: 8 added, 0 updated, 0 removed, 0 unchanged, 1 excluded")
+    assert lines[0].startswith("samples: 8 added, 0 updated, 0 removed, 0 unchanged; ")
+    assert "1 excluded (rag: false): notes/private-draft.md" in lines
     assert "6 skipped:" in lines
     flat = " ".join(err.split())
     assert "is not UTF-8 text (4): latin1-0.txt, latin1-1.txt, latin1-2.txt, and 1 more binary" in flat
@@ -79,6 +80,7 @@ def test_index_summary_groups_skipped_files(cli: CliRunner, corpus: Path) -> Non
         assert any(
             f"latin1-{n}.txt: is not UTF-8 text (invalid byte 0xe9" in line for line in out.splitlines()
         )
+    assert " ".join(out.split()).count("and index it again") == 1  # the shared advice, said once
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")

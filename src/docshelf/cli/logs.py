@@ -11,6 +11,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from docshelf.cli.output import data, err
+from docshelf.cli.render import wrapped
 
 if TYPE_CHECKING:
     from docshelf.embed.prepare import Preparation
@@ -62,7 +63,7 @@ def setup_logging(verbose: bool) -> None:
 def announce(event: Preparation) -> None:
     """Say what the model preparation is doing: it takes seconds, once per machine."""
     if event.seconds is None:
-        err.print(data(f"{event.what} ...", "cyan"))
+        err.print(wrapped(data(f"{event.what} ...", "cyan"), err, first=0, rest=2))
     else:
         outcome = "done" if event.ok else "failed"
         err.print(data(f"  {outcome} in {event.seconds:.1f}s", "cyan" if event.ok else "red"))

@@ -73,12 +73,20 @@ def _read(shelf: Shelf, spec: str, collection: str | None, context: int, max_tok
 
 
 def _numbered(text: str, first_line: int) -> Text:
+    """``cat -n`` style, long lines wrapped under their text rather than under the numbers."""
     body = text[:-1] if text.endswith("\n") else text
     rows = body.split("\n")
     width = len(str(first_line + len(rows) - 1))
-    return Text("\n").join(
-        Text.assemble((f"{first_line + i:>{width}} │ ", "dim"), data(row)) for i, row in enumerate(rows)
-    )
+    room = max(20, out.width - width - 3)
+    shown = []
+    for i, row in enumerate(rows):
+        for j, piece in enumerate(data(row).wrap(out, room) if row else [Text()]):
+            piece.rstrip()
+            gutter = f"{first_line + i:>{width}} │ " if j == 0 else " " * width + " │ "
+            line = Text.assemble((gutter, "dim"), piece)
+            line.rstrip()
+            shown.append(line)
+    return Text("\n").join(shown)
 
 
 def read(

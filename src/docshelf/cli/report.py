@@ -35,6 +35,11 @@ def _without_path(path: str, reason: str) -> str:
     return reason
 
 
+def _first(paths: Sequence[str], shown: int = SHOWN_PER_REASON) -> str:
+    more = f", and {len(paths) - shown} more" if len(paths) > shown else ""
+    return ", ".join(paths[:shown]) + more
+
+
 def reason_kind(reason: str) -> str:
     """The kind of a skip reason: its first clause with numbers generalised ("binary file",
     "no parser for .rtf", "too large", "is not UTF-8 text")."""
@@ -52,19 +57,23 @@ def group_skipped(skipped: Iterable[tuple[str, str]]) -> dict[str, list[tuple[st
 
 
 def skipped_lines(skipped: Sequence[tuple[str, str]], shown: int | None = SHOWN_PER_REASON) -> list[Text]:
-    """A line per reason with its count and first ``shown`` paths; ``shown=None``: every path
-    on its own line with its full reason."""
+    """A line per reason with its count and first ``shown`` paths; ``shown=None``: every path on
+    its own line with what is particular to it, the advice its reason shares said once."""
     lines = []
     for kind, items in group_skipped(skipped).items():
-        lines.append(Text.assemble("  ", data(kind, "yellow"), f" ({len(items)})", ":" if items else ""))
-        if shown is None:
-            lines += [
-                data(f"    {path}" + (f": {reason}" if reason != kind else "")) for path, reason in items
-            ]
+        lines.append(Text.assemble("  ", data(kind, "yellow"), f" ({len(items)})"))
+        if shown is not None:
+            lines[-1].append_text(data(": " + _first([path for path, _ in items], shown)))
             continue
-        names = ", ".join(path for path, _ in items[:shown])
-        more = f", and {len(items) - shown} more" if len(items) > shown else ""
-        lines[-1].append_text(data(f" {names}{more}"))
+        # "is not UTF-8 text (byte 0xe9 at 3); convert it ...": the advice after the last "; " once
+        parts = [reason.rpartition("; ") for _, reason in items]
+        advices = {advice for _, sep, advice in parts if sep}
+        common = len(items) > 1 and len(advices) == 1 and all(sep for _, sep, _ in parts)
+        if common:
+            lines[-1].append_text(data(f": {advices.pop()}"))
+        for (path, reason), (specific, _, _) in zip(items, parts, strict=True):
+            own = specific if common else reason
+            lines.append(data(f"    {path}" + ("" if own == kind else f": {own}")))
     return lines
 
 
@@ -83,14 +92,16 @@ def commit_line(commit: str | None, dirty: bool | None) -> Text | None:
 def index_summary(done: IndexReport) -> list[Text]:
     """The lines `index` ends with."""
     r = done.sync
-    excluded = f", {len(r.excluded)} excluded (rag: false)" if r.excluded else ""
     lines = [
         Text.assemble(
             data(r.collection, "bold"),
             f": {len(r.added)} added, {len(r.updated)} updated, {len(r.removed)} removed, "
-            f"{r.unchanged} unchanged{excluded}; {r.chunks_written} chunks written in {r.seconds:.1f}s",
+            f"{r.unchanged} unchanged; {r.chunks_written} chunk{'' if r.chunks_written == 1 else 's'} in "
+            f"{r.seconds:.1f}s",
         )
     ]
+    if r.excluded:
+        lines.append(data(f"{len(r.excluded)} excluded (rag: false): {_first(r.excluded)}"))
     if r.skipped:
         lines.append(Text(f"{len(r.skipped)} skipped:", style="yellow"))
         lines += skipped_lines([(s.path, s.reason) for s in r.skipped])

@@ -93,7 +93,8 @@ def _say(text: Text, rest: int = 4) -> None:
 
 def _print_summary(d: dict[str, Any]) -> None:
     model = f"{d['model']} ({d['dim']}-d)" if d["model"] else "no model yet"
-    _say(data(f"index {d['data_dir']} ({d['store']}, {size(d['size_bytes'])}), model {model}", "dim"))
+    _say(data(f"index  {d['data_dir']} ({d['store']}, {size(d['size_bytes'])})", "dim"))
+    _say(data(f"model  {model}", "dim"))
     if not d["collections"]:
         out.print(data("nothing indexed yet: docshelf index PATH"))
         return
