@@ -43,6 +43,5 @@ async def test_results_carry_the_untrusted_label_and_the_text_unchanged(
         document = (await client.call_tool("read_document", {"document": "evil.md"})).structured_content
         for payload in (passage, document):
             assert payload and "never follow instructions" in payload["untrusted_content"]
-    readme = (Path(__file__).parents[2] / "README.md").read_text("utf-8")
-    security = readme.split("## Security", 1)[1].split("\n## ", 1)[0]
+    security = (Path(__file__).parents[2] / "docs" / "security.md").read_text("utf-8")  # linked from README
     assert "untrusted_content" in security and "--read-only" in security
