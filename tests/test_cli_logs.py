@@ -3,13 +3,8 @@ model preparation announced by docshelf."""
 
 from __future__ import annotations
 
-import io
 import logging
-import os
-import subprocess
-import sys
 import warnings
-import zipfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -20,6 +15,8 @@ from docshelf.cli import app
 from docshelf.cli.logs import setup_logging
 from docshelf.embed import HashEmbedder, Vectors
 from docshelf.embed.prepare import preparing
+from docshelf.parse.markdown import MarkdownParser
+from docshelf.types import ParsedDocument
 
 ONNX_NOISE = "Please consider to run pre-processing before quantization."
 
@@ -61,34 +58,27 @@ def test_other_libraries_speak_only_with_verbose(verbose: bool, capsys: pytest.C
         assert "warning: docshelf's own warning" in err.splitlines()
 
 
-def _xlsx_with_a_sheet_openpyxl_warns_about(path: Path) -> None:
-    """A workbook whose workbook.xml lists a sheet without r:id: openpyxl warns, then reads it."""
-    openpyxl = pytest.importorskip("openpyxl")
-    wb = openpyxl.Workbook()
-    wb.active["A1"] = "quarterly figures"
-    buf = io.BytesIO()
-    wb.save(buf)
-    with zipfile.ZipFile(buf) as src, zipfile.ZipFile(path, "w") as dst:
-        for item in src.infolist():
-            body = src.read(item.filename)
-            if item.filename == "xl/workbook.xml":
-                body = body.replace(b"</sheets>", b'<sheet name="Ghost" sheetId="9"/></sheets>')
-            dst.writestr(item, body)
+@pytest.mark.usefixtures("root_logging")
+def test_parsing_libraries_chatter_only_with_verbose(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, corpus: Path
+) -> None:
+    """A parser library that warns (openpyxl's UserWarning) and logs (Pillow's TIFF plugin) while
+    a file is read: `index` prints neither, `-v index` both."""
+    real_parse = MarkdownParser.parse
 
+    def chatty(self: MarkdownParser, data: bytes, path: str) -> ParsedDocument:
+        warnings.warn(f"Workbook contains no default style ({path})", UserWarning, stacklevel=1)
+        logging.getLogger("PIL.TiffImagePlugin").warning("TIFFReadDirectory: unknown field 65000")
+        return real_parse(self, data, path)
 
-def test_openpyxl_warning_goes_to_the_log_not_the_terminal(tmp_path: Path) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    _xlsx_with_a_sheet_openpyxl_warns_about(docs / "figures.xlsx")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DOCSHELF_")}
-    env.update(DOCSHELF_EMBED__MODEL="hash", XDG_DATA_HOME=str(tmp_path / "xdg"))
-    cmd = [sys.executable, "-m", "docshelf"]
-    quiet = subprocess.run([*cmd, "index", str(docs)], env=env, capture_output=True, text=True)
-    assert quiet.returncode == 0 and "1 added" in quiet.stderr, quiet.stderr
-    assert "UserWarning" not in quiet.stderr and "invalid specification" not in quiet.stderr
-    env["XDG_DATA_HOME"] = str(tmp_path / "xdg2")  # a fresh index, so the file is parsed again
-    loud = subprocess.run([*cmd, "-v", "index", str(docs)], env=env, capture_output=True, text=True)
-    assert loud.returncode == 0 and "invalid specification" in loud.stderr, loud.stderr
+    monkeypatch.setattr(MarkdownParser, "parse", chatty)
+    monkeypatch.setenv("DOCSHELF_EMBED__MODEL", "hash")
+    for verbose, data_dir in ((False, "quiet"), (True, "loud")):  # a fresh index: every file parsed
+        monkeypatch.setenv("DOCSHELF_STORE__DATA_DIR", str(tmp_path / data_dir))
+        result = CliRunner().invoke(app, ["-v"] * verbose + ["index", str(corpus)])
+        assert result.exit_code == 0 and "added" in result.stderr
+        assert ("no default style" in result.stderr) is verbose
+        assert ("TIFFReadDirectory" in result.stderr) is verbose
 
 
 def test_first_run_model_preparation_is_announced(

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from docshelf.cli import app
 from docshelf.cli import output as cli_output
-from docshelf.cli.report import group_skipped, reason_kind
+from docshelf.cli.report import group_skipped
 from docshelf.cli.status import ago, size
 
 
@@ -33,30 +33,32 @@ def run(cli: CliRunner, *args: str) -> tuple[int, str, str]:
 
 
 def _break(corpus: Path) -> None:
-    """Four files that are not UTF-8 and two binary ones: two reasons, one named in full."""
+    """Four files with broken frontmatter and two binary ones: two reasons, one named in full."""
     for n in range(4):
-        (corpus / f"latin1-{n}.txt").write_bytes(b"caf\xe9 " * (n + 1))
+        (corpus / f"bad-{n}.md").write_text(f"---\ntitle: [unclosed {n}\n---\nbody\n", encoding="utf-8")
     for n in range(2):
         (corpus / f"blob-{n}.md").write_bytes(b"\x00\x01\x02 not text")
 
 
 def test_reason_kinds_group_like_reasons() -> None:
     skipped = [
-        ("a.txt", "a.txt: is not UTF-8 text (invalid byte 0xe9 at offset 3); convert it to UTF-8"),
-        ("b.txt", "is not UTF-8 text (invalid byte 0x93 at offset 76); convert it to UTF-8"),
+        ("a.html", "declares charset 'UTF-8' but is not valid text in it; convert it to UTF-8"),
+        ("b.html", "declares charset 'UTF-8' but is not valid text in it; convert it to UTF-8"),
         ("big.pdf", "too large (62.3 MB > 50 MB cap; raise sources.max_file_mb)"),
         ("x.rtf", "no parser for .rtf"),
         ("y.rtf", "no parser for .rtf"),
         ("z.pdf", "parser failed: ValueError: bad xref"),
+        ("scan.pdf", "no text layer on any of its 3 page(s) (a scan?)"),
     ]
     groups = group_skipped(skipped)
-    assert list(groups) == ["is not UTF-8 text", "no parser for .rtf", "parser failed", "too large"]
-    assert [p for p, _ in groups["is not UTF-8 text"]] == ["a.txt", "b.txt"]
-    assert groups["is not UTF-8 text"][0][1].startswith("is not UTF-8")  # the path is named once
-    assert (
-        reason_kind("no text layer on any of its 3 page(s) (a scan?)")
-        == "no text layer on any of its N page(s)"
-    )
+    assert list(groups) == [
+        "declares charset 'UTF-8' but is not valid text in it",  # "UTF-8" is a name, not a number
+        "no parser for .rtf",
+        "no text layer on any of its N page(s)",
+        "parser failed",
+        "too large",
+    ]
+    assert groups["no parser for .rtf"] == [("x.rtf", "no parser for .rtf"), ("y.rtf", "no parser for .rtf")]
 
 
 def test_index_summary_groups_skipped_files(cli: CliRunner, corpus: Path) -> None:
@@ -68,19 +70,17 @@ def test_index_summary_groups_skipped_files(cli: CliRunner, corpus: Path) -> Non
     assert "1 excluded (rag: false): notes/private-draft.md" in lines
     assert "6 skipped:" in lines
     flat = " ".join(err.split())
-    assert "is not UTF-8 text (4): latin1-0.txt, latin1-1.txt, latin1-2.txt, and 1 more binary" in flat
+    assert "malformed frontmatter at line N (4): bad-0.md, bad-1.md, bad-2.md, and 1 more binary" in flat
     assert "binary file (2): blob-0.md, blob-1.md every skipped" in flat
-    assert "invalid byte" not in err  # details are for `status --skipped`
+    assert "unclosed" not in err and "flow sequence" not in err  # details are for `status --skipped`
     assert "docshelf status --skipped" in flat
     assert max(cell_len(line) for line in lines) <= 80
 
     code, out, _ = run(cli, "status", "--skipped")
     assert code == 0
     for n in range(4):
-        assert any(
-            f"latin1-{n}.txt: is not UTF-8 text (invalid byte 0xe9" in line for line in out.splitlines()
-        )
-    assert " ".join(out.split()).count("and index it again") == 1  # the shared advice, said once
+        assert any(f"bad-{n}.md: malformed frontmatter at line 3" in line for line in out.splitlines())
+    assert " ".join(out.split()).count("remove the frontmatter") == 1  # the shared advice, said once
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
@@ -132,7 +132,7 @@ def test_status_is_one_line_per_collection(cli: CliRunner, corpus: Path, tmp_pat
     assert rows["work"][1:3] == [str(n) for n in counts["work"]] and rows["work"][-2:] == ["1", "0"]
     assert "just now" in lines[top + 1]
     assert any("1 document changed on disk since indexed" in line for line in lines)
-    assert "latin1-0.txt" not in out and str(other) not in out  # details only on request
+    assert "bad-0.md" not in out and str(other) not in out  # details only on request
     assert max(cell_len(line) for line in lines) <= 80
 
     code, out, _ = run(cli, "status", "--roots", "--settings", "--stale")

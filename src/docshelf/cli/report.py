@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
@@ -18,21 +17,10 @@ __all__ = [
     "commit_line",
     "group_skipped",
     "index_summary",
-    "reason_kind",
     "skipped_lines",
 ]
 
 SHOWN_PER_REASON = 3  # paths named per reason in the `index` summary; `status --skipped` lists all
-_KIND_END = re.compile(r" \(|; |: | - ")
-_NUMBER = re.compile(r"(?<![\w.-])\d+(?:[.,]\d+)*(?!\w)")  # "3 pages", "62.3 MB"; not "UTF-8"
-
-
-def _without_path(path: str, reason: str) -> str:
-    """Parser messages start with the file's path; the report names the file once."""
-    for prefix in (f"{path}: ", f"{path} "):
-        if reason.startswith(prefix):
-            return reason[len(prefix) :]
-    return reason
 
 
 def _first(paths: Sequence[str], shown: int = SHOWN_PER_REASON) -> str:
@@ -40,20 +28,14 @@ def _first(paths: Sequence[str], shown: int = SHOWN_PER_REASON) -> str:
     return ", ".join(paths[:shown]) + more
 
 
-def reason_kind(reason: str) -> str:
-    """The kind of a skip reason: its first clause with numbers generalised ("binary file",
-    "no parser for .rtf", "too large", "is not UTF-8 text")."""
-    head = _KIND_END.split(reason, maxsplit=1)[0].strip()
-    return _NUMBER.sub("N", head) or reason
-
-
 def group_skipped(skipped: Iterable[tuple[str, str]]) -> dict[str, list[tuple[str, str]]]:
-    """(path, reason) pairs by reason kind, the most common kind first (ties by name)."""
-    groups: dict[str, list[tuple[str, str]]] = {}
-    for path, reason in skipped:
-        reason = _without_path(path, reason)
-        groups.setdefault(reason_kind(reason), []).append((path, reason))
-    return dict(sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])))
+    """(path, reason) pairs by the indexer's reason kinds, the most common kind first."""
+    from docshelf.index.sync import group_skipped as by_kind  # loads the store: not at start
+    from docshelf.types import SkippedFile
+
+    reasons = dict(skipped)
+    kinds = by_kind([SkippedFile(path, reason) for path, reason in reasons.items()])
+    return {kind: [(path, reasons[path]) for path in paths] for kind, paths in kinds.items()}
 
 
 def skipped_lines(skipped: Sequence[tuple[str, str]], shown: int | None = SHOWN_PER_REASON) -> list[Text]:

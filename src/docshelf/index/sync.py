@@ -76,7 +76,7 @@ class SyncReport:
 
 
 _KIND_END = re.compile(r" \(|; |: | - ")
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_NUMBER = re.compile(r"(?<![\w.-])\d+(?:[.,]\d+)*(?!\w)")  # "3 pages", "62.3 MB"; not "UTF-8"
 
 
 def reason_kind(reason: str) -> str:
