@@ -4,33 +4,21 @@ control characters visible (real store, hash embedder)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from rich.cells import cell_len
 from typer.testing import CliRunner
 
-from docshelf.cli import app
-from docshelf.cli import output as cli_output
+from clikit import run, runner
 from docshelf.cli.output import print_json, visible
 
 ESC = "\x1b"
 
 
 @pytest.fixture
-def cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[CliRunner]:
-    monkeypatch.setenv("DOCSHELF_EMBED__MODEL", "hash")
-    monkeypatch.setenv("DOCSHELF_STORE__DATA_DIR", str(tmp_path / "data"))
-    # a pipe or a test: rich would measure the developer's terminal, the default for pipes is 80
-    monkeypatch.setattr(cli_output.out, "_width", 80)
-    monkeypatch.setattr(cli_output.err, "_width", 80)
-    yield CliRunner()
-
-
-def run(cli: CliRunner, *args: str) -> tuple[int, str, str]:
-    result = cli.invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
+def cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> CliRunner:
+    return runner(monkeypatch, tmp_path / "data")
 
 
 def _words(text: str) -> str:

@@ -9,8 +9,7 @@ import pytest
 from rich.cells import cell_len
 from typer.testing import CliRunner
 
-from docshelf.cli import app
-from docshelf.cli import output as cli_output
+from clikit import run, runner
 from docshelf.cli.read import Location, parse_location
 
 INCIDENT = "runbooks/incident-response.md"
@@ -18,17 +17,9 @@ INCIDENT = "runbooks/incident-response.md"
 
 @pytest.fixture
 def cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, corpus: Path) -> CliRunner:
-    monkeypatch.setenv("DOCSHELF_EMBED__MODEL", "hash")
-    monkeypatch.setenv("DOCSHELF_STORE__DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setattr(cli_output.out, "_width", 80)
-    runner = CliRunner()
-    assert runner.invoke(app, ["index", str(corpus)]).exit_code == 0
-    return runner
-
-
-def run(cli: CliRunner, *args: str) -> tuple[int, str, str]:
-    result = cli.invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
+    cli = runner(monkeypatch, tmp_path / "data")
+    assert run(cli, "index", str(corpus))[0] == 0
+    return cli
 
 
 @pytest.mark.parametrize(

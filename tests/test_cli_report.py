@@ -12,24 +12,14 @@ import pytest
 from rich.cells import cell_len
 from typer.testing import CliRunner
 
-from docshelf.cli import app
-from docshelf.cli import output as cli_output
+from clikit import run, runner
 from docshelf.cli.report import group_skipped
 from docshelf.cli.status import ago, size
 
 
 @pytest.fixture
 def cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> CliRunner:
-    monkeypatch.setenv("DOCSHELF_EMBED__MODEL", "hash")
-    monkeypatch.setenv("DOCSHELF_STORE__DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setattr(cli_output.out, "_width", 80)
-    monkeypatch.setattr(cli_output.err, "_width", 80)
-    return CliRunner()
-
-
-def run(cli: CliRunner, *args: str) -> tuple[int, str, str]:
-    result = cli.invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
+    return runner(monkeypatch, tmp_path / "data")
 
 
 def _break(corpus: Path) -> None:
