@@ -39,6 +39,7 @@ def test_other_libraries_speak_only_with_verbose(verbose: bool, capsys: pytest.C
     setup_logging(verbose)
     logging.warning(ONNX_NOISE)  # what onnxruntime.quantization does, on the root logger
     logging.getLogger("openpyxl.reader").warning("third-party logger")
+    logging.getLogger("uvicorn.error").error("[Errno 98] address already in use")
     logging.getLogger("docshelf.index").warning("docshelf's own warning")
     try:
         raise ValueError("boom")
@@ -50,6 +51,7 @@ def test_other_libraries_speak_only_with_verbose(verbose: bool, capsys: pytest.C
         warnings.warn("File contains an invalid specification", UserWarning, stacklevel=1)
     err = capsys.readouterr().err
     assert "docshelf's own warning" in err and "unexpected error parsing a.pdf" in err
+    assert "address already in use" in err  # another library's error is always said
     assert (ONNX_NOISE in err) is verbose
     assert ("third-party logger" in err) is verbose
     assert ("File contains an invalid specification" in err) is verbose

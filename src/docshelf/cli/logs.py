@@ -1,5 +1,6 @@
-"""What reaches the terminal besides a command's output: docshelf's own warnings, one line each,
-and the first-run model preparation; other libraries' logs and warnings only with ``-v``.
+"""What reaches the terminal besides a command's output: docshelf's own warnings and anyone's
+errors, one line each, and the first-run model preparation; other libraries' warnings and logs
+only with ``-v``.
 
 onnxruntime logs "Please consider to run pre-processing before quantization" on the root logger
 while the e5 graph is built, openpyxl warns about odd workbooks: neither is for the user to act on.
@@ -38,7 +39,9 @@ class _Console(logging.Handler):
         self.verbose = verbose
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return self.verbose or record.name == "docshelf" or record.name.startswith("docshelf.")
+        if self.verbose or record.levelno >= logging.ERROR:  # a library's error is news (port in use)
+            return True
+        return record.name == "docshelf" or record.name.startswith("docshelf.")
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
