@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from docshelf.analyze import Analyzer
-from docshelf.analyze.language import language_of
+from docshelf.analyze.language import language_of, same_language
 from docshelf.config import SearchSettings
 from docshelf.embed.base import Embedder
 from docshelf.index.stale import StaleTracker
@@ -205,13 +205,18 @@ class Searcher:
         return weighted_rrf(lists, weights, self.settings.rrf_k)
 
     def _other_language(self, query: str, lists: dict[str, list[tuple[str, float]]]) -> bool:
-        """True when most of the top dense hits are in another language or script than the query."""
+        """True when most of the top dense hits are in another language or script than the query.
+
+        A language the stop-word vote cannot tell (a few keywords) differs from none in its script.
+        """
         top = [cid for cid, _ in lists.get("semantic", [])[:3]]
         if len(top) < 2:
             return False
-        detect = self.analyzer.detect_language
-        mine = language_of(query, detect)
-        others = sum(language_of(c.text, detect) != mine for c in self.store.get_chunks(top))
+        mine = language_of(query, self.analyzer.language)
+        others = sum(
+            not same_language(mine, language_of(c.text, self.analyzer.language))
+            for c in self.store.get_chunks(top)
+        )
         return others * 2 > len(top)
 
     def _hydrate(
