@@ -157,3 +157,18 @@ def test_index_built_with_an_older_analyzer_is_reanalysed(settings: Settings, tm
         assert not rt.store.needs_keyword_rebuild()
         hits = rt.searcher().search("книгами", mode="keyword").hits
         assert hits and hits[0].path == "lib.md"
+
+
+def test_heading_only_chunk_ranks_after_chunks_with_text(settings: Settings, tmp_path: Path) -> None:
+    corpus = _write(
+        tmp_path / "h",
+        {
+            "guide.md": "# Deploy guide\n",
+            "notes.md": "# Notes\n\nThe deploy guide explains how a release is rolled out, step by step.\n",
+        },
+    )
+    with Runtime(settings, embedder=HashEmbedder()) as rt:
+        rt.indexer().sync("test", [corpus])
+        hits = rt.searcher().search("deploy guide", mode="keyword").hits
+        assert [h.path for h in hits] == ["notes.md", "guide.md"]  # still found, but after the text
+        assert hits[1].ranks["keyword"] == 1  # BM25 alone put the bare heading first
