@@ -6,9 +6,10 @@
 `--workdir` is an index kept by `bench/eval_all.py` / `docshelf eval --workdir`: its chunks and
 vectors are read, nothing is embedded. Each variant's chunks go into a scratch tantivy index;
 the table shows keyword-only nDCG@10 and hybrid (z-score fusion) at each dense weight.
-Variants: `default`, `no-compounds`, `no-hyphen` (no whole hyphenated words), `no-alnum`
+Variants: `default`, `no-compounds`, `hyphen` (whole hyphenated words too), `no-alnum`
 (no whole letter-digit words like p53), `no-detect` (stems of analyze.languages only),
-`headings=N` (heading and title terms counted N times), `prf=K:N:W` (RM3-style feedback:
+`headings=N` (heading and title terms counted N times), `ngram=N:L` (character N-grams of
+words of L+ letters), `prf=K:N:W` (RM3-style feedback:
 N expansion terms from the top K chunks, weight W).
 """
 
@@ -47,8 +48,9 @@ def make_analyzer(variant: str) -> tuple[Analyzer, dict[str, float]]:
     for part in variant.split("+"):
         if part == "no-compounds":
             analyzer_module.COMPOUND_RE = re.compile(r"(?!x)x")
-        elif part == "no-hyphen":
-            analyzer_module.COMPOUND_RE = re.compile(_ORIGINAL.pattern.replace(r"[._\-]", r"[._]"))
+        elif part == "hyphen":
+            pattern = _ORIGINAL.pattern.replace(r"[._]", r"[._\-]").replace(r"(?<![\w.])", r"(?<![\w.\-])")
+            analyzer_module.COMPOUND_RE = re.compile(pattern)
         elif part == "no-alnum":
             head = _ORIGINAL.pattern.split("|")[0] + ")"
             analyzer_module.COMPOUND_RE = re.compile(head)
@@ -56,12 +58,27 @@ def make_analyzer(variant: str) -> tuple[Analyzer, dict[str, float]]:
             kwargs["detect"] = False
         elif part.startswith("headings="):
             kwargs["heading_weight"] = int(part.split("=")[1])
+        elif part.startswith("ngram="):
+            n, min_len = part.split("=")[1].split(":")
+            options.update(ngram_n=float(n), ngram_min=float(min_len))
         elif part.startswith("prf="):
             k, n, w = part.split("=")[1].split(":")
             options.update(prf_k=float(k), prf_n=float(n), prf_w=float(w))
         elif part != "default":
             raise SystemExit(f"unknown variant {part}")
     return Analyzer(**kwargs), options  # type: ignore[arg-type]
+
+
+def with_ngrams(terms: list[str], opts: dict[str, float]) -> list[str]:
+    """Terms plus the character n-grams of long alphabetic ones (dictionary-free decompounding)."""
+    if "ngram_n" not in opts:
+        return terms
+    n, min_len = int(opts["ngram_n"]), int(opts["ngram_min"])
+    out = list(terms)
+    for t in terms:
+        if len(t) >= min_len and t.isalpha():
+            out += ["#" + t[i : i + n] for i in range(len(t) - n + 1)]
+    return out
 
 
 def prf_terms(kw: KeywordIndex, analyzer: Analyzer, terms: list[str], texts: dict[str, list[str]],
@@ -149,7 +166,7 @@ def main() -> None:
             batch = []
             for c in chunks:
                 d = docs[c.doc_id]
-                terms = analyzer.chunk_terms(d.title, c.heading_path, c.text)
+                terms = with_ngrams(analyzer.chunk_terms(d.title, c.heading_path, c.text), opts)
                 texts[c.id] = terms
                 batch.append(KeywordDoc(c.id, d.id, d.collection, d.lifecycle or "", terms))
             kw.add(batch)
@@ -157,9 +174,9 @@ def main() -> None:
             index_s = time.perf_counter() - t0
             kw_lists: dict[str, Ranked] = {}
             for qid, q in data.queries.items():
-                terms = analyzer.terms(q)
+                terms = with_ngrams(analyzer.terms(q), opts)
                 ranked = kw.search(terms, args.candidates)
-                if opts:
+                if "prf_k" in opts:
                     extra = prf_terms(kw, analyzer, terms, texts, ranked, opts)
                     if extra:
                         ranked = kw.search_weighted(
