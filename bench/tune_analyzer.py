@@ -34,7 +34,7 @@ from docshelf.runtime import Runtime
 from docshelf.search.evaluate import file_name, load_beir, ndcg_at
 from docshelf.search.fusion import zscore_combination
 from docshelf.store.base import SearchFilter
-from docshelf.store.keyword import KeywordDoc, KeywordIndex
+from docshelf.store.embedded.keyword import KeywordDoc, KeywordIndex
 
 Ranked = list[tuple[str, float]]
 _ORIGINAL = analyzer_module.COMPOUND_RE
