@@ -1,14 +1,14 @@
 """Compare keyword-analysis variants on train/dev qrels (never test), reusing an eval index.
 
     python bench/tune_analyzer.py --workdir /tmp/docshelf-eval/e5-scifact \
-        --set ../shared/eval-data/scifact --split train --variants default no-compounds headings=2
+        --set ../shared/eval-data/scifact --split train --variants default no-compounds ngram=5:10
 
 `--workdir` is an index kept by `bench/eval_all.py` / `docshelf eval --workdir`: its chunks and
 vectors are read, nothing is embedded. Each variant's chunks go into a scratch tantivy index;
 the table shows keyword-only nDCG@10 and hybrid (z-score fusion) at each dense weight.
 Variants: `default`, `no-compounds`, `hyphen` (whole hyphenated words too), `no-alnum`
 (no whole letter-digit words like p53), `no-detect` (stems of analyze.languages only),
-`headings=N` (heading and title terms counted N times), `ngram=N:L` (character N-grams of
+`ngram=N:L` (character N-grams of
 words of L+ letters), `prf=K:N:W` (RM3-style feedback:
 N expansion terms from the top K chunks, weight W).
 """
@@ -56,8 +56,6 @@ def make_analyzer(variant: str) -> tuple[Analyzer, dict[str, float]]:
             analyzer_module.COMPOUND_RE = re.compile(head)
         elif part == "no-detect":
             kwargs["detect"] = False
-        elif part.startswith("headings="):
-            kwargs["heading_weight"] = int(part.split("=")[1])
         elif part.startswith("ngram="):
             n, min_len = part.split("=")[1].split(":")
             options.update(ngram_n=float(n), ngram_min=float(min_len))

@@ -92,22 +92,11 @@ def test_camel_case_is_split_into_parts() -> None:
     assert "http" in shared("the HttpClient class", "http client")
 
 
-def test_heading_weight_counts_heading_terms_more() -> None:
-    one = Analyzer().chunk_terms(
-        "Deploy guide", ["Deploy guide", "Rollback"], "# Rollback\n\nUndo a release."
-    )
-    three = Analyzer(heading_weight=3).chunk_terms(
-        "Deploy guide", ["Deploy guide", "Rollback"], "# Rollback\n\nUndo a release."
-    )
-    assert one.count("rollback") == 1 and three.count("rollback") == 3
-    assert three.count("deploy") == 3 and three.count("releas") == one.count("releas") == 1
-
-
 def test_fingerprint_follows_the_new_settings() -> None:
     base = Analyzer().fingerprint
     assert base.startswith("a2-")
     assert Analyzer(detect=False).fingerprint != base
-    assert Analyzer(heading_weight=2).fingerprint != base
+    assert Analyzer(languages=("english",)).fingerprint != base
 
 
 def test_query_language_decides_other_language_only_when_told() -> None:

@@ -103,9 +103,6 @@ class AnalyzeSettings(BaseModel):
     detect: bool = Field(
         True, description="pick each chunk's and query's language per script among every Snowball language"
     )
-    heading_weight: int = Field(
-        1, ge=1, le=10, description="times a chunk's title and heading terms count for BM25 (a field boost)"
-    )
 
 
 def redact_dsn(url: str) -> str:
