@@ -233,6 +233,8 @@ class Analyzer:
     def _analyze(self, text: str) -> tuple[list[str], list[int], list[int]]:
         """Parallel lists (terms, starts, ends); alphabetic words are stemmed in place."""
         out = _Out()
+        terms, starts, ends = out.terms, out.starts, out.ends
+        latin = out.words.setdefault("latin", [])
         compounds = {m.start(): m for m in COMPOUND_RE.finditer(text)} if text else {}
         for m in TOKEN_RE.finditer(text):
             group = m.lastindex or 0  # never None: every alternative is a group
@@ -247,8 +249,13 @@ class Analyzer:
                 continue
             if group == G_LATIN:
                 if raw.isascii():
-                    out.add(raw.lower(), start, end, "latin")
-                    if _HAS_CAMEL.search(raw):
+                    # the common case, inlined: one lowercase ASCII word
+                    latin.append(len(terms))
+                    lower = raw.lower()
+                    terms.append(lower)
+                    starts.append(start)
+                    ends.append(end)
+                    if lower != raw and not raw.isupper() and _HAS_CAMEL.search(raw):
                         for part in _CAMEL.finditer(raw):
                             out.add(part.group().lower(), start + part.start(), start + part.end(), "latin")
                 else:
@@ -268,6 +275,8 @@ class Analyzer:
                         out.add(word.replace(" ", ""), start + s, start + e)
             else:
                 self._ngrams(out, raw, start, hangul=group == G_HANGUL)
+        if not latin:
+            del out.words["latin"]
         if out.words:
             return self._stem(out)
         return out.terms, out.starts, out.ends

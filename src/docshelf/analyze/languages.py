@@ -11,6 +11,7 @@ too: their text is then left unstemmed instead of being stemmed as a neighbour's
 from __future__ import annotations
 
 import functools
+import itertools
 import unicodedata
 from collections.abc import Iterable, Mapping
 
@@ -62,6 +63,7 @@ def script_of_word(word: str) -> str:
 # Lists full of other languages' words (Breton, Latin, Afrikaans, Esperanto): in the vote they
 # took English and German questions and titles from their own languages.
 _NOISY = frozenset({"af", "br", "eo", "la"})
+_MAX_VOTES = 200
 
 
 @functools.lru_cache(maxsize=1)
@@ -108,7 +110,8 @@ class LanguageVote:
         """Language (ISO code) -> evidence; each word's vote is split between its languages."""
         table = self._table.get(script, {})
         scores: dict[str, float] = {}
-        for word in words:
+        # the first few hundred words tell a chunk's language as well as all of them, for less
+        for word in itertools.islice(words, _MAX_VOTES):
             langs = table.get(word)
             if langs is None and self._hints and not word.isascii():
                 langs = tuple(c for c, chars in self._hints.items() if any(ch in chars for ch in word))
