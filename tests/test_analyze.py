@@ -32,7 +32,7 @@ def test_script_boundaries() -> None:
     assert all(t.start >= 4 for t in toks[1:])
     # Latin / kana / Hangul / digits / Cyrillic runs do not merge.
     assert EN_DE.terms("abcДом") == ["abc", "дом"]
-    assert EN_DE.terms("p53") == ["p", "53"]
+    assert EN_DE.terms("p53") == ["p53", "p", "53"]  # the whole code, then its parts
     assert "モ" in EN_DE.terms("ポケモンの") and "ンの" not in EN_DE.terms("ポケモンの")
 
 
@@ -64,9 +64,12 @@ def test_keyword_query_without_function_words_still_matches_german_doc() -> None
 def test_detect_language() -> None:
     assert EN_DE.detect_language("Wie viele Punkte gab die Verteidigung ab?") == "german"
     assert EN_DE.detect_language("How many points did the defense give up?") == "english"
-    assert EN_DE.detect_language("Größe") == "german"  # character hint
+    assert EN_DE.language("Größe") is None  # one letter hint is not enough
     assert EN_DE.detect_language("") == "english"  # no evidence: the first language
     assert Analyzer(languages=("german", "english")).detect_language("xyz") == "german"
+    assert EN_DE.language("¿Cuántos puntos cedió la defensa en el partido?") == "spanish"
+    assert EN_DE.language("Сколько очков отдала защита в этом матче?") == "russian"
+    assert EN_DE.language("Combien de points la défense a-t-elle concédés dans ce match ?") == "french"
 
 
 def test_stopwords_removed_and_configurable() -> None:
@@ -85,11 +88,13 @@ def test_stopwords_removed_and_configurable() -> None:
     assert de.terms("Die Kinder und das Haus") == ["kind", "haus"]
 
 
-def test_korean_unigrams_and_bigrams() -> None:
+def test_korean_words_and_bigrams() -> None:
     terms = EN_DE.terms("한국어를 배우는 학생")
-    assert {"한국", "국어", "학생", "배우"} <= set(terms)
-    # A one-syllable noun before a particle ("집에" = at home) is still found.
-    assert set(EN_DE.terms("집")) <= set(EN_DE.terms("집에 갑니다"))
+    assert {"한국어를", "한국", "국어", "학생", "배우"} <= set(terms)
+    # Single syllables are terms only as words of their own: common ones (설, 정, 방, 법)
+    # would otherwise outweigh the rest of the query.
+    assert EN_DE.terms("CORS 설정 방법") == ["cor", "설정", "방법"]
+    assert EN_DE.terms("집") == ["집"]
     # Conjoining jamo compose like precomposed syllables.
     assert EN_DE.terms("\u1112\u1161\u11ab\u1100\u116e\u11a8") == EN_DE.terms("한국")
 
@@ -128,11 +133,12 @@ def test_unknown_language_rejected() -> None:
         Analyzer(languages=())
 
 
-_STEMMERS = [Stemmer.Stemmer(lang) for lang in ("english", "german")]
+_STEMMERS = [Stemmer.Stemmer(lang) for lang in Stemmer.algorithms()]
 _ALPHABET = st.sampled_from(
     list("aZ9 ß'’-.,\n\t_①½ﬁ")
     + list("年黑豹队ひらがなカタカナｶﾞ한국어집\u1100\u1161\u11a8")
     + list("дом\u0301\u0308\u0903\u093e\u3099\u00a0\ufc5e")
+    + list("ภาษาไทยລາວ")
 )
 _TEXT = st.one_of(st.text(max_size=60), st.text(_ALPHABET, max_size=60))
 

@@ -93,9 +93,16 @@ class EmbedSettings(BaseModel):
 class AnalyzeSettings(BaseModel):
     """Keyword analysis (BM25 side)."""
 
-    languages: list[str] = Field(default_factory=lambda: ["english", "german"])
+    languages: list[str] = Field(
+        default_factory=lambda: ["english", "german"],
+        description="Snowball stemmers for words whose language the stop-word vote cannot tell "
+        "(short keyword queries); with detect = false, the only languages considered",
+    )  # fmt: skip
     stopwords: bool = True
     extra_stopwords: list[str] = Field(default_factory=list)
+    detect: bool = Field(
+        True, description="pick each chunk's and query's language per script among every Snowball language"
+    )
 
 
 def redact_dsn(url: str) -> str:
@@ -277,7 +284,7 @@ class Settings(BaseSettings):
     sources: SourceSettings = Field(default_factory=SourceSettings)  # type: ignore[arg-type]
     chunk: ChunkSettings = Field(default_factory=ChunkSettings)  # type: ignore[arg-type]
     embed: EmbedSettings = Field(default_factory=EmbedSettings)  # type: ignore[arg-type]
-    analyze: AnalyzeSettings = Field(default_factory=AnalyzeSettings)
+    analyze: AnalyzeSettings = Field(default_factory=AnalyzeSettings)  # type: ignore[arg-type]
     store: StoreSettings = Field(default_factory=StoreSettings)  # type: ignore[arg-type]
     search: SearchSettings = Field(default_factory=SearchSettings)  # type: ignore[arg-type]
     server: ServerSettings = Field(default_factory=ServerSettings)  # type: ignore[arg-type]

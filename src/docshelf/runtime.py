@@ -36,8 +36,7 @@ class Runtime:
     def analyzer(self) -> Analyzer:
         from docshelf.analyze import Analyzer
 
-        a = self.settings.analyze
-        return Analyzer(a.languages, a.stopwords, a.extra_stopwords)
+        return Analyzer.from_settings(self.settings.analyze)
 
     def use_analyze(self, analyze: AnalyzeSettings) -> None:
         """Switch to other analysis settings (those recorded with the index), store included."""

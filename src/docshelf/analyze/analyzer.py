@@ -1,21 +1,31 @@
-"""Keyword analyzer: script-aware runs, NFKC casefolding, Snowball stems, CJK n-grams."""
+"""Keyword analyzer: script-aware runs, NFKC casefolding, Snowball stems per language, n-grams."""
 
 from __future__ import annotations
 
 import hashlib
+import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import Stemmer
 
-from docshelf.analyze._scripts import G_LATIN, G_NUM, G_OTHER, TOKEN_RE
-from docshelf.analyze.stopwords import DETECT_WORDS, HINT_CHARS, STOPWORDS
+from docshelf.analyze._scripts import COMPOUND_RE, G_HANGUL, G_LATIN, G_NUM, G_OTHER, G_SEA, TOKEN_RE
+from docshelf.analyze.languages import LANGUAGE_SCRIPT, SCRIPT_DEFAULT, SNOWBALL, LanguageVote, script_of_word
+from docshelf.analyze.segment import segment
+from docshelf.analyze.stopwords import HINT_CHARS, STOPWORDS
+from docshelf.types import contextual_text
+
+if TYPE_CHECKING:
+    from docshelf.config import AnalyzeSettings
 
 __all__ = ["ANALYZER_VERSION", "Analyzer", "Token"]
 
 # Bump whenever the terms produced for some input change: the keyword index must be rebuilt.
-ANALYZER_VERSION = 1
+# 2: per-script language vote over every Snowball language, ICU words for Thai/Lao/Khmer/
+#    Myanmar, Hangul words + bigrams, whole identifiers/versions and CamelCase parts.
+ANALYZER_VERSION = 2
 
 # Characters that extend the previous unit of a CJK run: (han)dakuten and Hangul
 # medial/final jamo, which NFKC composes with the character before them.
@@ -28,6 +38,11 @@ _EMPTY: frozenset[str] = frozenset()
 # Longer letter/digit runs (base64, hex dumps) are skipped: nobody searches for them,
 # and tantivy drops terms over 65,530 bytes anyway. Lucene's limit is 255 too.
 _MAX_RUN = 255
+_MAX_COMPOUND = 64
+# CamelCase / mixedCase boundaries: "getHTTPResponse" -> get, HTTP, Response.
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
+_HAS_CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
+_ISO = {name: code for code, name in SNOWBALL.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,17 +77,34 @@ def _cjk_units(raw: str, start: int) -> tuple[list[str], list[int]]:
     return [unicodedata.normalize("NFKC", u) for u in units], bounds
 
 
+class _Out:
+    """Parallel term/start/end lists, plus the indices of the words to stem, by script."""
+
+    __slots__ = ("ends", "starts", "terms", "words")
+
+    def __init__(self) -> None:
+        self.terms: list[str] = []
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.words: dict[str, list[int]] = {}
+
+    def add(self, term: str, start: int, end: int, script: str | None = None) -> None:
+        if script is not None:
+            self.words.setdefault(script, []).append(len(self.terms))
+        self.terms.append(term)
+        self.starts.append(start)
+        self.ends.append(end)
+
+
 class Analyzer:
     """Text -> keyword terms with offsets; the same code serves documents and queries.
 
-    Language choice, measured as BM25 nDCG@10 on xquad-de / scifact (natural queries;
-    keyword queries = the same with function words removed):
-    - stems of all configured languages for every word: 0.930 / 0.663 (more terms, and
-      the German stop list applied to English);
-    - stems of the language detected per text: 0.945 / 0.690, but on keyword queries
-      detection has no evidence and xquad-de falls to 0.880;
-    - chosen: the detected language when the evidence is clear, otherwise stems of all
-      languages minus the stop words common to all: 0.947 / 0.690, keyword 0.950 / 0.691.
+    Words are stemmed in the language their script and stop words point to, decided per
+    text (a chunk, or a query) and per script, so a Russian chunk quoting English gets both
+    stemmers. When the evidence is thin (a keyword query), Latin words get the stems of all
+    ``languages`` (measured on xquad-de / scifact: detected language 0.945 / 0.690, all
+    stems 0.930 / 0.663, this rule 0.947 / 0.690; keyword queries 0.950 / 0.691).
+    ``detect=False`` restricts the choice to ``languages``.
     """
 
     def __init__(
@@ -80,6 +112,7 @@ class Analyzer:
         languages: Sequence[str] = ("english", "german"),
         stopwords: bool = True,
         extra_stopwords: Iterable[str] = (),
+        detect: bool = True,
     ) -> None:
         langs = tuple(dict.fromkeys(lang.strip().lower() for lang in languages))
         if not langs:
@@ -89,21 +122,30 @@ class Analyzer:
             raise ValueError(f"no Snowball stemmer for {', '.join(unknown)}")
         self.languages: tuple[str, ...] = langs
         self.stopwords = stopwords
+        self.detect = detect
         self.extra_stopwords: frozenset[str] = frozenset(_fold(w) for w in extra_stopwords)
-        self._stemmers = {lang: Stemmer.Stemmer(lang) for lang in langs}
-        self._stop = {
-            lang: (STOPWORDS.get(lang, _EMPTY) if stopwords else _EMPTY) | self.extra_stopwords
-            for lang in langs
-        }
-        self._stop_common = frozenset.intersection(*self._stop.values())
-        # A function word is evidence only if no other configured language has it.
-        self._detect = {
-            lang: DETECT_WORDS.get(lang, _EMPTY).difference(
-                *(DETECT_WORDS.get(other, _EMPTY) for other in langs if other != lang)
-            )
-            for lang in langs
-        }
-        self._hints = {lang: HINT_CHARS.get(lang, "") for lang in langs}
+        self._stemmers: dict[str, Stemmer.Stemmer] = {}
+        self._stops: dict[tuple[str, ...], frozenset[str]] = {}
+        # Letter hints tell apart a few configured languages; among all of them they mislead
+        # (Turkish ü is not German).
+        own_hints = {c: h for c, h in HINT_CHARS.items() if SNOWBALL.get(c) in langs}
+        self._vote = LanguageVote(None if detect else langs, {} if detect else own_hints)
+        # When all languages leave it open, a vote among the configured ones (where "the" or
+        # "die" count fully) still tells most short English or German texts: scifact train
+        # keyword nDCG@10 0.6845 without this second vote, 0.69xx with it (bench/tune_analyzer.py).
+        self._own_vote = LanguageVote(langs, own_hints) if detect else None
+        # stems used when the vote is undecided, per script
+        self._fallback: dict[str, tuple[str, ...]] = {}
+        for lang in langs:
+            self._fallback.setdefault(LANGUAGE_SCRIPT.get(lang, "latin"), ())
+            self._fallback[LANGUAGE_SCRIPT.get(lang, "latin")] += (lang,)
+        if detect:
+            for script, lang in SCRIPT_DEFAULT.items():
+                self._fallback.setdefault(script, (lang,))
+
+    @classmethod
+    def from_settings(cls, settings: AnalyzeSettings) -> Analyzer:
+        return cls(settings.languages, settings.stopwords, settings.extra_stopwords, detect=settings.detect)
 
     @property
     def fingerprint(self) -> str:
@@ -114,6 +156,7 @@ class Analyzer:
                 ",".join(self.languages),
                 str(self.stopwords),
                 ",".join(sorted(self.extra_stopwords)),
+                str(self.detect),
             )
         )
         return f"a{ANALYZER_VERSION}-{hashlib.sha256(config.encode()).hexdigest()[:10]}"
@@ -127,107 +170,165 @@ class Analyzer:
         """``[t.term for t in self.tokens(text)]`` without building Token objects."""
         return self._analyze(text)[0]
 
+    def chunk_terms(self, title: str | None, heading_path: Sequence[str], text: str) -> list[str]:
+        """Terms a chunk is keyword-indexed under: its title and headings, then its text.
+
+        Counting heading terms twice or three times (a title field boost) did not help:
+        scifact train keyword nDCG@10 0.6845 -> 0.6834 / 0.6826, nfcorpus dev (twice) 0.2861 -> 0.2872.
+        """
+        return self.terms(contextual_text(title, tuple(heading_path), text))
+
+    def language(self, text: str) -> str | None:
+        """Language of the text's most used alphabetic script: a Snowball name, or an ISO
+        code for a language Snowball lacks ("vi", "uk"); None when the evidence is thin."""
+        words: dict[str, list[str]] = {}
+        for m in TOKEN_RE.finditer(text):
+            if m.lastindex in (G_LATIN, G_OTHER):
+                word = m.group().lower() if m.group().isascii() else _fold(m.group())
+                words.setdefault(script_of_word(word), []).append(word)
+        if not words:
+            return None
+        script = max(words, key=lambda s: len(words[s]))
+        if script in SCRIPT_DEFAULT and script not in ("cyrillic", "arabic", "devanagari"):
+            return SCRIPT_DEFAULT[script]
+        code = self._vote.decide(script, words[script])
+        if code is None and self._own_vote is not None and len(self._fallback.get(script, ())) > 1:
+            code = self._own_vote.decide(script, words[script])
+        return None if code is None else SNOWBALL.get(code, code)
+
     def detect_language(self, text: str) -> str:
-        """Most likely of ``self.languages`` for ``text``; the first one when undecided."""
-        words = [
-            m.group().lower() if m.group().isascii() else _fold(m.group())
-            for m in TOKEN_RE.finditer(text)
-            if m.lastindex in (G_LATIN, G_OTHER)
-        ]
-        return self._scores(words)[0]
+        """``language(text)``, or the first configured language when undecided."""
+        return self.language(text) or self.languages[0]
 
-    def _scores(self, words: list[str]) -> tuple[str, int, int]:
-        """(best language, its score, runner-up score); score = evidence word count."""
-        best, best_score, second = self.languages[0], 0, 0
-        for lang in self.languages:
-            vocab, hints = self._detect[lang], self._hints[lang]
-            score = 0
-            for w in words:
-                if w in vocab or (hints and not w.isascii() and any(c in hints for c in w)):
-                    score += 1
-            if score > best_score:
-                best, best_score, second = lang, score, best_score
-            elif score > second:
-                second = score
-        return best, best_score, second
+    def _stemmer(self, lang: str) -> Stemmer.Stemmer:
+        stemmer = self._stemmers.get(lang)
+        if stemmer is None:
+            stemmer = self._stemmers[lang] = Stemmer.Stemmer(lang)
+        return stemmer
 
-    def _language(self, words: list[str]) -> str | None:
-        """The text's language if the evidence is clear (>= 2 words, 2:1), else None."""
-        if len(self.languages) == 1:
-            return self.languages[0]
-        best, best_score, second = self._scores(words)
-        return best if best_score >= 2 and best_score >= 2 * second else None
+    def _stop(self, langs: tuple[str, ...]) -> frozenset[str]:
+        """Words dropped for a text in ``langs``: only those every one of them drops."""
+        stop = self._stops.get(langs)
+        if stop is None:
+            lists = [(STOPWORDS.get(lg, _EMPTY) if self.stopwords else _EMPTY) for lg in langs]
+            stop = frozenset.intersection(*lists) if lists else _EMPTY
+            stop = self._stops[langs] = stop | self.extra_stopwords
+        return stop
+
+    def _languages(self, script: str, words: list[str]) -> tuple[str, ...]:
+        """Stemmers for these words of one script: the voted language, else the fallback."""
+        if script in ("greek", "armenian", "tamil") and self.detect:
+            return (SCRIPT_DEFAULT[script],)
+        fallback = self._fallback.get(script, ())
+        if not self.detect and len(fallback) <= 1:
+            return fallback
+        code = self._vote.decide(script, words)
+        if code is None and self._own_vote is not None and len(fallback) > 1:
+            code = self._own_vote.decide(script, words)
+        if code is None:
+            return fallback
+        name = SNOWBALL.get(code)
+        return (name,) if name is not None else ()  # a language Snowball lacks: unstemmed
 
     def _analyze(self, text: str) -> tuple[list[str], list[int], list[int]]:
         """Parallel lists (terms, starts, ends); alphabetic words are stemmed in place."""
-        terms: list[str] = []
-        starts: list[int] = []
-        ends: list[int] = []
-        words: list[int] = []  # indices of alphabetic terms, for stop words and stemming
+        out = _Out()
+        terms, starts, ends = out.terms, out.starts, out.ends
+        latin = out.words.setdefault("latin", [])
+        compounds = {m.start(): m for m in COMPOUND_RE.finditer(text)} if text else {}
         for m in TOKEN_RE.finditer(text):
             group = m.lastindex or 0  # never None: every alternative is a group
             raw = m.group()
             start, end = m.span()
+            if compounds and start in compounds:
+                c = compounds.pop(start)
+                if c.end() - start <= _MAX_COMPOUND:
+                    whole = c.group()
+                    out.add(whole.lower() if whole.isascii() else _fold(whole), start, c.end())
             if end - start > _MAX_RUN and group <= G_NUM:
                 continue
-            if group in (G_LATIN, G_OTHER):
-                # NFKC may turn one run into several pieces ("\ufc5e" -> " \u064c\u0651",
-                # "①" -> "1"); they share the run's span and none may contain a space.
-                for piece in [raw.lower()] if raw.isascii() else _fold(raw).split():
-                    if not piece.isdecimal():
-                        words.append(len(terms))
-                    terms.append(piece)
+            if group == G_LATIN:
+                if raw.isascii():
+                    # the common case, inlined: one lowercase ASCII word
+                    latin.append(len(terms))
+                    lower = raw.lower()
+                    terms.append(lower)
                     starts.append(start)
                     ends.append(end)
+                    if lower != raw and not raw.isupper() and _HAS_CAMEL.search(raw):
+                        for part in _CAMEL.finditer(raw):
+                            out.add(part.group().lower(), start + part.start(), start + part.end(), "latin")
+                else:
+                    for piece in _fold(raw).split():
+                        out.add(piece, start, end, None if piece.isdecimal() else "latin")
+            elif group == G_OTHER:
+                # NFKC may turn one run into several pieces ("\ufc5e" -> " \u064c\u0651",
+                # "①" -> "1"); they share the run's span and none may contain a space.
+                for piece in _fold(raw).split():
+                    out.add(piece, start, end, None if piece.isdecimal() else script_of_word(piece))
             elif group == G_NUM:
-                terms.append(raw if raw.isascii() else _fold(raw))
-                starts.append(start)
-                ends.append(end)
+                out.add(raw if raw.isascii() else _fold(raw), start, end)
+            elif group == G_SEA:
+                for s, e in segment(raw):
+                    word = _fold(raw[s:e])
+                    if word and not word.isspace():
+                        out.add(word.replace(" ", ""), start + s, start + e)
             else:
-                # Han, kana, Hangul: unigrams + overlapping bigrams. Bigrams alone give
-                # nDCG@10 0.967 / 0.981 on xquad-zh / cmrc2018; adding unigrams 0.968 /
-                # 0.983, and a one-character query ("猫", Korean "집" before a particle)
-                # then matches inside longer runs instead of only standing alone.
-                units, bounds = _cjk_units(raw, start)
-                for i, unit in enumerate(units):
-                    terms.append(unit)
-                    starts.append(bounds[i])
-                    ends.append(bounds[i + 1])
-                    if i + 1 < len(units):
-                        terms.append(unit + units[i + 1])
-                        starts.append(bounds[i])
-                        ends.append(bounds[i + 2])
-        if words:
-            return self._stem(terms, starts, ends, words)
-        return terms, starts, ends
+                self._ngrams(out, raw, start, hangul=group == G_HANGUL)
+        if not latin:
+            del out.words["latin"]
+        if out.words:
+            return self._stem(out)
+        return out.terms, out.starts, out.ends
 
-    def _stem(
-        self, terms: list[str], starts: list[int], ends: list[int], words: list[int]
-    ) -> tuple[list[str], list[int], list[int]]:
-        """Drop stop words and stem the alphabetic terms at indices ``words``."""
-        lang = self._language([terms[i] for i in words])
-        langs = (lang,) if lang is not None else self.languages
-        stop = self._stop[lang] if lang is not None else self._stop_common
-        keep = [i for i in words if terms[i] not in stop]
-        surface = [terms[i] for i in keep]
-        # stemWords on a whole list is PyStemmer's fastest path (C loop, internal cache).
-        per_lang = [self._stemmers[lg].stemWords(surface) for lg in langs]
-        if len(keep) == len(words) and len(per_lang) == 1:
-            for i, stem in zip(keep, per_lang[0], strict=True):
-                terms[i] = stem
-            return terms, starts, ends
-        stems: dict[int, list[str]] = {i: [] for i in words}  # stop words stay empty
-        for j, i in enumerate(keep):
-            variants = stems[i]
-            for lang_stems in per_lang:
-                if lang_stems[j] not in variants:
-                    variants.append(lang_stems[j])
+    @staticmethod
+    def _ngrams(out: _Out, raw: str, start: int, hangul: bool) -> None:
+        """Han, kana: unigrams + overlapping bigrams. Bigrams alone give nDCG@10 0.967 /
+        0.981 on xquad-zh / cmrc2018; adding unigrams 0.968 / 0.983, and a one-character
+        query ("猫") then matches inside longer runs. Hangul: the whole word (eojeol) and
+        its bigrams; single syllables only as words of their own, since common ones
+        (설, 정, 방) would otherwise outweigh the rest of a query ("CORS 설정 방법")."""
+        units, bounds = _cjk_units(raw, start)
+        if hangul and len(units) > 2:
+            out.add("".join(units), bounds[0], bounds[-1])
+        for i, unit in enumerate(units):
+            if not hangul or len(units) == 1:
+                out.add(unit, bounds[i], bounds[i + 1])
+            if i + 1 < len(units):
+                out.add(unit + units[i + 1], bounds[i], bounds[i + 2])
+
+    def _stem(self, out: _Out) -> tuple[list[str], list[int], list[int]]:
+        """Drop stop words and stem the alphabetic terms, each script in its language."""
+        terms = out.terms
+        stems: dict[int, list[str]] = {}  # index -> its variants; [] = a dropped stop word
+        simple = True
+        for script, idxs in out.words.items():
+            langs = self._languages(script, [terms[i] for i in idxs])
+            stop = self._stop(langs)
+            keep = [i for i in idxs if terms[i] not in stop]
+            surface = [terms[i] for i in keep]
+            # stemWords on a whole list is PyStemmer's fastest path (C loop, internal cache).
+            per_lang = [self._stemmer(lg).stemWords(surface) for lg in langs]
+            if len(keep) == len(idxs) and len(per_lang) == 1:
+                for i, stem in zip(keep, per_lang[0], strict=True):
+                    terms[i] = stem
+                continue
+            simple = False
+            for i in idxs:
+                stems[i] = []
+            for j, i in enumerate(keep):
+                variants = stems[i]
+                for lang_stems in per_lang or [surface]:
+                    if lang_stems[j] not in variants:
+                        variants.append(lang_stems[j])
+        if simple:
+            return terms, out.starts, out.ends
         out_t: list[str] = []
         out_s: list[int] = []
         out_e: list[int] = []
         for i, term in enumerate(terms):
             for t in stems.get(i, (term,)):
                 out_t.append(t)
-                out_s.append(starts[i])
-                out_e.append(ends[i])
+                out_s.append(out.starts[i])
+                out_e.append(out.ends[i])
         return out_t, out_s, out_e

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from docshelf.analyze._scripts import HAN, HANGUL, HIRAGANA, KATAKANA
 
-__all__ = ["language_of", "script_of"]
+__all__ = ["language_of", "same_language", "script_of"]
 
 _HAN = re.compile(f"[{HAN}]")
 _KANA = re.compile(f"[{HIRAGANA}{KATAKANA}]")
@@ -25,9 +26,24 @@ def script_of(text: str) -> str:
     return "kana" if best == "han" and kana * 5 >= han and kana else best
 
 
-def language_of(text: str, detect: object = None) -> str:
-    """Script, refined to a language for alphabetic text when ``detect`` (text -> name) is given."""
+def language_of(text: str, detect: Callable[[str], str | None] | None = None) -> str:
+    """Script, refined to a language for alphabetic text when ``detect`` (text -> name) tells one.
+
+    Alphabetic text whose language ``detect`` cannot tell stays "alphabetic".
+    """
     script = script_of(text)
-    if script == "alphabetic" and callable(detect):
-        return str(detect(text))
+    if script == "alphabetic" and detect is not None:
+        return detect(text[:2000]) or script
     return script
+
+
+def same_language(a: str, b: str) -> bool:
+    """Whether two ``language_of`` answers may name one language ("alphabetic" = not told)."""
+    if a == b:
+        return True
+    if a in _CJK or b in _CJK:
+        return False
+    return "alphabetic" in (a, b)
+
+
+_CJK = frozenset({"han", "kana", "hangul"})

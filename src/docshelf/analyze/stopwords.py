@@ -1,14 +1,15 @@
-"""Stop-word lists (removal) and function-word lists (language identification).
+"""Stop-word lists for removal, and letter hints for language identification.
 
 Removal lists are deliberately short: BM25's idf already discounts frequent words, and
-every removed word is one a phrase-like query can no longer match. Identification lists
-are longer because there they are evidence, not deletions. All entries are casefolded,
-the form the analyzer compares against.
+every removed word is one a phrase-like query can no longer match. Languages without a
+list here keep all their words. Identification uses the long stopwords-iso lists
+(``docshelf.analyze.languages``): there they are evidence, not deletions. All entries are
+casefolded, the form the analyzer compares against.
 """
 
 from __future__ import annotations
 
-__all__ = ["DETECT_WORDS", "ENGLISH_STOPWORDS", "GERMAN_STOPWORDS", "HINT_CHARS", "STOPWORDS"]
+__all__ = ["ENGLISH_STOPWORDS", "GERMAN_STOPWORDS", "HINT_CHARS", "STOPWORDS"]
 
 
 def _words(text: str) -> frozenset[str]:
@@ -49,38 +50,14 @@ STOPWORDS: dict[str, frozenset[str]] = {
     "german": GERMAN_STOPWORDS,
 }
 
-# Frequent function words for identifying the language of a text. Words shared between
-# the configured languages ("in", "so", "was", "will") are discarded by the analyzer.
-DETECT_WORDS: dict[str, frozenset[str]] = {
-    "english": ENGLISH_STOPWORDS
-    | _words(
-        "about after all also been before between both can could did do does during each"
-        " from had has have he her here him his how its more most my our over she should"
-        " some than them those through under very we were what when where which while who"
-        " whom why would you your"
-    ),
-    "german": GERMAN_STOPWORDS
-    | _words("wer wem wen warum zwei drei wurde wurden worden seit sowie bereits dabei"),
-    "french": _words(
-        "le la les un une des du de et est en que qui dans pour pas sur au aux avec ce cette"
-        " il elle ils sont par mais ou plus"
-    ),
-    "spanish": _words(
-        "el la los las un una unos de del y es en que por para con no se su al lo como más"
-        " pero sus le ya o fue este ha"
-    ),
-    "dutch": _words(
-        "de het een en van is dat die in te niet op met zijn voor er maar om hij ook als bij nog wat wordt"
-    ),
-}
-
-# Letters that (among the usual Latin-script languages) point to one language.
+# Letters that (among the usual Latin-script languages) point to one language: a weak vote
+# for words no stop list holds ("Größe"), keyed by ISO 639-1 code.
 HINT_CHARS: dict[str, str] = {
-    "german": "äöüß",
-    "french": "éèêàçœùû",
-    "spanish": "ñáíóú¿¡",
-    "portuguese": "ãõçâêô",
-    "swedish": "åäö",
-    "danish": "æøå",
-    "norwegian": "æøå",
+    "de": "äöüß",
+    "fr": "éèêàçœùû",
+    "es": "ñáíóú¿¡",
+    "pt": "ãõçâêô",
+    "sv": "åäö",
+    "da": "æøå",
+    "no": "æøå",
 }

@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from docshelf.analyze import Analyzer
-from docshelf.analyze.language import language_of
+from docshelf.analyze.language import language_of, same_language
 from docshelf.config import SearchSettings
 from docshelf.embed.base import Embedder
 from docshelf.index.stale import StaleTracker
 from docshelf.search.fusion import convex_combination, weighted_rrf, zscore_combination
 from docshelf.store.base import SearchFilter, Store
-from docshelf.types import cite
+from docshelf.types import Chunk, cite
 
 __all__ = ["Hit", "Mode", "SearchResult", "Searcher"]
 
@@ -134,6 +134,16 @@ def fusion_weights(
     return {"keyword": 1 - share, "semantic": share}
 
 
+def heading_only(chunk: Chunk) -> bool:
+    """Whether a chunk's text is nothing but heading lines (Markdown, or its heading path)."""
+    heads = {h.strip() for h in chunk.heading_path}
+    for line in chunk.text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#") and line not in heads and line.strip("=-") != "":
+            return False
+    return True
+
+
 def _page_label(metadata: dict[str, Any], page: int | None) -> str | None:
     labels = metadata.get("page_labels")
     if not page or not isinstance(labels, list) or not 0 < page <= len(labels):
@@ -205,13 +215,18 @@ class Searcher:
         return weighted_rrf(lists, weights, self.settings.rrf_k)
 
     def _other_language(self, query: str, lists: dict[str, list[tuple[str, float]]]) -> bool:
-        """True when most of the top dense hits are in another language or script than the query."""
+        """True when most of the top dense hits are in another language or script than the query.
+
+        A language the stop-word vote cannot tell (a few keywords) differs from none in its script.
+        """
         top = [cid for cid, _ in lists.get("semantic", [])[:3]]
         if len(top) < 2:
             return False
-        detect = self.analyzer.detect_language
-        mine = language_of(query, detect)
-        others = sum(language_of(c.text, detect) != mine for c in self.store.get_chunks(top))
+        mine = language_of(query, self.analyzer.language)
+        others = sum(
+            not same_language(mine, language_of(c.text, self.analyzer.language))
+            for c in self.store.get_chunks(top)
+        )
         return others * 2 > len(top)
 
     def _hydrate(
@@ -224,6 +239,11 @@ class Searcher:
         chunks = {c.id: c for c in self.store.get_chunks(wanted)}
         docs: dict[str, Any] = {}
         hits: list[Hit] = []
+        # A chunk that is only a heading ("# Deploy guide") is short enough to top BM25 and close
+        # to many queries in embedding space while saying nothing: it goes after the chunks with text.
+        bare = [cid for cid, _ in fused[: k * 2] if cid in chunks and heading_only(chunks[cid])]
+        if bare:
+            fused = [f for f in fused if f[0] not in bare] + [f for f in fused if f[0] in bare]
         for cid, score in fused:
             chunk = chunks.get(cid)
             if chunk is None:

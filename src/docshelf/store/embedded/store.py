@@ -23,7 +23,7 @@ from docshelf.store.embedded.schema import migrate
 from docshelf.store.embedded.search import SQLiteSearch
 from docshelf.store.embedded.vectors import VectorMatrix
 from docshelf.store.history import BuildLog, check_model
-from docshelf.types import Chunk, contextual_text
+from docshelf.types import Chunk
 
 __all__ = ["SQLiteStore", "TermAnalyzer", "store_error"]
 
@@ -247,8 +247,8 @@ class SQLiteStore(SQLiteSearch, BuildLog):
 
     def _keyword_docs(self, doc: DocumentRecord, chunks: Sequence[Chunk]) -> Iterator[KeywordDoc]:
         for c in chunks:
-            text = contextual_text(doc.title, c.heading_path, c.text)
-            yield KeywordDoc(c.id, doc.id, doc.collection, doc.lifecycle or "", self.analyzer.terms(text))
+            terms = self.analyzer.chunk_terms(doc.title, c.heading_path, c.text)
+            yield KeywordDoc(c.id, doc.id, doc.collection, doc.lifecycle or "", terms)
 
     def delete_documents(self, doc_ids: Sequence[str]) -> int:
         if not doc_ids:

@@ -17,7 +17,7 @@ from docshelf.store.history import BuildLog, check_model
 from docshelf.store.postgres import ops
 from docshelf.store.postgres.schema import migrate
 from docshelf.store.postgres.search import PgSearch
-from docshelf.types import Chunk, contextual_text
+from docshelf.types import Chunk
 
 __all__ = ["PostgresStore"]
 
@@ -223,7 +223,7 @@ class PostgresStore(PgSearch, BuildLog):
         """Swap a document in one transaction; concurrent writers of one document take turns."""
         superseded = doc.lifecycle == "superseded"
         terms = [
-            Counter(self.analyzer.terms(contextual_text(doc.title, c.heading_path, c.text))) for c in chunks
+            Counter(self.analyzer.chunk_terms(doc.title, c.heading_path, c.text)) for c in chunks
         ]
         with self._tx() as conn:
             conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (doc.id,))
@@ -294,8 +294,7 @@ class PostgresStore(PgSearch, BuildLog):
             with conn.cursor() as cur:
                 for seq, doc_id, text, heading, collection, superseded in rows:
                     doc = docs.get(doc_id)
-                    full = contextual_text(doc.title if doc else None, heading, text)
-                    counts = Counter(self.analyzer.terms(full))
+                    counts = Counter(self.analyzer.chunk_terms(doc.title if doc else None, heading, text))
                     total += sum(counts.values())
                     cur.execute("UPDATE chunks SET n_terms=%s WHERE seq=%s", (sum(counts.values()), seq))
                     ops.write_postings(cur, collection, superseded, [(seq, counts)])

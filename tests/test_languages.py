@@ -1,0 +1,163 @@
+"""Analysis in every language and script: stemming per detected language, word breaking, codes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from docshelf.analyze import Analyzer
+from docshelf.analyze.language import language_of, same_language
+from docshelf.analyze.segment import segment
+from docshelf.config import Settings
+from docshelf.embed import HashEmbedder
+from docshelf.runtime import Runtime
+
+A = Analyzer()
+
+
+def shared(doc: str, query: str, analyzer: Analyzer = A) -> set[str]:
+    return set(analyzer.terms(doc)) & set(analyzer.terms(query))
+
+
+@pytest.mark.parametrize(
+    ("doc", "query", "stem"),
+    [
+        (
+            "Las canciones más populares del año fueron grabadas en Madrid.",
+            "¿Qué canción fue grabada?",
+            "cancion",
+        ),
+        (
+            "Les chanteurs ont enregistré leurs chansons à Paris pendant l'été.",
+            "Quelle chanson a été enregistrée ?",
+            "enregistr",
+        ),
+        ("Библиотека хранит старые книги и редкие рукописи.", "Где хранятся книгами?", "книг"),
+        ("Η βιβλιοθήκη της πόλης φυλάσσει τα παλιά χειρόγραφα.", "Πού είναι τα χειρόγραφο;", "χειρογραφ"),
+        (
+            "Bu kütüphane çok eski kitapları ve bir de nadir el yazmalarını saklıyor.",
+            "Bu kitaplar için hangi kütüphane var?",
+            "kitap",
+        ),
+        (
+            "In de bibliotheek van de stad worden het oude boeken en de handschriften bewaard.",
+            "Waar is het boek van de stad?",
+            "boek",
+        ),
+    ],
+)
+def test_each_language_is_stemmed_in_its_own_language(doc: str, query: str, stem: str) -> None:
+    assert stem in shared(doc, query)
+    # Without detection only English and German stemmers run: the inflected forms stay apart.
+    assert stem not in shared(doc, query, Analyzer(detect=False))
+
+
+def test_mixed_chunk_stems_each_script_in_its_language() -> None:
+    terms = A.terms("Эта библиотека хранит книги; see the chapter about running libraries")
+    assert "книг" in terms  # Russian stemmer on the Cyrillic words
+    assert "run" in terms  # English (or the en/de fallback) on the Latin ones
+
+
+def test_unstemmed_language_is_left_alone() -> None:
+    # Vietnamese has no Snowball stemmer: its words must not be stemmed as English or German
+    terms = A.terms("Những người này đang làm việc ở thành phố và họ có nhiều công việc")
+    assert "những" in terms and "người" in terms and "việc" in terms
+
+
+def test_thai_lao_khmer_myanmar_words() -> None:
+    assert A.terms("ภาษาไทย") == ["ภาษา", "ไทย"]
+    assert "ไทย" in shared("ฉันชอบเรียนภาษาไทยทุกวัน", "ภาษาไทย")
+    assert "ไทย" in A.terms("ไทย")
+    for text in ("ພາສາລາວ", "ខ្ញុំស្រឡាញ់អ្នក", "မြန်မာစာ"):
+        words = segment(text)
+        assert len(words) >= 2 and words[0][0] == 0 and words[-1][1] == len(text)
+    # spans point at the words in the original text
+    toks = A.tokens("ab ภาษาไทย")
+    assert [(t.term, t.start, t.end) for t in toks[1:]] == [("ภาษา", 3, 7), ("ไทย", 7, 10)]
+
+
+def test_codes_versions_and_identifiers_are_kept_whole() -> None:
+    terms = A.terms("Upgrade FastAPI to 0.110.0: v1.2.3 returned HTTP 422 from parse_config in x86_64 builds")
+    for whole in ("0.110.0", "v1.2.3", "422", "parse_config", "x86_64"):
+        assert whole in terms
+    assert {"0", "110", "pars", "config"} <= set(terms)  # and their parts
+    assert "0.110.0" in A.terms("version 0.110.0.")  # a sentence's final period stays out
+    assert "0.110.0" not in A.terms("0.110.1")
+
+
+def test_camel_case_is_split_into_parts() -> None:
+    terms = A.terms("call getHTTPResponse on the HttpClient")
+    assert {"gethttprespons", "get", "http", "respons", "httpclient", "client"} <= set(terms)
+    assert "http" in shared("the HttpClient class", "http client")
+
+
+def test_fingerprint_follows_the_new_settings() -> None:
+    base = Analyzer().fingerprint
+    assert base.startswith("a2-")
+    assert Analyzer(detect=False).fingerprint != base
+    assert Analyzer(languages=("english",)).fingerprint != base
+
+
+def test_query_language_decides_other_language_only_when_told() -> None:
+    en = language_of("How many vacation days do we get every year?", A.language)
+    es = language_of("¿Cuántos días de vacaciones tenemos cada año?", A.language)
+    assert (en, es) == ("english", "spanish") and not same_language(en, es)
+    keywords = language_of("vacation days", A.language)
+    assert keywords == "alphabetic" and same_language(keywords, en)  # a few keywords: not told
+    assert not same_language("han", "alphabetic")
+
+
+def _write(folder: Path, files: dict[str, str]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+@pytest.mark.usefixtures("backend")
+def test_korean_query_finds_the_cors_page(settings: Settings, tmp_path: Path) -> None:
+    """`CORS 설정 방법` in keyword mode: common syllables must not outweigh CORS."""
+    files = {
+        "cors.md": "# CORS\n\n브라우저에서 다른 출처의 API를 호출하려면 CORS 헤더를 설정합니다.\n",
+        **{
+            f"note{i}.md": f"# 메모 {i}\n\n설명 정보 방식 법률 설치 정리 방문 법칙 설계 정책 {i}번째.\n"
+            for i in range(12)
+        },
+    }
+    corpus = _write(tmp_path / "ko", files)
+    with Runtime(settings, embedder=HashEmbedder()) as rt:
+        rt.indexer().sync("test", [corpus])
+        hits = rt.searcher().search("CORS 설정 방법", mode="keyword", k=5).hits
+        assert hits and hits[0].path == "cors.md"
+
+
+@pytest.mark.usefixtures("backend")
+def test_index_built_with_an_older_analyzer_is_reanalysed(settings: Settings, tmp_path: Path) -> None:
+    corpus = _write(tmp_path / "ru", {"lib.md": "# Библиотека\n\nБиблиотека хранит старые книги.\n"})
+    settings.analyze.detect = False
+    with Runtime(settings, embedder=HashEmbedder()) as rt:
+        rt.indexer().sync("test", [corpus])
+        assert not rt.searcher().search("книгами", mode="keyword").hits  # no Russian stemmer yet
+    settings.analyze.detect = True
+    with Runtime(settings, embedder=HashEmbedder()) as rt:
+        assert rt.store.needs_keyword_rebuild()
+        rt.indexer().sync("test", [corpus])  # nothing changed on disk: only the terms are re-derived
+        assert not rt.store.needs_keyword_rebuild()
+        hits = rt.searcher().search("книгами", mode="keyword").hits
+        assert hits and hits[0].path == "lib.md"
+
+
+def test_heading_only_chunk_ranks_after_chunks_with_text(settings: Settings, tmp_path: Path) -> None:
+    corpus = _write(
+        tmp_path / "h",
+        {
+            "guide.md": "# Deploy guide\n",
+            "notes.md": "# Notes\n\nThe deploy guide explains how a release is rolled out, step by step.\n",
+        },
+    )
+    with Runtime(settings, embedder=HashEmbedder()) as rt:
+        rt.indexer().sync("test", [corpus])
+        hits = rt.searcher().search("deploy guide", mode="keyword").hits
+        assert [h.path for h in hits] == ["notes.md", "guide.md"]  # still found, but after the text
+        assert hits[1].ranks["keyword"] == 1  # BM25 alone put the bare heading first
