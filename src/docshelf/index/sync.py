@@ -18,8 +18,10 @@ from docshelf.index.gitinfo import git_state
 from docshelf.index.ids import chunk_ids, content_hash, document_id, embed_key
 from docshelf.index.lock import WriterLock
 from docshelf.parse import ParserRegistry, default_registry
+from docshelf.search.confidence import scripts_of
 from docshelf.sources import walk_roots
 from docshelf.sources.mirror import source_metadata
+from docshelf.sources.regular import FileRefused, read_regular
 from docshelf.store.base import BuildRecord, DocumentRecord, Store
 from docshelf.types import Chunk, ParsedDocument, SkippedFile, SourceFile, contextual_text
 
@@ -30,6 +32,7 @@ log = logging.getLogger("docshelf.index")
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 _T = TypeVar("_T")
 
+_PUBLISH_S = 2.0
 # Tokens kept free for the title/heading header that contextual_text puts before a chunk.
 _HEADER_RESERVE = 48
 
@@ -111,6 +114,23 @@ class _Pending:
     is_new: bool
 
 
+class _Scope:
+    """The paths a scoped sync covers: roots, folders inside roots, or single files."""
+
+    def __init__(self, paths: Sequence[Path]) -> None:
+        from docshelf.sources.walk import is_within
+
+        self._within = is_within
+        self.paths = [Path(p).expanduser().resolve() for p in paths]
+
+    def touches(self, root: Path) -> bool:
+        """True if the root holds (or is) one of the paths: it must be walked."""
+        return any(self._within(p, root) for p in self.paths)
+
+    def holds(self, path: Path) -> bool:
+        return any(self._within(path, p) for p in self.paths)
+
+
 class _Counter:
     """Adapts an Embedder to the chunker's TokenCounter."""
 
@@ -145,6 +165,7 @@ class Indexer:
         self.registry = registry or default_registry(settings)
         self.progress = progress or (lambda phase, done, total: None)
         self.counter = _Counter(embedder)
+        self._scripts: set[str] = set()  # writing systems swapped in, for the search's "no match" note
         self.max_tokens = max(16, min(settings.chunk.max_tokens, embedder.max_tokens - _HEADER_RESERVE))
 
     # ----- public -----
@@ -164,47 +185,57 @@ class Indexer:
 
     def sync(
         self, collection: str, roots: Sequence[Path] = (), skipped: Sequence[SkippedFile] = (),
-        force: bool = False,
+        force: bool = False, scope: Sequence[Path] | None = None,
     ) -> SyncReport:  # fmt: skip
         """Index new and changed files under the collection's roots; drop vanished ones.
 
         ``skipped`` (e.g. URLs that could not be fetched) is recorded with the files this sync
         skips, under the same writer lock; ``force`` re-parses unchanged files too (after the
-        chunk or parse settings changed).
+        chunk or parse settings changed). ``scope`` (roots, folders or files inside them) limits
+        the sync to what lies under those paths: other roots are neither walked nor pruned.
         """
-        return self._locked(lambda: self._sync(collection, roots, skipped, force))
+        return self._locked(lambda: self._sync(collection, roots, skipped, force, scope))
 
     def _sync(
-        self, collection: str, roots: Sequence[Path], skipped: Sequence[SkippedFile], force: bool
-    ) -> SyncReport:
+        self, collection: str, roots: Sequence[Path], skipped: Sequence[SkippedFile], force: bool,
+        scope: Sequence[Path] | None = None,
+    ) -> SyncReport:  # fmt: skip
         started = time.time()
         self.store.check_model(self.embedder.name, self.embedder.dim)
         known = [Path(r) for r in self.store.collection_roots(collection)]
         all_roots = list(dict.fromkeys([*known, *(Path(r).expanduser().resolve() for r in roots)]))
         if not all_roots:
             raise SourceError(f"collection {collection!r} has no folders yet; run `docshelf index PATH`")
+        within = None if scope is None else _Scope(scope)
+        walk_list = all_roots if within is None else [r for r in all_roots if within.touches(r)]
         walked = list(
             walk_roots(
-                all_roots,
+                walk_list,
                 self.settings.sources.include,
                 self.settings.sources.exclude,
                 self.settings.sources.respect_gitignore,
                 self.settings.sources.max_file_mb,
                 self.registry.binary_extensions,
+                lambda rel: self.registry.for_path(rel) is not None,
             )
         )
-        self.store.set_collection_roots(collection, [str(r) for r, _ in walked])
+        # a scoped sync keeps the roots it did not walk; walked roots take their resolved form
+        resolved = dict(zip(walk_list, (r for r, _ in walked), strict=True))
+        self.store.set_collection_roots(collection, [str(resolved.get(r, r)) for r in all_roots])
         self.store.set_model(self.embedder.name, self.embedder.dim)
         if self.store.needs_keyword_rebuild():
             log.warning("keyword index behind the database: rebuilding it from the database")
             self.store.rebuild_keyword_index()
 
         report = SyncReport(collection, skipped=list(skipped))
-        report.git_commit, report.git_dirty = git_state(walked[0][0])
+        if walked:
+            report.git_commit, report.git_dirty = git_state(walked[0][0])
         files: dict[str, SourceFile] = {}
         for _, result in walked:
             report.skipped.extend(result.skipped)
             for f in result.files:
+                if within is not None and not within.holds(f.root / f.rel_path):
+                    continue
                 if self.registry.for_path(f.rel_path) is None:
                     report.skipped.append(
                         SkippedFile(
@@ -219,8 +250,11 @@ class Indexer:
                     files[f.rel_path] = f
 
         states = self.store.document_states(collection)
+        if within is not None:  # only what lies in the scope is compared (and may be removed)
+            states = {rel: st for rel, st in states.items() if within.holds(Path(st.root) / st.path)}
         batch: list[_Pending] = []
         batch_chunks = 0
+        published = time.monotonic()
         for done, (rel, f) in enumerate(sorted(files.items()), start=1):
             self.progress("index", done, len(files))
             state = states.get(rel)
@@ -228,8 +262,11 @@ class Indexer:
             if state and not force and same_root and state.size == f.size and state.mtime_ns == f.mtime_ns:
                 report.unchanged += 1
                 continue
-            try:
-                data = f.path.read_bytes()
+            try:  # regular files only, within the cap: the file may have changed since the walk
+                data = read_regular(f.path, int(self.settings.sources.max_file_mb * 1_048_576))
+            except FileRefused as exc:
+                report.skipped.append(SkippedFile(rel, exc.reason))
+                continue
             except OSError as exc:
                 report.skipped.append(SkippedFile(rel, f"cannot read: {exc.strerror}"))
                 continue
@@ -255,15 +292,17 @@ class Indexer:
             if batch_chunks >= self.settings.embed.batch_size * 4:
                 self._flush(batch, report)
                 batch, batch_chunks = [], 0
+                published = self._publish(published)
         self._flush(batch, report)
 
+        self._record_scripts()
         gone = [s for rel, s in states.items() if rel not in files or rel in report.excluded]
         # a file that now fails to parse keeps its old version (it is in `files`, not gone)
         self.store.delete_documents([s.id for s in gone])
         report.removed = [s.path for s in gone]
         self.store.gc_vectors()
         self.store.commit()
-        self.store.set_skipped(collection, report.skipped)
+        self.store.set_skipped(collection, self._skip_records(collection, report, files, within))
         report.seconds = time.time() - started
         self.store.record_build(
             BuildRecord(
@@ -324,6 +363,32 @@ class Indexer:
         return report.chunks_embedded
 
     # ----- internals -----
+    def _record_scripts(self) -> None:
+        """Add the writing systems this sync brought in to the index's list (it never shrinks)."""
+        old = self.store.get_meta("scripts")
+        known = set(old.split(",")) if old else set()
+        if not self._scripts <= known:
+            self.store.set_meta("scripts", ",".join(sorted(known | self._scripts)))
+
+    def _publish(self, last: float) -> float:
+        """Make the documents swapped in so far visible to keyword search every few seconds of a
+        long sync (readers are not kept on the old keyword index until the job ends)."""
+        now = time.monotonic()
+        if now - last < _PUBLISH_S:
+            return last
+        self.store.commit()
+        return now
+
+    def _skip_records(
+        self, collection: str, report: SyncReport, files: dict[str, SourceFile], within: _Scope | None
+    ) -> list[SkippedFile]:
+        """This sync's skipped files; a scoped sync also keeps the records of files it did not see."""
+        if within is None:
+            return report.skipped
+        seen = {*files, *(s.path for s in report.skipped), *report.removed}
+        old = [s for _, s in self.store.skipped(collection) if s.path not in seen]
+        return [*old, *report.skipped]
+
     @staticmethod
     def _relative(target: Path, roots: Sequence[str]) -> str:
         if target.is_absolute():
@@ -414,6 +479,7 @@ class Indexer:
                 report.skipped.append(SkippedFile(rel, f"embedding failed, old version kept: {exc}"))
                 continue
             self.store.replace_document(pending.doc, pending.chunks, mine)
+            self._scripts |= scripts_of(c.text for c in pending.chunks)
             report.chunks_written += len(pending.chunks)
             report.chunks_embedded += len(pending.texts)
             (report.added if pending.is_new else report.updated).append(rel)

@@ -21,7 +21,10 @@ __all__ = ["SQLiteSearch"]
 class SQLiteSearch:
     """Mixed into the SQLite store; needs its connection, keyword index and model metadata."""
 
-    _conn: sqlite3.Connection
+    @property
+    def _db(self) -> sqlite3.Connection:
+        raise NotImplementedError
+
     _ann: AnnIndex | None
     _matrix: VectorMatrix | None
     keyword: KeywordIndex
@@ -36,7 +39,7 @@ class SQLiteSearch:
 
     def filter_doc_ids(self, flt: SearchFilter) -> list[str] | None:
         """Document ids passing the filter, or None when the filter needs no id list."""
-        return matching_doc_ids(self._conn, flt)
+        return matching_doc_ids(self._db, flt)
 
     def keyword_coverage(self, terms: Sequence[str]) -> float:
         return self.keyword.coverage(terms)
@@ -51,7 +54,7 @@ class SQLiteSearch:
         if self._matrix is not None and self._matrix.generation == generation:
             return self._matrix
         _, dim = self.model()
-        matrix = load_matrix(self._conn, dim or 0, generation)
+        matrix = load_matrix(self._db, dim or 0, generation)
         if dim and len(matrix.chunk_ids) >= self.ann_threshold and ann_available():
             if self._ann is None or self._ann.dim != dim:
                 self._ann = AnnIndex(self.data_dir / "vectors.usearch", dim)
