@@ -308,7 +308,10 @@ class Shelf:
 
     def reindex(self, collection: str | None = None, progress: Progress | None = None) -> list[IndexReport]:
         """Re-sync every collection (or one) with the files on disk."""
-        names = [collection] if collection else self.collections()
+        # a collection whose last root was forgotten has nothing to sync
+        names = (
+            [collection] if collection else [n for n in self.collections() if self.store.collection_roots(n)]
+        )
         if collection and collection not in self.collections():
             from docshelf.errors import NotFoundError
 

@@ -49,6 +49,7 @@ def index(
     the sync run without it (the sync holds the store per document), so reads go on meanwhile.
     """
     from docshelf.sources.remote import gather
+    from docshelf.sources.walk import is_within
 
     parts = split_targets(targets)
     with shelf.lock:
@@ -63,10 +64,12 @@ def index(
         for f in parts.files:
             file_collection(store, f, collection)  # every file must lie under this collection's roots
         known = store.collection_roots(collection)
+        # a folder inside a known root is a part of it to sync, not a new root
+        inner = [p for p in parts.folders if any(is_within(p, Path(r)) for r in known)]
+        new = [p for p in parts.folders if p not in inner]
         plan = plan_collection(
-            store, collection, shelf.settings, shelf.config_path, shelf.config_explicit,
-            [p for p in parts.folders if str(p) not in known], reconfigure,
-        )  # fmt: skip
+            store, collection, shelf.settings, shelf.config_path, shelf.config_explicit, new, reconfigure
+        )
         if plan.analyze_changed:
             shelf.runtime.use_analyze(plan.settings.analyze)
         if plan.changes:
@@ -75,8 +78,8 @@ def index(
     # URLs become mirror folders under the data dir; a full re-sync re-fetches the known mirrors
     # (conditional GET), a targeted one only the URLs it names
     refresh = known if refetch and not targets else ()
-    fetched = gather(plan.settings, [*parts.urls, *map(str, parts.folders)], refresh)
-    scope = None if not targets or plan.force else [*fetched.roots, *parts.files]
+    fetched = gather(plan.settings, [*parts.urls, *map(str, new)], refresh)
+    scope = None if not targets or plan.force else [*fetched.roots, *inner, *parts.files]
     indexer = shelf.runtime.indexer(progress, plan.settings, registry)
     report = indexer.sync(collection, fetched.roots, fetched.skipped, force=plan.force, scope=scope)
     return IndexReport(report, fetched.fetched, fetched.unchanged, plan.origin, plan.changes, plan.notes)
