@@ -54,6 +54,7 @@ class Hit:
     confidence: float = 0.0  # calibrated P(relevant), see search/confidence.py
     matched: list[str] = field(default_factory=list)  # query words found in the hit; [] = semantic only
     highlights: list[tuple[int, int]] = field(default_factory=list)  # match spans in ``text``
+    evidence: Evidence | None = field(default=None, repr=False)  # what the confidence came from
 
     @property
     def matched_by(self) -> str:
@@ -68,6 +69,7 @@ class Hit:
         out = asdict(self)
         out["citation"] = self.citation
         out["matched_by"] = self.matched_by
+        out.pop("evidence")
         if not with_text:
             out.pop("text")
         return out
@@ -232,7 +234,7 @@ class Searcher:
                 semantic_rank=hit.ranks.get("semantic"), semantic_score=cosine.get(hit.chunk_id),
                 position=position, coverage=coverage,
             )  # fmt: skip
-            hit.confidence = confidence(evidence, model, mode)
+            hit.confidence, hit.evidence = confidence(evidence, model, mode), evidence
 
     def _nearest_note(self, terms: list[str], hits: list[Hit]) -> str | None:
         """The note for a best hit that shares no word with the query (see nearest_neighbours)."""
