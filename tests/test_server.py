@@ -392,7 +392,7 @@ async def test_default_model_loads_in_background(
                 await c.call_tool("search", {"query": "How often are the databases backed up?", "k": 3})
             )
             assert out["mode"] == "hybrid" and out["note"] is None
-            assert "notes/数据备份策略.md" in {h["path"] for h in out["hits"]}
+            assert "notes/数据备份策略.md" in {h["citation"].split(":")[0] for h in out["hits"]}
         assert loaded_on and set(loaded_on) == {"docshelf-model"}  # never on the thread that serves
     finally:
         state.close()
