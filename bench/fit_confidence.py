@@ -114,8 +114,14 @@ def main() -> None:
             pooled[mode][0].extend(x)
             pooled[mode][1].extend(y)
     fits: dict[str, dict[str, Any]] = {}
+    anymodel: dict[str, dict[str, Any]] = {}
     for mode in MODES:
         x, y = np.array(pooled[mode][0]), np.array(pooled[mode][1], dtype=float)
+        # for other models ("*"): without the cosine, whose scale is the model's own
+        blind = x.copy()
+        blind[:, FEATURES.index("semantic_score")] = 0.0
+        b_intercept, b_weights = fit(blind, y)
+        anymodel[mode] = {"intercept": round(b_intercept, 5), "weights": [round(w, 5) for w in b_weights]}
         intercept, weights = fit(x, y)
         pred = 1 / (1 + np.exp(-(intercept + x @ np.array(weights))))
         loss, ece, rows = calibration(pred, y)
@@ -136,7 +142,8 @@ def main() -> None:
             "features": list(FEATURES),
             "fitted_on": args.run,
             "command": " ".join(sys.argv),
-            "fits": {f"{key}/{m}": f for key in (model_name, "*") for m, f in fits.items()},
+            "fits": {f"{model_name}/{m}": f for m, f in fits.items()}
+            | {f"*/{m}": f for m, f in anymodel.items()},
         }
         FIT_PATH.write_text(json.dumps(doc, indent=1) + "\n", "utf-8")
         print(f"\nwrote {FIT_PATH}")

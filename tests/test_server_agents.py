@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
-from mcp_types import CallToolResult
 
 from docshelf.analyze import Analyzer
 from docshelf.config import Settings
@@ -22,26 +21,9 @@ from docshelf.search.confidence import NEAREST_NOTE
 from docshelf.search.snippets import make_snippet
 from docshelf.server import create_server
 from docshelf.server.limits import dumps, estimate_tokens
+from mcpkit import data
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-def indexed(runtime: Runtime, corpus: Path) -> Runtime:
-    runtime.indexer().sync("test", [corpus])
-    return runtime
-
-
-def data(result: CallToolResult) -> dict[str, Any]:
-    assert not result.is_error, result.content
-    out: dict[str, Any] | None = result.structured_content
-    assert out is not None
-    return out
 
 
 async def test_nonsense_gets_the_note_a_real_question_does_not(settings: Settings, indexed: Runtime) -> None:

@@ -6,12 +6,10 @@ import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
 from mcp import Client
-from mcp_types import CallToolResult
 
 from docshelf.config import Settings
 from docshelf.embed import HashEmbedder
@@ -19,13 +17,9 @@ from docshelf.embed.base import Vectors
 from docshelf.runtime import Runtime
 from docshelf.server import create_server
 from docshelf.shelf import Shelf
+from mcpkit import data, error_text
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("backend")]
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 class GatedEmbedder(HashEmbedder):
@@ -38,18 +32,6 @@ class GatedEmbedder(HashEmbedder):
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         time.sleep(self.delay)
         return super().embed_documents(texts)
-
-
-def data(result: CallToolResult) -> dict[str, Any]:
-    assert not result.is_error, result.content
-    out: dict[str, Any] | None = result.structured_content
-    assert out is not None
-    return out
-
-
-def error_text(result: CallToolResult) -> str:
-    assert result.is_error
-    return str(result.content[0].text)  # type: ignore[union-attr]
 
 
 def _files(folder: Path, n: int, word: str = "topic") -> Path:

@@ -21,7 +21,7 @@ from mcp_types import (
 )
 from pydantic import ValidationError
 
-__all__ = ["argument_problem", "install_protocol_fixes"]
+__all__ = ["argument_problem", "install_protocol_fixes", "slim_schema"]
 
 
 def _allowed(spec: dict[str, Any]) -> str:
@@ -72,8 +72,41 @@ def argument_problem(tool_name: str, schema: dict[str, Any], exc: ValidationErro
     return f"{tool_name}: argument {name!r} cannot be {shown}; pass {_allowed(props[name])}."
 
 
+def slim_schema(schema: Any) -> Any:
+    """The same JSON schema with fewer tokens (in place): pydantic's generated titles, ``default:
+    null`` and ``additionalProperties: true`` go, ``anyOf [X, null]`` becomes ``type: [X, "null"]``.
+    Every tool's schemas are sent with each `tools/list`, into the model's context."""
+    if isinstance(schema, list):
+        return [slim_schema(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    for key in [k for k, v in schema.items() if k == "title" and isinstance(v, str)]:
+        del schema[key]
+    if schema.get("additionalProperties") is True:
+        del schema["additionalProperties"]
+    if "default" in schema and schema["default"] is None:
+        del schema["default"]
+    options = schema.get("anyOf")
+    if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options:
+        other = next(o for o in options if o != {"type": "null"})
+        if isinstance(other, dict) and isinstance(other.get("type"), str):
+            del schema["anyOf"]
+            schema.update({**other, "type": [other["type"], "null"]})
+    for key, value in list(schema.items()):
+        if key == "properties" and isinstance(value, dict):
+            for prop in value.values():
+                slim_schema(prop)
+        elif isinstance(value, dict | list):
+            slim_schema(value)
+    return schema
+
+
 def install_protocol_fixes(server: MCPServer) -> None:
-    """Wrap `tools/call` (argument errors) and `prompts/get` (error codes) of ``server``."""
+    """Wrap `tools/call` (argument errors) and `prompts/get` (error codes) of ``server``; slim the
+    published tool schemas."""
+    for listed in server._tool_manager.list_tools():
+        slim_schema(listed.parameters)
+        slim_schema(listed.fn_metadata.output_schema)
     low = server._lowlevel_server
     call_entry = low.get_request_handler("tools/call")
     prompt_entry = low.get_request_handler("prompts/get")
