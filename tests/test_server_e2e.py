@@ -72,7 +72,8 @@ def test_inspector_lists_and_calls_tools(indexed: tuple[Path, dict[str, str]]) -
         indexed, "--method", "tools/call", "--tool-name", "search", "--tool-arg", "query=Urlaubstage", "k=2"
     )
     hits = found["structuredContent"]["hits"]
-    assert hits and hits[0]["path"] == "notes/urlaubsregelung.md"
+    assert hits and hits[0]["citation"].startswith("notes/urlaubsregelung.md:")
+    assert hits[0]["matched"] == ["Urlaubstage"] and 0 < hits[0]["confidence"] <= 1
     assert json.loads(found["content"][0]["text"]) == found["structuredContent"]
     refused = inspector(
         indexed,
