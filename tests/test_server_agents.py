@@ -161,3 +161,15 @@ def test_install_claude_code_twice_replaces_its_entry(tmp_path: Path) -> None:
     assert first.returncode == 0 and second.returncode == 0, second.stderr
     saved = json.loads(entries.read_text())
     assert list(saved) == ["docshelf"] and saved["docshelf"][-1] == "--read-only"
+
+
+def test_a_script_is_known_by_its_share_of_the_words() -> None:
+    """A few Latin names in Chinese text do not make English queries 'answerable by keyword'."""
+    from docshelf.search.confidence import known_scripts, nearest_neighbours, script_words
+
+    chinese = script_words(["欧洲联盟的总部位于布鲁塞尔，Jean Monnet 曾经推动一体化进程。" * 20])
+    assert known_scripts(chinese) == {"CJK"}
+    assert not nearest_neighbours(["where", "headquart"], [], known_scripts(chinese))
+    mixed = script_words(["The backup runs nightly. 数据备份每天执行。"])
+    assert known_scripts(mixed) == {"LATIN", "CJK"}
+    assert nearest_neighbours(["zzqxjv"], [], known_scripts(mixed))

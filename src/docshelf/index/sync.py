@@ -18,7 +18,7 @@ from docshelf.index.gitinfo import git_state
 from docshelf.index.ids import chunk_ids, content_hash, document_id, embed_key
 from docshelf.index.lock import WriterLock
 from docshelf.parse import ParserRegistry, default_registry
-from docshelf.search.confidence import scripts_of
+from docshelf.search.confidence import decode_scripts, encode_scripts, script_words
 from docshelf.sources import walk_roots
 from docshelf.sources.mirror import source_metadata
 from docshelf.sources.regular import FileRefused, read_regular
@@ -165,7 +165,7 @@ class Indexer:
         self.registry = registry or default_registry(settings)
         self.progress = progress or (lambda phase, done, total: None)
         self.counter = _Counter(embedder)
-        self._scripts: set[str] = set()  # writing systems swapped in, for the search's "no match" note
+        self._scripts: dict[str, float] = {}  # words per writing system swapped in (the "no match" note)
         self.max_tokens = max(16, min(settings.chunk.max_tokens, embedder.max_tokens - _HEADER_RESERVE))
 
     # ----- public -----
@@ -364,11 +364,16 @@ class Indexer:
 
     # ----- internals -----
     def _record_scripts(self) -> None:
-        """Add the writing systems this sync brought in to the index's list (it never shrinks)."""
-        old = self.store.get_meta("scripts")
-        known = set(old.split(",")) if old else set()
-        if not self._scripts <= known:
-            self.store.set_meta("scripts", ",".join(sorted(known | self._scripts)))
+        """Add the words per writing system this sync brought in to the index's counts."""
+        if self._scripts:
+            old = self.store.get_meta("scripts")
+            if old is None:  # an index from before the counts: count every stored passage once
+                self._scripts = script_words(c.text for c in self.store.iter_chunks())
+            counts = decode_scripts(old)
+            for script, words in self._scripts.items():
+                counts[script] = counts.get(script, 0.0) + words
+            self.store.set_meta("scripts", encode_scripts(counts))
+            self._scripts.clear()
 
     def _publish(self, last: float) -> float:
         """Make the documents swapped in so far visible to keyword search every few seconds of a
@@ -479,7 +484,7 @@ class Indexer:
                 report.skipped.append(SkippedFile(rel, f"embedding failed, old version kept: {exc}"))
                 continue
             self.store.replace_document(pending.doc, pending.chunks, mine)
-            self._scripts |= scripts_of(c.text for c in pending.chunks)
+            script_words((c.text for c in pending.chunks), self._scripts)
             report.chunks_written += len(pending.chunks)
             report.chunks_embedded += len(pending.texts)
             (report.added if pending.is_new else report.updated).append(rel)

@@ -13,7 +13,15 @@ from docshelf.analyze.language import language_of
 from docshelf.config import SearchSettings
 from docshelf.embed.base import Embedder
 from docshelf.index.stale import StaleTracker
-from docshelf.search.confidence import NEAREST_NOTE, Evidence, confidence, nearest_neighbours, scripts_of
+from docshelf.search.confidence import (
+    NEAREST_NOTE,
+    Evidence,
+    confidence,
+    decode_scripts,
+    known_scripts,
+    nearest_neighbours,
+    scripts_of,
+)
 from docshelf.search.fusion import convex_combination, weighted_rrf, zscore_combination
 from docshelf.search.snippets import make_snippet
 from docshelf.store.base import SearchFilter, Store
@@ -240,8 +248,8 @@ class Searcher:
         """The note for a best hit that shares no word with the query (see nearest_neighbours)."""
         if hits[0].matched or not terms:
             return None
-        known = self.store.get_meta("scripts")
-        scripts = set(known.split(",")) if known else scripts_of(h.text for h in hits)
+        recorded = decode_scripts(self.store.get_meta("scripts"))  # written as the index is built
+        scripts = known_scripts(recorded) if recorded else scripts_of(h.text for h in hits)
         return NEAREST_NOTE if nearest_neighbours(terms, hits[0].matched, scripts) else None
 
     def _hydrate(
