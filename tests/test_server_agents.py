@@ -167,7 +167,8 @@ def test_a_script_is_known_by_its_share_of_the_words() -> None:
     """A few Latin names in Chinese text do not make English queries 'answerable by keyword'."""
     from docshelf.search.confidence import known_scripts, nearest_neighbours, script_words
 
-    chinese = script_words(["欧洲联盟的总部位于布鲁塞尔，Jean Monnet 曾经推动一体化进程。" * 20])
+    text = "欧洲联盟的总部位于布鲁塞尔，成员国通过条约共同制定贸易、农业和环境政策，设立了议会和法院。"
+    chinese = script_words([(text * 2 + "Jean Monnet 曾经推动一体化进程。") * 20])
     assert known_scripts(chinese) == {"CJK"}
     assert not nearest_neighbours(["where", "headquart"], [], known_scripts(chinese))
     mixed = script_words(["The backup runs nightly. 数据备份每天执行。"])
