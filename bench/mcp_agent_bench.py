@@ -106,6 +106,7 @@ async def run(args: argparse.Namespace, tmp: Path) -> None:
         chunk_id = first.structured_content["hits"][0]["chunk_id"]  # type: ignore[index]
         await reads(c, chunk_id)  # warm up (model, caches)
         idle: list[float] = []
+        per: dict[str, list[float]] = {}
         for _ in range(args.rounds):
             idle += [ms for _, ms in await reads(c, chunk_id)]
         during: list[float] = []
@@ -123,13 +124,18 @@ async def run(args: argparse.Namespace, tmp: Path) -> None:
             tg.start_soon(ingest)
             await anyio.sleep(0.3)
             while not done.is_set():
-                during += [ms for _, ms in await reads(c, chunk_id)]
+                for name, ms in await reads(c, chunk_id):
+                    during.append(ms)
+                    per.setdefault(name, []).append(ms)
         print(f"\nload before the ingest {load_before}, after {os.getloadavg()}")
         print(f"ingest of {args.files} files: added {report.get('added')} in {report['wall_s']:.1f} s")
         print("\n| reads | n | p50 ms | p95 ms | max ms |\n|---|---|---|---|---|")
         for name, values in (("idle", idle), ("during ingest", during)):
             row = f"{pct(values, 0.5):.1f} | {pct(values, 0.95):.1f} | {max(values):.1f}"
             print(f"| {name} | {len(values)} | {row} |")
+        for name, values in per.items():
+            row = f"{pct(values, 0.5):.1f} | {pct(values, 0.95):.1f}"
+            print(f"| during ingest: {name} | {len(values)} | {row} | -- |")
         print(f"\np95 during / idle: {pct(during, 0.95) / pct(idle, 0.95):.2f}")
 
         tools = await c.list_tools()

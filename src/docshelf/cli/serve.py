@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 import shutil
 import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -85,6 +86,9 @@ def serve(
     from docshelf.server.http import load_or_create_token, serve_http
     from docshelf.shelf import Shelf
 
+    # handler threads take the interpreter back sooner from an indexing thread (default 5 ms):
+    # a search passes it back and forth a few dozen times
+    sys.setswitchinterval(0.001)
     loaded = load(config, data_dir, None)
     settings = loaded.settings
     cfg = settings.server

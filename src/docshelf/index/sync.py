@@ -257,6 +257,7 @@ class Indexer:
         published = time.monotonic()
         for done, (rel, f) in enumerate(sorted(files.items()), start=1):
             self.progress("index", done, len(files))
+            time.sleep(0)  # hand the interpreter to waiting readers (a server's searches) once per file
             state = states.get(rel)
             same_root = state is not None and state.root == str(f.root)
             if state and not force and same_root and state.size == f.size and state.mtime_ns == f.mtime_ns:

@@ -248,7 +248,11 @@ class Shelf:
         """Counts, model, recorded settings, builds, skipped and stale files."""
         from docshelf.shelf.status import status_of
 
-        return status_of(self.store, self.settings, contextlib.nullcontext(), stale_limit)
+        # a server's tracker walks the files in the background: its last pass, not a walk per call
+        checked = self._tracker.report() if self._tracker is not None and self._loading.background else None
+        if checked is not None and stale_limit is not None and len(checked[1]) < min(checked[0], stale_limit):
+            checked = None  # it kept fewer than asked for
+        return status_of(self.store, self.settings, contextlib.nullcontext(), stale_limit, checked)
 
     def ask(
         self, question: str, *, passages: int | None = None, collections: Sequence[str] = (),

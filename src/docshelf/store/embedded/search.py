@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -16,6 +17,8 @@ from docshelf.store.embedded.sql import matching_doc_ids
 from docshelf.store.embedded.vectors import VectorMatrix, load_matrix
 
 __all__ = ["SQLiteSearch"]
+
+_STALE_OK_S = 1.0
 
 
 class SQLiteSearch:
@@ -51,8 +54,13 @@ class SQLiteSearch:
 
     def _vector_matrix(self) -> VectorMatrix:
         generation = self.generation()
-        if self._matrix is not None and self._matrix.generation == generation:
-            return self._matrix
+        matrix = self._matrix
+        if matrix is not None and matrix.generation == generation:
+            return matrix
+        if matrix is not None and self.keyword.writing and time.monotonic() - matrix.loaded_at < _STALE_OK_S:
+            # a sync of this process bumps the generation per document: reload at most this often
+            # meanwhile (a hit deleted since is dropped when hydrated; a new one shows a moment later)
+            return matrix
         _, dim = self.model()
         matrix = load_matrix(self._db, dim or 0, generation)
         if dim and len(matrix.chunk_ids) >= self.ann_threshold and ann_available():
