@@ -17,8 +17,9 @@ from docshelf.errors import DocshelfError, ParseError, SourceError
 from docshelf.index.gitinfo import git_state
 from docshelf.index.ids import chunk_ids, content_hash, document_id, embed_key
 from docshelf.index.lock import WriterLock
+from docshelf.index.scope import Scope, record_scripts, skip_records
 from docshelf.parse import ParserRegistry, default_registry
-from docshelf.search.confidence import decode_scripts, encode_scripts, script_words
+from docshelf.search.confidence import script_words
 from docshelf.sources import walk_roots
 from docshelf.sources.mirror import source_metadata
 from docshelf.sources.regular import FileRefused, read_regular
@@ -114,23 +115,6 @@ class _Pending:
     is_new: bool
 
 
-class _Scope:
-    """The paths a scoped sync covers: roots, folders inside roots, or single files."""
-
-    def __init__(self, paths: Sequence[Path]) -> None:
-        from docshelf.sources.walk import is_within
-
-        self._within = is_within
-        self.paths = [Path(p).expanduser().resolve() for p in paths]
-
-    def touches(self, root: Path) -> bool:
-        """True if the root holds (or is) one of the paths: it must be walked."""
-        return any(self._within(p, root) for p in self.paths)
-
-    def holds(self, path: Path) -> bool:
-        return any(self._within(path, p) for p in self.paths)
-
-
 class _Counter:
     """Adapts an Embedder to the chunker's TokenCounter."""
 
@@ -206,7 +190,7 @@ class Indexer:
         all_roots = list(dict.fromkeys([*known, *(Path(r).expanduser().resolve() for r in roots)]))
         if not all_roots:
             raise SourceError(f"collection {collection!r} has no folders yet; run `docshelf index PATH`")
-        within = None if scope is None else _Scope(scope)
+        within = None if scope is None else Scope(scope)
         walk_list = all_roots if within is None else [r for r in all_roots if within.touches(r)]
         walked = list(
             walk_roots(
@@ -296,14 +280,14 @@ class Indexer:
                 published = self._publish(published)
         self._flush(batch, report)
 
-        self._record_scripts()
+        record_scripts(self.store, self._scripts)
         gone = [s for rel, s in states.items() if rel not in files or rel in report.excluded]
         # a file that now fails to parse keeps its old version (it is in `files`, not gone)
         self.store.delete_documents([s.id for s in gone])
         report.removed = [s.path for s in gone]
         self.store.gc_vectors()
         self.store.commit()
-        self.store.set_skipped(collection, self._skip_records(collection, report, files, within))
+        self.store.set_skipped(collection, skip_records(self.store, collection, report, files, within))
         report.seconds = time.time() - started
         self.store.record_build(
             BuildRecord(
@@ -364,18 +348,6 @@ class Indexer:
         return report.chunks_embedded
 
     # ----- internals -----
-    def _record_scripts(self) -> None:
-        """Add the words per writing system this sync brought in to the index's counts."""
-        if self._scripts:
-            old = self.store.get_meta("scripts")
-            if old is None:  # an index from before the counts: count every stored passage once
-                self._scripts = script_words(c.text for c in self.store.iter_chunks())
-            counts = decode_scripts(old)
-            for script, words in self._scripts.items():
-                counts[script] = counts.get(script, 0.0) + words
-            self.store.set_meta("scripts", encode_scripts(counts))
-            self._scripts.clear()
-
     def _publish(self, last: float) -> float:
         """Make the documents swapped in so far visible to keyword search every few seconds of a
         long sync (readers are not kept on the old keyword index until the job ends)."""
@@ -384,16 +356,6 @@ class Indexer:
             return last
         self.store.commit()
         return now
-
-    def _skip_records(
-        self, collection: str, report: SyncReport, files: dict[str, SourceFile], within: _Scope | None
-    ) -> list[SkippedFile]:
-        """This sync's skipped files; a scoped sync also keeps the records of files it did not see."""
-        if within is None:
-            return report.skipped
-        seen = {*files, *(s.path for s in report.skipped), *report.removed}
-        old = [s for _, s in self.store.skipped(collection) if s.path not in seen]
-        return [*old, *report.skipped]
 
     @staticmethod
     def _relative(target: Path, roots: Sequence[str]) -> str:
