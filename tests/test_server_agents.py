@@ -174,3 +174,15 @@ def test_a_script_is_known_by_its_share_of_the_words() -> None:
     mixed = script_words(["The backup runs nightly. 数据备份每天执行。"])
     assert known_scripts(mixed) == {"LATIN", "CJK"}
     assert nearest_neighbours(["zzqxjv"], [], known_scripts(mixed))
+
+
+async def test_instructions_follow_another_writer(settings: Settings, runtime: Runtime, corpus: Path) -> None:
+    """The CLI (here: another indexer) fills the index after the server started: new sessions see it."""
+    runtime.store.set_collection_roots("test", [str(corpus.resolve())])
+    server = create_server(settings, runtime)
+    async with Client(server) as c:
+        assert "0 local documents" in (c.instructions or "")
+        runtime.indexer().sync("test")
+        await c.call_tool("index_status", {})
+    async with Client(server) as c:
+        assert "8 local documents" in (c.instructions or "")

@@ -17,7 +17,7 @@ from docshelf.embed.base import Vectors
 from docshelf.runtime import Runtime
 from docshelf.server import create_server
 from docshelf.shelf import Shelf
-from mcpkit import data, error_text
+from mcpkit import data, error_text, writer_free
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("backend")]
 
@@ -86,31 +86,6 @@ async def test_reads_answer_while_an_ingest_writes(
         rt.close()
 
 
-def _writer_free(data_dir: Path) -> bool:
-    """True when another writer could start now: the index lock and tantivy's writer lock are free."""
-    from docshelf.errors import StoreError
-    from docshelf.index.lock import WriterLock
-
-    try:
-        with WriterLock(data_dir, 0):
-            pass
-    except StoreError:
-        return False
-    keyword = data_dir / "keyword"
-    if not keyword.is_dir():
-        return True  # PostgreSQL: the keyword postings are rows, no file lock
-    import tantivy
-
-    from docshelf.store.embedded.keyword import _schema
-
-    try:
-        writer = tantivy.Index(_schema(), path=str(keyword), reuse=True).writer(15_000_000, 1)
-    except ValueError:
-        return False
-    writer.wait_merging_threads()
-    return True
-
-
 async def test_cancelled_ingest_releases_every_lock(
     gated: tuple[Settings, Runtime, GatedEmbedder], tmp_path: Path
 ) -> None:
@@ -134,7 +109,7 @@ async def test_cancelled_ingest_releases_every_lock(
                     tg.cancel_scope.cancel()
             assert not scope.cancelled_caught
             with anyio.fail_after(20):
-                while not _writer_free(settings.store.data_dir):
+                while not writer_free(settings.store.data_dir):
                     await anyio.sleep(0.05)
             release.set()
             embedder.delay = 0.0

@@ -11,6 +11,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult
 
 from docshelf.errors import DocshelfError, StoreError
+from docshelf.server.instructions import refresh_if_changed
 from docshelf.server.limits import tool_result
 from docshelf.server.notices import Notices
 
@@ -51,5 +52,8 @@ async def answer(
     except DocshelfError as exc:
         raise ToolError(str(exc)) from exc
     finally:
-        if ctx is not None and (notices := Notices.of(ctx)) is not None:
-            await notices.deliver(ctx)
+        if ctx is not None:
+            if shelf.exists():
+                await anyio.to_thread.run_sync(refresh_if_changed, ctx.mcp_server, shelf)
+            if (notices := Notices.of(ctx)) is not None:
+                await notices.deliver(ctx)

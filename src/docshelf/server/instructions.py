@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import weakref
+from typing import TYPE_CHECKING, Any
 
 from docshelf.errors import DocshelfError
 
@@ -13,7 +14,9 @@ if TYPE_CHECKING:
     from docshelf.shelf import Shelf
     from docshelf.store.embedded.peek import Summary
 
-__all__ = ["instructions", "refresh_instructions"]
+__all__ = ["instructions", "refresh_if_changed", "refresh_instructions"]
+
+_SEEN: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()  # server -> generation
 
 
 def instructions(settings: Settings, summary: Summary | None) -> str:
@@ -58,3 +61,15 @@ def refresh_instructions(server: MCPServer, shelf: Shelf) -> None:
     except DocshelfError:
         return
     server._lowlevel_server.instructions = instructions(shelf.settings, summary)
+
+
+def refresh_if_changed(server: MCPServer, shelf: Shelf) -> None:
+    """Refresh the instructions when the index changed since they were made (another process, such
+    as `docshelf index` or a watcher, may have written it); one cheap generation read otherwise."""
+    try:
+        generation = shelf.store.generation() if shelf.exists() else -1
+    except DocshelfError:
+        return
+    if _SEEN.get(server) != generation:  # the first call too: the start-up text may be old by then
+        refresh_instructions(server, shelf)
+        _SEEN[server] = generation
