@@ -206,3 +206,20 @@ def test_files_without_a_parser_are_never_opened(
         report = shelf.index([corpus]).sync
     assert "dump.unknownext" not in opened
     assert any(s.path == "notes/dump.unknownext" and "no parser" in s.reason for s in report.skipped)
+
+
+def test_reader_connections_end_with_their_threads(settings: Settings, corpus: Path) -> None:
+    """Handler threads come and go (anyio retires idle ones): their SQLite readers are closed."""
+    import gc
+    import threading
+
+    if settings.store.url:
+        pytest.skip("PostgreSQL readers come from the pool")
+    with Shelf(settings, embedder=HashEmbedder()) as shelf:
+        shelf.index([corpus])
+        for _ in range(20):
+            thread = threading.Thread(target=lambda: shelf.search("deploy", mode="keyword"))
+            thread.start()
+            thread.join()
+        gc.collect()
+        assert len(shelf.store._readers) <= 2  # type: ignore[attr-defined]  # this thread's, maybe one more

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
+import weakref
 from pathlib import Path
 
 from docshelf.errors import StoreError
@@ -28,6 +29,21 @@ def store_error(data_dir: Path, exc: sqlite3.Error) -> StoreError:
     )
 
 
+class _Held:
+    """A reader connection that closes when its thread ends (the thread-local lets go of it):
+    handler threads come and go (anyio retires idle workers), their connections must not pile up."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def close(self) -> None:
+        with contextlib.suppress(sqlite3.Error):
+            self.conn.close()
+
+    def __del__(self) -> None:
+        self.close()
+
+
 class ReadConnections:
     """One read-only connection per thread: in WAL mode a reader sees the last commit and neither
     waits for the writer nor holds it up, so searches run while a sync swaps documents in."""
@@ -35,13 +51,13 @@ class ReadConnections:
     def __init__(self, db_path: Path) -> None:
         self.db_path = db_path
         self._local = threading.local()
-        self._all: list[sqlite3.Connection] = []
+        self._all: weakref.WeakSet[_Held] = weakref.WeakSet()
         self._guard = threading.Lock()
         self._closed = False
 
     def get(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
+        held: _Held | None = getattr(self._local, "held", None)
+        if held is None:
             with self._guard:
                 if self._closed:
                     raise StoreError(f"the index at {self.db_path.parent} was closed")
@@ -49,16 +65,19 @@ class ReadConnections:
                     self.db_path, timeout=30.0, isolation_level=None, check_same_thread=False
                 )
                 conn.execute("PRAGMA query_only=1")
-                self._all.append(conn)
-            self._local.conn = conn
-        return conn
+                held = _Held(conn)
+                self._all.add(held)
+            self._local.held = held
+        return held.conn
+
+    def __len__(self) -> int:
+        return len(self._all)
 
     def close(self) -> None:
         with self._guard:
             self._closed = True
-            for conn in self._all:
-                conn.close()
-            self._all.clear()
+            for held in list(self._all):
+                held.close()
 
 
 class SQLiteTx:
