@@ -21,6 +21,7 @@ from typing import Any
 __all__ = [
     "FEATURES",
     "NEAREST_NOTE",
+    "NEAREST_TOP",
     "Evidence",
     "confidence",
     "decode_scripts",
@@ -35,9 +36,10 @@ __all__ = [
 FEATURES = ("term_share", "keyword_rr", "semantic_rr", "semantic_score", "position_rr", "coverage")
 FIT_PATH = Path(__file__).with_name("confidence.json")
 NEAREST_NOTE = (
-    "no query word occurs in the best hit: these are nearest neighbours by meaning and may be "
+    "no query word occurs in the top hits: these are nearest neighbours by meaning and may be "
     "unrelated; check confidence, rephrase, or tell the user the documents may not cover this"
 )
+NEAREST_TOP = 3  # hits looked at for the note
 # a script is "known" to an index from this share of its words on: measured on xquad-zh and
 # cmrc2018 (Latin names are 1.6-1.8 % of the words) and the sample corpus (CJK + Hangul 25 %)
 KNOWN_SHARE = 0.05
@@ -144,10 +146,15 @@ def decode_scripts(text: str | None) -> dict[str, float]:
 
 
 def nearest_neighbours(
-    query_terms: Sequence[str], best_matched: Sequence[str], index_scripts: set[str]
+    query_terms: Sequence[str],
+    top_matched: Sequence[Sequence[str]],
+    top_texts: Sequence[str],
+    index_scripts: set[str],
 ) -> bool:
-    """True when the best hit shares no term with the query although the query has words in a
-    script the index holds (so keyword matching could have found them: it found nothing)."""
-    if best_matched:
+    """True when none of the top hits shares a term with the query although the query has words in
+    a script the index holds and those hits are written in too: keyword matching could have found
+    them and found nothing. A hit in another script (a cross-lingual match) is no such evidence."""
+    if any(top_matched):
         return False
-    return any(scripts_of([t]) & index_scripts for t in query_terms if not t.isdecimal())
+    scripts = {s for t in query_terms if not t.isdecimal() for s in scripts_of([t])} & index_scripts
+    return bool(scripts & scripts_of(top_texts))

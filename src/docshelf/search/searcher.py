@@ -15,6 +15,7 @@ from docshelf.embed.base import Embedder
 from docshelf.index.stale import StaleTracker
 from docshelf.search.confidence import (
     NEAREST_NOTE,
+    NEAREST_TOP,
     Evidence,
     confidence,
     decode_scripts,
@@ -245,12 +246,14 @@ class Searcher:
             hit.confidence, hit.evidence = confidence(evidence, model, mode), evidence
 
     def _nearest_note(self, terms: list[str], hits: list[Hit]) -> str | None:
-        """The note for a best hit that shares no word with the query (see nearest_neighbours)."""
-        if hits[0].matched or not terms:
+        """The note for top hits that share no word with the query (see nearest_neighbours)."""
+        top = hits[:NEAREST_TOP]
+        if not terms or any(h.matched for h in top):
             return None
         recorded = decode_scripts(self.store.get_meta("scripts"))  # written as the index is built
         scripts = known_scripts(recorded) if recorded else scripts_of(h.text for h in hits)
-        return NEAREST_NOTE if nearest_neighbours(terms, hits[0].matched, scripts) else None
+        texts = [h.text for h in top]
+        return NEAREST_NOTE if nearest_neighbours(terms, [h.matched for h in top], texts, scripts) else None
 
     def _hydrate(
         self, fused: list[tuple[str, float]], lists: dict[str, list[tuple[str, float]]], query: str,

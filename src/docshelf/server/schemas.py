@@ -33,6 +33,8 @@ class Hit(_Out):
 
 class SearchHits(_Out):
     mode: str
+    index_age: float | None = None
+    stale_documents: int | None = None
     hits: list[Hit]
     note: str | None = None
     untrusted_content: str
