@@ -170,14 +170,13 @@ def test_a_script_is_known_by_its_share_of_the_words() -> None:
     text = "欧洲联盟的总部位于布鲁塞尔，成员国通过条约共同制定贸易、农业和环境政策，设立了议会和法院。"
     chinese = script_words([(text * 2 + "Jean Monnet 曾经推动一体化进程。") * 20])
     assert known_scripts(chinese) == {"CJK"}
-    assert not nearest_neighbours(["where", "headquart"], [[]], [text], known_scripts(chinese))
+    assert not nearest_neighbours(["where", "headquart"], [[]], [True], known_scripts(chinese))
     mixed = script_words(["The backup runs nightly. 数据备份每天执行。"])
     assert known_scripts(mixed) == {"LATIN", "CJK"}
-    english, chinese_hit = "The backup runs nightly.", "数据备份每天执行。"
-    assert nearest_neighbours(["zzqxjv"], [[], []], [chinese_hit, english], known_scripts(mixed))
-    # an English question answered by a Chinese passage: a cross-lingual match, not nonsense
-    assert not nearest_neighbours(["often", "back"], [[]], [chinese_hit], known_scripts(mixed))
-    assert not nearest_neighbours(["zzqxjv"], [[], ["backup"]], [chinese_hit, english], {"LATIN"})
+    assert nearest_neighbours(["zzqxjv"], [[], []], [False, True], known_scripts(mixed))
+    # an English question answered by Chinese or German passages: cross-lingual matches, not nonsense
+    assert not nearest_neighbours(["often", "back"], [[], []], [False, False], known_scripts(mixed))
+    assert not nearest_neighbours(["zzqxjv"], [[], ["backup"]], [False, True], {"LATIN"})
 
 
 async def test_instructions_follow_another_writer(settings: Settings, runtime: Runtime, corpus: Path) -> None:

@@ -148,13 +148,13 @@ def decode_scripts(text: str | None) -> dict[str, float]:
 def nearest_neighbours(
     query_terms: Sequence[str],
     top_matched: Sequence[Sequence[str]],
-    top_texts: Sequence[str],
+    top_same_language: Sequence[bool],
     index_scripts: set[str],
 ) -> bool:
     """True when none of the top hits shares a term with the query although the query has words in
-    a script the index holds and those hits are written in too: keyword matching could have found
-    them and found nothing. A hit in another script (a cross-lingual match) is no such evidence."""
-    if any(top_matched):
+    a script the index holds and one of those hits is in the query's language: keyword matching
+    could have found them and found nothing. Hits in another language (an English question answered
+    by a German or Chinese passage) are cross-lingual matches, no such evidence."""
+    if any(top_matched) or not any(top_same_language):
         return False
-    scripts = {s for t in query_terms if not t.isdecimal() for s in scripts_of([t])} & index_scripts
-    return bool(scripts & scripts_of(top_texts))
+    return bool({s for t in query_terms if not t.isdecimal() for s in scripts_of([t])} & index_scripts)

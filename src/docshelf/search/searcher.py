@@ -200,7 +200,7 @@ class Searcher:
         fused = self._fuse(lists, mode, query, coverage)
         hits, shares = self._hydrate(fused, lists, query, qtokens, k, snippets)
         self._calibrate(hits, shares, lists, mode, coverage)
-        note = self._nearest_note(terms, hits) if hits else self._why_empty(terms, flt)
+        note = self._nearest_note(query, terms, hits) if hits else self._why_empty(terms, flt)
         fresh = self.freshness()
         return SearchResult(
             query, mode, hits, (time.perf_counter() - started) * 1000, note,
@@ -245,15 +245,17 @@ class Searcher:
             )  # fmt: skip
             hit.confidence, hit.evidence = confidence(evidence, model, mode), evidence
 
-    def _nearest_note(self, terms: list[str], hits: list[Hit]) -> str | None:
+    def _nearest_note(self, query: str, terms: list[str], hits: list[Hit]) -> str | None:
         """The note for top hits that share no word with the query (see nearest_neighbours)."""
         top = hits[:NEAREST_TOP]
         if not terms or any(h.matched for h in top):
             return None
         recorded = decode_scripts(self.store.get_meta("scripts"))  # written as the index is built
         scripts = known_scripts(recorded) if recorded else scripts_of(h.text for h in hits)
-        texts = [h.text for h in top]
-        return NEAREST_NOTE if nearest_neighbours(terms, [h.matched for h in top], texts, scripts) else None
+        detect = self.analyzer.detect_language
+        mine = language_of(query, detect)
+        same = [language_of(h.text, detect) == mine for h in top]
+        return NEAREST_NOTE if nearest_neighbours(terms, [h.matched for h in top], same, scripts) else None
 
     def _hydrate(
         self, fused: list[tuple[str, float]], lists: dict[str, list[tuple[str, float]]], query: str,
