@@ -77,6 +77,7 @@ def main() -> None:
         queries = [data.queries[q] for q in list(data.queries)[: args.max_queries]]
         with Shelf(settings) as shelf:
             rows.append((f"{name} test queries", *rate(shelf, queries)))
+            rows.append((f"{name.split('>')[-1]} index, made-up words", *rate(shelf, NONSENSE)))
     print("\n| queries | noted | asked | rate |\n|---|---|---|---|")
     for label, noted, asked_n in rows:
         print(f"| {label} | {noted} | {asked_n} | {noted / max(1, asked_n):.1%} |")
