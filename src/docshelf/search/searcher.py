@@ -67,7 +67,7 @@ class Hit:
 
     @property
     def matched_by(self) -> str:
-        """ "keyword" when query words occur in the hit, else "semantic" (meaning only)."""
+        """Keyword when query words occur in the hit, else semantic (found by meaning only)."""
         return "keyword" if self.matched else "semantic"
 
     @property
