@@ -73,9 +73,11 @@ def main() -> None:
     def score(fuse: Callable[..., Ranked]) -> float:
         total = 0.0
         for qid, (kw, sem) in lists.items():
-            ranked = [d for d, _ in doc_level(fuse(kw, sem), chunk_doc)] if args.level == "chunk" else [
-                d for d, _ in fuse(kw, sem)
-            ]
+            ranked = (
+                [d for d, _ in doc_level(fuse(kw, sem), chunk_doc)]
+                if args.level == "chunk"
+                else [d for d, _ in fuse(kw, sem)]
+            )
             total += ndcg_at(ranked, data.qrels[qid])
         return total / len(lists)
 
@@ -97,6 +99,7 @@ def main() -> None:
 
 def _apply(fuse: Callable[[Ranked, Ranked, float], Ranked], kw: Ranked, sem: Ranked, w: float) -> Ranked:
     return fuse(kw, sem, w)
+
 
 if __name__ == "__main__":
     main()

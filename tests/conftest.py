@@ -88,3 +88,15 @@ def corpus(tmp_path: Path) -> Path:
     dest = tmp_path / "corpus"
     shutil.copytree(SAMPLES, dest)
     return dest
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def indexed(runtime: Runtime, corpus: Path) -> Runtime:
+    """The runtime with the sample corpus indexed as collection "test"."""
+    runtime.indexer().sync("test", [corpus])
+    return runtime

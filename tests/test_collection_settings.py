@@ -25,7 +25,7 @@ max_tokens = 40
 overlap_tokens = 4
 """
 # what a user's working directory might hold: other chunking, no exclusion
-OTHER_TOML = '[chunk]\nmax_tokens = 300\noverlap_tokens = 0\n'
+OTHER_TOML = "[chunk]\nmax_tokens = 300\noverlap_tokens = 0\n"
 
 
 def _write_corpus(root: Path, version: int) -> None:

@@ -176,10 +176,12 @@ def test_offsets_and_lines_round_trip(runtime: Runtime, corpus: Path) -> None:
 def test_bad_files_are_skipped_and_old_versions_kept(runtime: Runtime, corpus: Path) -> None:
     (corpus / "notes" / "noise.txt").write_bytes(bytes(range(1, 256)) * 20)
     (corpus / "notes" / "blob.dat").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00")  # .png is OCR'd now
+    (corpus / "notes" / "blob.txt").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00")
     report = runtime.indexer().sync("test", [corpus])
     reasons = {s.path: s.reason for s in report.skipped}
     assert "no text encoding fits" in reasons["notes/noise.txt"]
-    assert "binary" in reasons["notes/blob.dat"]
+    assert "no parser" in reasons["notes/blob.dat"]  # decided by name, never opened
+    assert "binary" in reasons["notes/blob.txt"]
     doc = corpus / "runbooks" / "incident-response.md"
     doc.write_text("---\ntitle: [unclosed\n---\n# Broken\n", encoding="utf-8")
     report = runtime.indexer().sync("test", [corpus])

@@ -261,13 +261,12 @@ async def test_mcp_search_rerank_argument(
     settings.rerank.model = f"onnx:{model_dir}"
     settings.rerank.top_n = 6
     async with Client(create_server(settings, runtime)) as client:
-        first = await client.call_tool("search", {"query": "page someone sev", "k": 3, "rerank": True})
+        query = {"query": "page someone sev", "k": 3, "rerank": True, "detail": "full"}  # ranks, score
+        first = await client.call_tool("search", query)
         data = first.structured_content
         assert data and data["mode"] == "hybrid+rerank" and len(data["hits"]) == 3
         assert all("fused" in h["ranks"] for h in data["hits"])
-        rest = await client.call_tool(
-            "search", {"query": "page someone sev", "k": 3, "rerank": True, "cursor": data["next_cursor"]}
-        )
+        rest = await client.call_tool("search", {**query, "cursor": data["next_cursor"]})
         more = rest.structured_content
         assert more and len(more["hits"]) == 3
         ids = [h["chunk_id"] for h in data["hits"] + more["hits"]]

@@ -14,7 +14,7 @@ import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
-from mcp_types import CallToolResult, PromptReference, ResourceTemplateReference
+from mcp_types import PromptReference, ResourceTemplateReference
 
 from docshelf.config import Settings
 from docshelf.embed import HashEmbedder
@@ -24,23 +24,13 @@ from docshelf.runtime import Runtime
 from docshelf.server import build_server, create_server
 from docshelf.server.resources import DOCUMENT_TEMPLATE
 from localhttp import Reply, serve
+from mcpkit import data, error_text
 
 # the same tests run against the embedded store and PostgreSQL + pgvector
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("backend")]
 MODES = ["auto", "legacy"]
 ALL_TOOLS = {"search", "read_passage", "read_document", "list_documents", "index_status"}
 WRITE_TOOLS = {"ingest", "forget", "reindex"}
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-def indexed(runtime: Runtime, corpus: Path) -> Runtime:
-    runtime.indexer().sync("test", [corpus])
-    return runtime
 
 
 @pytest.fixture
@@ -54,31 +44,16 @@ async def client(request: pytest.FixtureRequest, server: MCPServer) -> AsyncIter
         yield c
 
 
-def data(result: CallToolResult) -> dict[str, Any]:
-    """structuredContent, checked to equal the JSON text block."""
-    assert not result.is_error, result.content
-    text = result.content[0].text  # type: ignore[union-attr]
-    assert json.loads(text) == result.structured_content
-    assert "\\u" not in text  # UTF-8, not escapes
-    out: dict[str, Any] | None = result.structured_content
-    assert out is not None
-    return out
-
-
-def error_text(result: CallToolResult) -> str:
-    assert result.is_error
-    return str(result.content[0].text)  # type: ignore[union-attr]
-
-
 async def test_tools_are_described(client: Client) -> None:
     tools = {t.name: t for t in (await client.list_tools()).tools}
     assert set(tools) == ALL_TOOLS | WRITE_TOOLS
     for tool in tools.values():
         assert tool.title and tool.description and "\n" not in tool.description
         assert tool.output_schema and tool.annotations
-        assert tool.annotations.open_world_hint is False
+        assert tool.annotations.open_world_hint is (tool.name == "ingest")  # a URL reaches the web
         assert tool.annotations.read_only_hint is (tool.name in ALL_TOOLS)
-    assert tools["forget"].annotations and tools["forget"].annotations.destructive_hint is True
+        # ingest and reindex drop documents whose files are gone: destructive, like forget
+        assert tool.annotations.destructive_hint is (tool.name in WRITE_TOOLS)
     assert "collection 'test': 8 documents" in (client.instructions or "")
 
 
@@ -91,10 +66,12 @@ async def test_read_only_server_has_no_write_tools(settings: Settings, indexed: 
 async def test_search_hits_cite_and_page(client: Client) -> None:
     out = data(await client.call_tool("search", {"query": "数据备份", "k": 1}))
     hit = out["hits"][0]
-    assert hit["path"] == "notes/数据备份策略.md"
     assert hit["citation"].startswith("notes/数据备份策略.md:")
-    assert hit["uri"].startswith("docshelf://test/notes/")
-    assert "text" not in hit and out["next_cursor"]
+    assert set(hit) <= {"chunk_id", "citation", "heading", "confidence", "matched", "snippet"}
+    assert out["next_cursor"]
+    full = data(await client.call_tool("search", {"query": "数据备份", "k": 1, "detail": "full"}))["hits"][0]
+    assert full["path"] == "notes/数据备份策略.md" and full["uri"].startswith("docshelf://test/notes/")
+    assert "text" not in full
     more = data(await client.call_tool("search", {"query": "数据备份", "k": 1, "cursor": out["next_cursor"]}))
     assert more["hits"] and more["hits"][0]["chunk_id"] != hit["chunk_id"]
     full = data(
@@ -286,9 +263,15 @@ async def test_prompt_and_completions(client: Client) -> None:
     assert (await client.complete(prompt_ref, {"name": "question", "value": "x"})).completion.values == []
 
 
-async def test_write_tools(client: Client, tmp_path: Path) -> None:
+async def test_write_tools(settings: Settings, indexed: Runtime, tmp_path: Path) -> None:
     extra = tmp_path / "extra"
     extra.mkdir()
+    settings.server.allow_ingest = [tmp_path]
+    async with Client(create_server(settings, indexed)) as client:
+        await _write_tools(client, extra)
+
+
+async def _write_tools(client: Client, extra: Path) -> None:
     (extra / "faq.md").write_text("# FAQ\n\nThe parking garage opens at seven.\n", "utf-8")
     events: list[tuple[float, float | None, str | None]] = []
 
@@ -297,8 +280,9 @@ async def test_write_tools(client: Client, tmp_path: Path) -> None:
 
     out = data(await client.call_tool("ingest", {"path": str(extra)}, progress_callback=progress))
     assert out["added"] == 1 and events and events[-1][0] == events[-1][1]
+    assert out["collection"] == "extra"  # a new folder gets its own collection, not the default
     hit = data(await client.call_tool("search", {"query": "parking garage", "k": 1}))["hits"][0]
-    assert hit["path"] == "faq.md"
+    assert hit["citation"].startswith("faq.md:")
     assert "relative" in error_text(await client.call_tool("ingest", {"path": "extra"}))
     gone = data(await client.call_tool("forget", {"document": "faq.md"}))
     assert gone["removed_paths"] == ["faq.md"]
@@ -317,7 +301,8 @@ async def test_ingest_a_url_through_the_same_code_as_the_cli(client: Client) -> 
     with serve(routes) as site:  # type: ignore[arg-type]
         out = data(await client.call_tool("ingest", {"path": f"{site.base}/bikes.html", "collection": "web"}))
     assert out["added"] == 1 and out["collection"] == "web"
-    hit = data(await client.call_tool("search", {"query": "courtyard rack", "k": 1}))["hits"][0]
+    found = await client.call_tool("search", {"query": "courtyard rack", "k": 1, "detail": "full"})
+    hit = data(found)["hits"][0]
     assert hit["collection"] == "web" and hit["citation"] == f"{site.base}/bikes.html"
     with serve({}) as gone:  # nothing answers there: reported, not an error, nothing added
         out = data(await client.call_tool("ingest", {"path": f"{gone.base}/nothing.html"}))
@@ -381,20 +366,24 @@ async def test_default_model_loads_in_background(
                 await c.call_tool("search", {"query": "How often are the databases backed up?", "k": 3})
             )
             assert out["mode"] == "hybrid" and out["note"] is None
-            assert "notes/数据备份策略.md" in {h["path"] for h in out["hits"]}
+            assert "notes/数据备份策略.md" in {h["citation"].split(":")[0] for h in out["hits"]}
         assert loaded_on and set(loaded_on) == {"docshelf-model"}  # never on the thread that serves
     finally:
         state.close()
 
 
-def test_missing_index_is_a_clear_error(settings: Settings) -> None:
+async def test_missing_index_serves_and_says_what_to_run(settings: Settings) -> None:
+    """No index yet: the server starts and every tool answers what to run (it used to exit)."""
     if settings.store.url:  # a database always exists; an unreachable one is the failure to explain
         settings.store.url = "postgresql://postgres@127.0.0.1:9/nowhere"
         with pytest.raises(StoreError, match=r"cannot open the PostgreSQL store .*check that the server"):
             create_server(settings)
         return
-    with pytest.raises(StoreError, match="docshelf index PATH"):
-        create_server(settings)
+    async with Client(create_server(settings)) as c:
+        assert "no index exists" in (c.instructions or "")
+        for name, args in [("search", {"query": "x"}), ("index_status", {}), ("list_documents", {})]:
+            assert "docshelf index PATH" in error_text(await c.call_tool(name, args))
+    assert not (settings.store.data_dir / "docshelf.db").exists()  # nothing was created on the way
 
 
 @pytest.mark.parametrize("client_name", ["cursor", "claude-desktop", "codex"])
@@ -433,7 +422,8 @@ def test_install_claude_code_command() -> None:
     from docshelf.server.install import plan_install
 
     plan = plan_install("claude-code", ["/abs/python", "-m", "docshelf", "serve"])
-    assert plan.command == [
+    assert plan.commands[0] == ["claude", "mcp", "remove", "--scope", "user", "docshelf"]
+    assert plan.commands[1] == [
         "claude",
         "mcp",
         "add",

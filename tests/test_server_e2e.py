@@ -19,6 +19,8 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
+from mcpkit import writer_free
+
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples" / "corpus"
 NODE_DIR = ROOT / ".ci" / "node"
@@ -72,7 +74,8 @@ def test_inspector_lists_and_calls_tools(indexed: tuple[Path, dict[str, str]]) -
         indexed, "--method", "tools/call", "--tool-name", "search", "--tool-arg", "query=Urlaubstage", "k=2"
     )
     hits = found["structuredContent"]["hits"]
-    assert hits and hits[0]["path"] == "notes/urlaubsregelung.md"
+    assert hits and hits[0]["citation"].startswith("notes/urlaubsregelung.md:")
+    assert hits[0]["matched"] == ["Urlaubstage"] and 0 < hits[0]["confidence"] <= 1
     assert json.loads(found["content"][0]["text"]) == found["structuredContent"]
     refused = inspector(
         indexed,
@@ -173,5 +176,44 @@ def test_http_client_with_token(http_server: tuple[str, str], mode: str) -> None
             assert "search" in names
             result = await client.call_tool("search", {"query": "rollback", "k": 1})
             assert not result.is_error and result.structured_content
+
+    anyio.run(main)
+
+
+def test_cancelled_ingest_over_stdio_lets_go_of_the_locks(
+    indexed: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """The real server: an ingest cancelled by the client stops, frees the writer and keyword locks
+    for other writers, and the next ingest finishes the folder."""
+    data = tmp_path / "data"
+    shutil.copytree(indexed[0], data)
+    bulk = tmp_path / "bulk"
+    bulk.mkdir()
+    for i in range(300):
+        (bulk / f"n{i:03}.md").write_text(f"# Note {i}\n\nStep {i}: drain the queue, restart the worker.\n")
+    cmd = _serve_cmd(data, "--allow-ingest", str(tmp_path))
+
+    async def main() -> None:
+        started = anyio.Event()
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            started.set()
+
+        params = StdioServerParameters(command=cmd[0], args=cmd[1:], env=indexed[1])
+        async with Client(params) as client:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(
+                    lambda: client.call_tool("ingest", {"path": str(bulk)}, progress_callback=progress)
+                )
+                with anyio.fail_after(60):
+                    await started.wait()
+                tg.cancel_scope.cancel()
+            with anyio.fail_after(30):
+                while not writer_free(data):
+                    await anyio.sleep(0.05)
+            found = await client.call_tool("search", {"query": "Urlaubstage", "k": 1})
+            assert not found.is_error
+            done = (await client.call_tool("ingest", {"path": str(bulk)})).structured_content
+            assert done and done["added"] + done["unchanged"] == 300 and done["removed"] == 0
 
     anyio.run(main)

@@ -38,6 +38,7 @@ QUERIES = [
 # read_passage's clean answers for a chunk re-indexed between the search and the read
 GONE = ("unknown chunk id", "removed from the index", "replaced by a re-index")
 
+
 def _env(tmp: Path, embed_model: str = "hash") -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("DOCSHELF_")}
     env.update(

@@ -247,6 +247,10 @@ class ServerSettings(BaseModel):
     """The MCP server (`docshelf serve`)."""
 
     read_only: bool = Field(False, description="leave out the write tools (ingest, forget, reindex)")
+    allow_ingest: list[Path] = Field(
+        default_factory=list,
+        description="folders `ingest` may index (and below); empty = only inside roots already indexed",
+    )
     host: str = Field("127.0.0.1", description="HTTP bind address; keep it on loopback")
     port: int = Field(8765, ge=1, le=65535)
     token: str | None = Field(None, description="HTTP bearer token; default: generated into the data dir")

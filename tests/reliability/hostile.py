@@ -79,8 +79,11 @@ def _bomb(name: str, unpacked_mb: int) -> bytes:
 
 _BOMB_PARTS = {  # kind: (main part, where the repeated unit goes, unit)
     "docx": ("word/document.xml", b"<w:body>", b"<w:p><w:r><w:t>lol</w:t></w:r></w:p>"),
-    "xlsx": ("xl/worksheets/sheet1.xml",
-             b"<sheetData>", b'<row><c t="inlineStr"><is><t>x</t></is></c></row>'),
+    "xlsx": (
+        "xl/worksheets/sheet1.xml",
+        b"<sheetData>",
+        b'<row><c t="inlineStr"><is><t>x</t></is></c></row>',
+    ),
     "pptx": ("ppt/slides/slide1.xml", b"<a:t>", b"lol lol lol "),
 }
 
@@ -182,7 +185,7 @@ def make_hostile_corpus(
     for i, ext in enumerate(("txt", "md", "py", "csv", "json", "rst", "html", "yaml")):  # very long lines
         line = ("word " * (long_chars // 5)) if i % 2 else ("x" * long_chars)
         files[f"long/line-{i}.{ext}"] = ((line + "\n").encode(), "any")
-    files["long/many-columns.csv"] = ((",".join(f"c{i}" for i in range(20000)) + "\n") .encode() * 3, "any")
+    files["long/many-columns.csv"] = ((",".join(f"c{i}" for i in range(20000)) + "\n").encode() * 3, "any")
     files["long/many-blank-lines.md"] = (b"\n" * long_chars + b"end\n", "any")
     laughs = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
         f"{chr(98 + n)}: &{chr(98 + n)} [{', '.join([f'*{chr(97 + n)}'] * 9)}]\n" for n in range(8)

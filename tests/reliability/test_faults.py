@@ -189,8 +189,9 @@ def test_damaged_keyword_index_is_rebuilt_from_sqlite_with_a_warning(tmp_path: P
     DAMAGE[damage](data / "keyword")
     search = cli(data, "search", "m004v1p00", "--mode", "keyword", "--json")
     assert "Traceback" not in search.stderr and "keyword index" in search.stderr  # warned, not silent
+    assert "rebuilt from the database" in search.stderr  # derived data: rebuilt when the index opens
     rebuilt = cli(data, "index", "--json")
-    assert rebuilt.returncode == 0 and "rebuilding it from the database" in rebuilt.stderr
+    assert rebuilt.returncode == 0
     assert '"chunks_embedded": 0' in rebuilt.stdout  # rebuilt from SQLite, nothing re-embedded
     assert versions(data) == dict.fromkeys(range(6), 1)
     settings = load_settings()

@@ -31,16 +31,12 @@ __all__ = [
 ]
 
 INDENT = 3
-_RANK_NAMES = {"fused": "before rerank"}
 
 
 def score_label(hit: Hit) -> str:
-    """How sure a hit is, in words a reader can use: the calibrated 0-1 confidence when the search
-    layer gives one, else the hit's rank in each retriever (fused z-scores mean little to a person)."""
-    confidence = getattr(hit, "confidence", None)
-    if isinstance(confidence, float):
-        return f"confidence {confidence:.2f}"
-    return ", ".join(f"{_RANK_NAMES.get(name, name)} #{rank}" for name, rank in sorted(hit.ranks.items()))
+    """How sure a hit is, in words a reader can use: the calibrated 0-1 confidence (fused z-scores
+    mean little to a person)."""
+    return f"confidence {hit.confidence:.2f}"
 
 
 def location(hit: Hit) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 import shutil
 import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -71,6 +72,12 @@ def serve(
     watch: Annotated[
         bool, typer.Option("--watch", help="also re-index every collection as its files change")
     ] = False,
+    allow_ingest: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--allow-ingest", help="a folder the ingest tool may index (repeat; default: indexed roots)"
+        ),
+    ] = None,
     config: ConfigOpt = None,
     data_dir: DataDirOpt = None,
 ) -> None:
@@ -79,12 +86,16 @@ def serve(
     from docshelf.server.http import load_or_create_token, serve_http
     from docshelf.shelf import Shelf
 
+    # handler threads take the interpreter back sooner from an indexing thread (default 5 ms):
+    # a search passes it back and forth a few dozen times
+    sys.setswitchinterval(0.001)
     loaded = load(config, data_dir, None)
     settings = loaded.settings
     cfg = settings.server
     cfg.read_only = cfg.read_only or read_only
     cfg.host = host or cfg.host
     cfg.port = port or cfg.port
+    cfg.allow_ingest = [*cfg.allow_ingest, *(p.expanduser().absolute() for p in allow_ingest or ())]
     server, shelf = build_server(settings, Shelf(settings, config_path=loaded.path))
     stop_watch = _start_watcher(shelf) if watch else None
     try:
@@ -115,6 +126,10 @@ def install(
         Path | None, typer.Option("--file", help="config file to merge into (default: the client's)")
     ] = None,
     read_only: Annotated[bool, typer.Option("--read-only", help="install the read-only server")] = False,
+    allow_ingest: Annotated[
+        list[Path] | None,
+        typer.Option("--allow-ingest", help="a folder the server's ingest tool may index (repeat)"),
+    ] = None,
     config: ConfigOpt = None,
     data_dir: DataDirOpt = None,
 ) -> None:
@@ -126,16 +141,19 @@ def install(
         err.print(
             data(f"note: no index at {settings.store.data_dir} yet; run `docshelf index PATH` before use")
         )
-    cmd = server_command(settings.store.data_dir, config, read_only)
+    cmd = server_command(settings.store.data_dir, config, read_only, allow_ingest or ())
     plan = plan_install(client, cmd, file)
-    if plan.command is not None:
-        shown = shlex.join(plan.command)
+    if plan.commands:
+        shown = "\n".join(shlex.join(c) for c in plan.commands)
         if print_only or shutil.which("claude") is None:
             typer.echo(shown)
             if not print_only:
-                err.print("`claude` is not on PATH: run the command above yourself")
+                err.print("`claude` is not on PATH: run the commands above yourself")
             return
-        raise typer.Exit(subprocess.call(plan.command))
+        *before, add = plan.commands
+        for command in before:  # removing an older entry of ours may fail (there is none): fine
+            subprocess.call(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        raise typer.Exit(subprocess.call(add))
     assert plan.path is not None and plan.text is not None
     if print_only:
         err.print(data(f"# would write {plan.path}"))

@@ -142,6 +142,7 @@ class StaleTracker:
         max_age_s: float = 5.0,
         min_age_s: float = 1.0,
         first_pages: int = 2,
+        keep: int = 200,
     ) -> None:
         self.store = store
         self.lock = lock or contextlib.nullcontext()
@@ -150,8 +151,10 @@ class StaleTracker:
         self.max_age_s = max_age_s
         self.min_age_s = min_age_s
         self.first_pages = first_pages
+        self.keep = keep
         self._state = threading.Lock()
         self._count: int | None = None
+        self._found: list[dict[str, str]] = []
         self._tried = False
         self._checked = -1e9
         self._generation: int | None = None  # the generation the last pass started at
@@ -176,6 +179,11 @@ class StaleTracker:
         if self.background:
             self._ensure_thread(generation)
         return {"index_age": age, "stale_documents": self._count}
+
+    def report(self) -> tuple[int, list[dict[str, str]]] | None:
+        """The last complete pass: (stale count, the first ``keep`` of them); None before one ended."""
+        count, found = self._count, self._found
+        return None if count is None else (count, list(found))
 
     def _due(self, generation: int) -> bool:
         since = time.monotonic() - self._checked
@@ -207,12 +215,13 @@ class StaleTracker:
 
     def _run_pass(self, max_pages: int | None = None, pause: bool = False) -> None:
         generation = self._generation_now()
-        walk = _Pass(self.store, self.resolve, 0)
+        walk = _Pass(self.store, self.resolve, self.keep)
         for pages, _ in enumerate(self._steps(walk, pause), start=1):
             if max_pages is not None and pages >= max_pages and not walk.done:
                 return  # too many files to count here: the count stays unknown
             if self._stop.is_set():
                 return
+        self._found = walk.found
         self._count, self._checked, self._generation = walk.count, time.monotonic(), generation
 
     def _steps(self, walk: _Pass, pause: bool) -> Iterator[None]:

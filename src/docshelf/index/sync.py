@@ -17,9 +17,12 @@ from docshelf.errors import DocshelfError, ParseError, SourceError
 from docshelf.index.gitinfo import git_state
 from docshelf.index.ids import chunk_ids, content_hash, document_id, embed_key
 from docshelf.index.lock import WriterLock
+from docshelf.index.scope import Scope, record_scripts, skip_records
 from docshelf.parse import ParserRegistry, default_registry
+from docshelf.search.confidence import script_words
 from docshelf.sources import walk_roots
 from docshelf.sources.mirror import source_metadata
+from docshelf.sources.regular import FileRefused, read_regular
 from docshelf.store.base import BuildRecord, DocumentRecord, Store
 from docshelf.types import Chunk, ParsedDocument, SkippedFile, SourceFile, contextual_text
 
@@ -30,6 +33,7 @@ log = logging.getLogger("docshelf.index")
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 _T = TypeVar("_T")
 
+_PUBLISH_S = 2.0
 # Tokens kept free for the title/heading header that contextual_text puts before a chunk.
 _HEADER_RESERVE = 48
 
@@ -145,6 +149,7 @@ class Indexer:
         self.registry = registry or default_registry(settings)
         self.progress = progress or (lambda phase, done, total: None)
         self.counter = _Counter(embedder)
+        self._scripts: dict[str, float] = {}  # words per writing system swapped in (the "no match" note)
         self.max_tokens = max(16, min(settings.chunk.max_tokens, embedder.max_tokens - _HEADER_RESERVE))
 
     # ----- public -----
@@ -164,47 +169,57 @@ class Indexer:
 
     def sync(
         self, collection: str, roots: Sequence[Path] = (), skipped: Sequence[SkippedFile] = (),
-        force: bool = False,
+        force: bool = False, scope: Sequence[Path] | None = None,
     ) -> SyncReport:  # fmt: skip
         """Index new and changed files under the collection's roots; drop vanished ones.
 
         ``skipped`` (e.g. URLs that could not be fetched) is recorded with the files this sync
         skips, under the same writer lock; ``force`` re-parses unchanged files too (after the
-        chunk or parse settings changed).
+        chunk or parse settings changed). ``scope`` (roots, folders or files inside them) limits
+        the sync to what lies under those paths: other roots are neither walked nor pruned.
         """
-        return self._locked(lambda: self._sync(collection, roots, skipped, force))
+        return self._locked(lambda: self._sync(collection, roots, skipped, force, scope))
 
     def _sync(
-        self, collection: str, roots: Sequence[Path], skipped: Sequence[SkippedFile], force: bool
-    ) -> SyncReport:
+        self, collection: str, roots: Sequence[Path], skipped: Sequence[SkippedFile], force: bool,
+        scope: Sequence[Path] | None = None,
+    ) -> SyncReport:  # fmt: skip
         started = time.time()
         self.store.check_model(self.embedder.name, self.embedder.dim)
         known = [Path(r) for r in self.store.collection_roots(collection)]
         all_roots = list(dict.fromkeys([*known, *(Path(r).expanduser().resolve() for r in roots)]))
         if not all_roots:
             raise SourceError(f"collection {collection!r} has no folders yet; run `docshelf index PATH`")
+        within = None if scope is None else Scope(scope)
+        walk_list = all_roots if within is None else [r for r in all_roots if within.touches(r)]
         walked = list(
             walk_roots(
-                all_roots,
+                walk_list,
                 self.settings.sources.include,
                 self.settings.sources.exclude,
                 self.settings.sources.respect_gitignore,
                 self.settings.sources.max_file_mb,
                 self.registry.binary_extensions,
+                lambda rel: self.registry.for_path(rel) is not None,
             )
         )
-        self.store.set_collection_roots(collection, [str(r) for r, _ in walked])
+        # a scoped sync keeps the roots it did not walk; walked roots take their resolved form
+        resolved = dict(zip(walk_list, (r for r, _ in walked), strict=True))
+        self.store.set_collection_roots(collection, [str(resolved.get(r, r)) for r in all_roots])
         self.store.set_model(self.embedder.name, self.embedder.dim)
         if self.store.needs_keyword_rebuild():
             log.warning("keyword index behind the database: rebuilding it from the database")
             self.store.rebuild_keyword_index()
 
         report = SyncReport(collection, skipped=list(skipped))
-        report.git_commit, report.git_dirty = git_state(walked[0][0])
+        if walked:
+            report.git_commit, report.git_dirty = git_state(walked[0][0])
         files: dict[str, SourceFile] = {}
         for _, result in walked:
             report.skipped.extend(result.skipped)
             for f in result.files:
+                if within is not None and not within.holds(f.root / f.rel_path):
+                    continue
                 if self.registry.for_path(f.rel_path) is None:
                     report.skipped.append(
                         SkippedFile(
@@ -219,17 +234,24 @@ class Indexer:
                     files[f.rel_path] = f
 
         states = self.store.document_states(collection)
+        if within is not None:  # only what lies in the scope is compared (and may be removed)
+            states = {rel: st for rel, st in states.items() if within.holds(Path(st.root) / st.path)}
         batch: list[_Pending] = []
         batch_chunks = 0
+        published = time.monotonic()
         for done, (rel, f) in enumerate(sorted(files.items()), start=1):
             self.progress("index", done, len(files))
+            time.sleep(0)  # hand the interpreter to waiting readers (a server's searches) once per file
             state = states.get(rel)
             same_root = state is not None and state.root == str(f.root)
             if state and not force and same_root and state.size == f.size and state.mtime_ns == f.mtime_ns:
                 report.unchanged += 1
                 continue
-            try:
-                data = f.path.read_bytes()
+            try:  # regular files only, within the cap: the file may have changed since the walk
+                data = read_regular(f.path, int(self.settings.sources.max_file_mb * 1_048_576))
+            except FileRefused as exc:
+                report.skipped.append(SkippedFile(rel, exc.reason))
+                continue
             except OSError as exc:
                 report.skipped.append(SkippedFile(rel, f"cannot read: {exc.strerror}"))
                 continue
@@ -255,15 +277,17 @@ class Indexer:
             if batch_chunks >= self.settings.embed.batch_size * 4:
                 self._flush(batch, report)
                 batch, batch_chunks = [], 0
+                published = self._publish(published)
         self._flush(batch, report)
 
+        record_scripts(self.store, self._scripts)
         gone = [s for rel, s in states.items() if rel not in files or rel in report.excluded]
         # a file that now fails to parse keeps its old version (it is in `files`, not gone)
         self.store.delete_documents([s.id for s in gone])
         report.removed = [s.path for s in gone]
         self.store.gc_vectors()
         self.store.commit()
-        self.store.set_skipped(collection, report.skipped)
+        self.store.set_skipped(collection, skip_records(self.store, collection, report, files, within))
         report.seconds = time.time() - started
         self.store.record_build(
             BuildRecord(
@@ -324,6 +348,15 @@ class Indexer:
         return report.chunks_embedded
 
     # ----- internals -----
+    def _publish(self, last: float) -> float:
+        """Make the documents swapped in so far visible to keyword search every few seconds of a
+        long sync (readers are not kept on the old keyword index until the job ends)."""
+        now = time.monotonic()
+        if now - last < _PUBLISH_S:
+            return last
+        self.store.commit()
+        return now
+
     @staticmethod
     def _relative(target: Path, roots: Sequence[str]) -> str:
         if target.is_absolute():
@@ -414,6 +447,7 @@ class Indexer:
                 report.skipped.append(SkippedFile(rel, f"embedding failed, old version kept: {exc}"))
                 continue
             self.store.replace_document(pending.doc, pending.chunks, mine)
+            script_words((c.text for c in pending.chunks), self._scripts)
             report.chunks_written += len(pending.chunks)
             report.chunks_embedded += len(pending.texts)
             (report.added if pending.is_new else report.updated).append(rel)

@@ -37,9 +37,7 @@ def convex_combination(lists: Mapping[str, Ranked], weights: Mapping[str, float]
     return sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-def zscore_combination(
-    lists: Mapping[str, Ranked], weights: Mapping[str, float]
-) -> list[tuple[str, float]]:
+def zscore_combination(lists: Mapping[str, Ranked], weights: Mapping[str, float]) -> list[tuple[str, float]]:
     """Standardise each list's scores (z-score), then a weighted sum.
 
     An id missing from a list gets that list's lowest z-score, not zero: being

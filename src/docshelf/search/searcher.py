@@ -8,14 +8,25 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from docshelf.analyze import Analyzer
+from docshelf.analyze import Analyzer, Token
 from docshelf.analyze.language import language_of, same_language
 from docshelf.config import SearchSettings
 from docshelf.embed.base import Embedder
 from docshelf.index.stale import StaleTracker
+from docshelf.search.confidence import (
+    NEAREST_NOTE,
+    NEAREST_TOP,
+    Evidence,
+    confidence,
+    decode_scripts,
+    known_scripts,
+    nearest_neighbours,
+    scripts_of,
+)
 from docshelf.search.fusion import convex_combination, weighted_rrf, zscore_combination
+from docshelf.search.snippets import make_snippet
 from docshelf.store.base import SearchFilter, Store
-from docshelf.types import Chunk, cite
+from docshelf.types import Chunk, cite, contextual_text
 
 __all__ = ["Hit", "Mode", "SearchResult", "Searcher"]
 
@@ -49,6 +60,15 @@ class Hit:
 
     source_url: str | None = None  # web pages and Drive files: where the text came from
     page_label: str | None = None  # the printed page number ("iv", "A-3") when the PDF defines them
+    confidence: float = 0.0  # calibrated P(relevant), see search/confidence.py
+    matched: list[str] = field(default_factory=list)  # query words found in the hit; [] = semantic only
+    highlights: list[tuple[int, int]] = field(default_factory=list)  # match spans in ``text``
+    evidence: Evidence | None = field(default=None, repr=False)  # what the confidence came from
+
+    @property
+    def matched_by(self) -> str:
+        """Keyword when query words occur in the hit, else semantic (found by meaning only)."""
+        return "keyword" if self.matched else "semantic"
 
     @property
     def citation(self) -> str:
@@ -57,6 +77,8 @@ class Hit:
     def as_dict(self, with_text: bool = False) -> dict[str, Any]:
         out = asdict(self)
         out["citation"] = self.citation
+        out["matched_by"] = self.matched_by
+        out.pop("evidence")
         if not with_text:
             out.pop("text")
         return out
@@ -86,29 +108,21 @@ class SearchResult:
 
 
 def snippet(analyzer: Analyzer, text: str, query_terms: set[str], width: int = _SNIPPET_CHARS) -> str:
-    """The window of ``text`` with the most query terms, matches in **bold**."""
-    matches = [t for t in analyzer.tokens(text) if t.term in query_terms]
-    if len(text) <= width:
-        start = 0
-    elif matches:
-        best, best_count = matches[0].start, 0
-        for m in matches:
-            count = sum(1 for o in matches if m.start <= o.start < m.start + width)
-            if count > best_count:
-                best, best_count = m.start, count
-        start = max(0, min(best - width // 4, len(text) - width))
-    else:
-        start = 0
-    end = min(len(text), start + width)
-    out, pos = [], start
-    for m in matches:
-        if m.start < start or m.end > end or m.start < pos:
+    """The window of ``text`` with the most query terms, matches in **bold** (search/snippets.py)."""
+    return make_snippet(analyzer.tokens(text), text, query_terms, width).text
+
+
+def _matched_words(query: str, qtokens: list[Token], have: set[str]) -> list[str]:
+    """The query's words (as typed) whose terms the hit contains; a CJK run's pieces as one word."""
+    spans: list[list[int]] = []
+    for t in sorted(qtokens, key=lambda t: (t.start, t.end)):
+        if t.term not in have:
             continue
-        out += [text[pos : m.start], "**", text[m.start : m.end], "**"]
-        pos = m.end
-    out.append(text[pos:end])
-    body = " ".join("".join(out).split())
-    return ("…" if start > 0 else "") + body + ("…" if end < len(text) else "")
+        if spans and t.start <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], t.end)
+        else:
+            spans.append([t.start, t.end])
+    return list(dict.fromkeys(query[s:e] for s, e in spans))
 
 
 def fusion_weights(
@@ -183,18 +197,20 @@ class Searcher:
         flt = flt or SearchFilter()
         if mode != "keyword" and self.embedder is None:
             mode = "keyword"
-        terms = self.analyzer.terms(query)
+        qtokens = self.analyzer.tokens(query)
+        terms = [t.term for t in qtokens]
         n = max(self.settings.candidates, k)
         vec = None
         if mode in ("hybrid", "semantic") and self.embedder is not None and query.strip():
             vec = self.embedder.embed_query(query)
         # one call (one SQL round trip on PostgreSQL) for both retrievers and the term coverage
         lists, coverage = self.store.candidates(
-            terms, vec, n, flt, keyword=mode in ("hybrid", "keyword"), coverage=mode == "hybrid"
+            terms, vec, n, flt, keyword=mode in ("hybrid", "keyword"), coverage=mode != "semantic"
         )
         fused = self._fuse(lists, mode, query, coverage)
-        hits = self._hydrate(fused, lists, set(terms) if snippets else None, k)
-        note = None if hits else self._why_empty(terms, flt)
+        hits, shares = self._hydrate(fused, lists, query, qtokens, k, snippets)
+        self._calibrate(hits, shares, lists, mode, coverage)
+        note = self._nearest_note(query, terms, hits) if hits else self._why_empty(terms, flt)
         fresh = self.freshness()
         return SearchResult(
             query, mode, hits, (time.perf_counter() - started) * 1000, note,
@@ -229,10 +245,39 @@ class Searcher:
         )
         return others * 2 > len(top)
 
+    def _calibrate(
+        self, hits: list[Hit], shares: list[float], lists: dict[str, list[tuple[str, float]]], mode: str,
+        coverage: float,
+    ) -> None:  # fmt: skip
+        """Each hit's confidence from the evidence the retrievers gave (search/confidence.py)."""
+        cosine = dict(lists.get("semantic", []))
+        model = self.embedder.name if self.embedder is not None else "*"
+        for position, (hit, share) in enumerate(zip(hits, shares, strict=True), start=1):
+            evidence = Evidence(
+                term_share=share, keyword_rank=hit.ranks.get("keyword"),
+                semantic_rank=hit.ranks.get("semantic"), semantic_score=cosine.get(hit.chunk_id),
+                position=position, coverage=coverage,
+            )  # fmt: skip
+            hit.confidence, hit.evidence = confidence(evidence, model, mode), evidence
+
+    def _nearest_note(self, query: str, terms: list[str], hits: list[Hit]) -> str | None:
+        """The note for top hits that share no word with the query (see nearest_neighbours)."""
+        top = hits[:NEAREST_TOP]
+        if not terms or any(h.matched for h in top):
+            return None
+        recorded = decode_scripts(self.store.get_meta("scripts"))  # written as the index is built
+        scripts = known_scripts(recorded) if recorded else scripts_of(h.text for h in hits)
+        mine = language_of(query, self.analyzer.language)
+        same = [same_language(mine, language_of(h.text, self.analyzer.language)) for h in top]
+        return NEAREST_NOTE if nearest_neighbours(terms, [h.matched for h in top], same, scripts) else None
+
     def _hydrate(
-        self, fused: list[tuple[str, float]], lists: dict[str, list[tuple[str, float]]],
-        query_terms: set[str] | None, k: int,
-    ) -> list[Hit]:  # fmt: skip
+        self, fused: list[tuple[str, float]], lists: dict[str, list[tuple[str, float]]], query: str,
+        qtokens: list[Token], k: int, snippets: bool = True,
+    ) -> tuple[list[Hit], list[float]]:  # fmt: skip
+        """The top ``k`` hits, and the share of the query's distinct terms each one contains."""
+        query_terms = {t.term for t in qtokens}
+        shares: list[float] = []
         ranks = {name: {cid: r for r, (cid, _) in enumerate(lst, 1)} for name, lst in lists.items()}
         # over-fetch: a hit may point to a chunk deleted since the keyword index was read
         wanted = [cid for cid, _ in fused[: k * 2]]
@@ -253,6 +298,11 @@ class Searcher:
             doc = docs[chunk.doc_id]
             if doc is None:
                 continue
+            tokens = self.analyzer.tokens(chunk.text)
+            # the keyword index holds the title and headings too: a word found only there matched
+            context = self.analyzer.terms(contextual_text(doc.title, chunk.heading_path, ""))
+            have = {t.term for t in tokens}.union(context)
+            found = make_snippet(tokens, chunk.text, query_terms) if snippets else None
             hits.append(
                 Hit(
                     chunk_id=cid, doc_id=doc.id, collection=doc.collection, path=doc.path,
@@ -261,16 +311,19 @@ class Searcher:
                     line_end=chunk.line_end, char_start=chunk.char_start, char_end=chunk.char_end,
                     page=chunk.page, score=score,
                     ranks={name: r[cid] for name, r in ranks.items() if cid in r},
-                    snippet="" if query_terms is None else snippet(self.analyzer, chunk.text, query_terms),
+                    snippet="" if found is None else found.text,
                     text=chunk.text,
                     tags=list(doc.tags), lifecycle=doc.lifecycle,
                     source_url=doc.metadata.get("source_url"),
                     page_label=_page_label(doc.metadata, chunk.page),
+                    matched=_matched_words(query, qtokens, have),
+                    highlights=[] if found is None else found.spans,
                 )
             )  # fmt: skip
+            shares.append(len(query_terms & have) / max(1, len(query_terms)))
             if len(hits) >= k:
                 break
-        return hits
+        return hits, shares
 
     def _why_empty(self, terms: list[str], flt: SearchFilter) -> str:
         stats = self.store.stats()

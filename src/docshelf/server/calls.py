@@ -6,29 +6,54 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio.to_thread
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult
 
-from docshelf.errors import DocshelfError
+from docshelf.errors import DocshelfError, StoreError
+from docshelf.server.instructions import refresh_if_changed
 from docshelf.server.limits import tool_result
+from docshelf.server.notices import Notices
 
 if TYPE_CHECKING:
     from docshelf.shelf import Shelf
 
-__all__ = ["answer", "off_loop"]
+__all__ = ["answer", "no_index_message", "off_loop"]
 
 T = TypeVar("T")
 
 
 async def off_loop(shelf: Shelf, fn: Callable[[], T]) -> T:
-    """Run blocking shelf work on a worker thread, once the index is open."""
+    """Run blocking shelf work on a worker thread, once the index is open.
+
+    With no index yet (a server started before `docshelf index`) the call answers what to run;
+    once another process created one, the first call opens it.
+    """
+    if not shelf.exists():
+        raise StoreError(no_index_message(shelf))
+    shelf.start()  # idempotent: opens the index on first use when the server began without one
     await shelf.opened()
     return await anyio.to_thread.run_sync(fn)
 
 
-async def answer(shelf: Shelf, work: Callable[[], dict[str, Any]]) -> CallToolResult:
-    """Run ``work`` off the event loop; a DocshelfError becomes an isError result that explains."""
+def no_index_message(shelf: Shelf) -> str:
+    where = shelf.settings.store.data_dir
+    how = "" if shelf.settings.server.read_only else " (or call ingest with an allowed folder)"
+    return f"there is no docshelf index at {where} yet: ask the user to run `docshelf index PATH`{how}"
+
+
+async def answer(
+    shelf: Shelf, work: Callable[[], dict[str, Any]], ctx: Context | None = None
+) -> CallToolResult:
+    """Run ``work`` off the event loop; a DocshelfError becomes an isError result that explains.
+    Log notices gathered meanwhile (index damage, model failures) ride on this request's stream."""
     try:
         return tool_result(await off_loop(shelf, work))
     except DocshelfError as exc:
         raise ToolError(str(exc)) from exc
+    finally:
+        if ctx is not None:
+            if shelf.exists():
+                await anyio.to_thread.run_sync(refresh_if_changed, ctx.mcp_server, shelf)
+            if (notices := Notices.of(ctx)) is not None:
+                await notices.deliver(ctx)

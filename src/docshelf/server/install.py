@@ -8,7 +8,8 @@ import shutil
 import sys
 import time
 import tomllib
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,9 @@ CLIENTS = ("claude-code", "claude-desktop", "cursor", "codex")
 NAME = "docshelf"
 
 
-def server_command(data_dir: Path, config: Path | None, read_only: bool) -> list[str]:
+def server_command(
+    data_dir: Path, config: Path | None, read_only: bool, allow_ingest: Sequence[Path] = ()
+) -> list[str]:
     """Absolute command line of the stdio server: MCP clients start it without our PATH or cwd."""
     # this very interpreter has docshelf installed; a `docshelf` on PATH may belong to another env
     cmd = [
@@ -35,15 +38,17 @@ def server_command(data_dir: Path, config: Path | None, read_only: bool) -> list
         cmd += ["--config", str(config.expanduser().absolute())]
     if read_only:
         cmd.append("--read-only")
+    for folder in allow_ingest:
+        cmd += ["--allow-ingest", str(folder.expanduser().absolute())]
     return cmd
 
 
 @dataclass
 class InstallPlan:
-    """What install would do: run a command, or write ``text`` to ``path``."""
+    """What install would do: run ``commands`` in order, or write ``text`` to ``path``."""
 
     client: str
-    command: list[str] | None = None
+    commands: list[list[str]] = field(default_factory=list)
     path: Path | None = None
     text: str | None = None
 
@@ -108,7 +113,11 @@ def plan_install(client: str, cmd: list[str], path: Path | None = None) -> Insta
     if client not in CLIENTS:
         raise ConfigError(f"unknown client {client!r}; choose one of {', '.join(CLIENTS)}")
     if client == "claude-code":
-        return InstallPlan(client, command=["claude", "mcp", "add", "--scope", "user", NAME, "--", *cmd])
+        # `claude mcp add` refuses a name that exists: our own older entry is removed first, so
+        # installing twice replaces it (as the JSON and TOML merges do)
+        remove = ["claude", "mcp", "remove", "--scope", "user", NAME]
+        add = ["claude", "mcp", "add", "--scope", "user", NAME, "--", *cmd]
+        return InstallPlan(client, commands=[remove, add])
     target = path or _config_path(client)
     text = _merge_toml(target, cmd) if client == "codex" else _merge_json(target, cmd)
     return InstallPlan(client, path=target, text=text)

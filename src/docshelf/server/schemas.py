@@ -22,34 +22,23 @@ class _Out(BaseModel):
 
 
 class Hit(_Out):
-    chunk_id: str = Field(description="pass to read_passage")
-    doc_id: str
-    collection: str
-    path: str = Field(description="relative to the collection root")
-    uri: str = Field(description="docshelf:// resource of the whole document")
-    abs_path: str
-    title: str | None
-    heading_path: list[str]
-    line_start: int
-    line_end: int
-    page: int | None = Field(description="physical page, 1-based (PDF pages, slides, sheets)")
-    page_label: str | None = Field(None, description="the page number printed on the page, if different")
-    score: float
-    citation: str = Field(
-        description="cite as given: path:lines, file.pdf#page=N for PDFs, the source URL for web pages"
-    )
-    snippet: str = Field(description="best window, query terms in **bold**")
-    text: str | None = Field(None, description="full chunk text when with_text=true")
+    # compact by default; detail="full" adds path, lines, ranks, uri... (extra fields)
+    chunk_id: str
+    citation: str
+    heading: str | None = None
+    confidence: float = Field(description="0-1, calibrated")
+    matched: list[str] = Field(description="query words found; [] = semantic only")
+    snippet: str
 
 
 class SearchHits(_Out):
-    query: str
-    mode: str = Field(description="the mode actually used (keyword when the model is not ready)")
-    took_ms: float
+    mode: str
+    index_age: float | None = None
+    stale_documents: int | None = None
     hits: list[Hit]
-    note: str | None = Field(None, description="why results are empty, degraded or truncated")
+    note: str | None = None
     untrusted_content: str
-    next_cursor: str | None = Field(None, description="pass back as cursor for the following hits")
+    next_cursor: str | None = None
 
 
 class Passage(_Out):
@@ -83,7 +72,7 @@ class DocumentRange(_Out):
     path: str
     uri: str
     title: str | None
-    source: str = Field(description="file: read from disk now; index: rebuilt from stored chunks")
+    source: str = Field(description="file | index")
     text: str
     char_start: int
     char_end: int
@@ -93,13 +82,13 @@ class DocumentRange(_Out):
     total_lines: int
     citation: str
     note: str | None = None
-    next_cursor: str | None = Field(None, description="pass back as cursor to continue reading")
+    next_cursor: str | None = None
     untrusted_content: str
 
 
 class DocumentList(_Out):
-    documents: list[dict[str, Any]] = Field(description="one row per file")
-    total: int = Field(description="files matching the filters")
+    documents: list[dict[str, Any]]
+    total: int
     next_cursor: str | None = None
     note: str | None = None
 
@@ -111,7 +100,7 @@ class IndexStatus(_Out):
     chunks: int
     collections: list[dict[str, Any]]
     skipped: list[dict[str, Any]]
-    stale: list[dict[str, Any]] = Field(description="indexed files changed or gone on disk; run reindex")
+    stale: list[dict[str, Any]]
     server: dict[str, Any]
     note: str | None = None
 

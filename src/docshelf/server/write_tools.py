@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
-import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import anyio
-import anyio.from_thread
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -18,10 +16,13 @@ from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from docshelf.errors import DocshelfError, EmbedError
-from docshelf.server.calls import off_loop
+from docshelf.server.calls import no_index_message, off_loop
+from docshelf.server.instructions import refresh_instructions
 from docshelf.server.limits import fit_items, tool_result
+from docshelf.server.notices import Notices
 from docshelf.server.schemas import WriteReport
 from docshelf.server.tools import tool
+from docshelf.shelf.reading import SCHEME
 
 if TYPE_CHECKING:
     from docshelf.index.sync import Progress
@@ -32,8 +33,10 @@ __all__ = ["register_write_tools"]
 log = logging.getLogger("docshelf.server")
 T = TypeVar("T")
 
-INDEXING = ToolAnnotations(
-    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+# ingest and reindex delete too (files gone from disk leave the index), so all three are destructive;
+# ingest of a URL reaches the web
+INGESTING = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=True
 )
 REMOVING = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
@@ -46,43 +49,92 @@ class _Cancelled(Exception):
 
 async def _indexing(shelf: Shelf, ctx: Context, job: Callable[[Progress], T]) -> T:
     """Run an indexing job on a worker thread, reporting MCP progress; cancelling the request stops it
-    at the next file (every document is swapped in its own transaction, so nothing is half-written)."""
+    at the next file (every document is swapped in its own transaction, so nothing is half-written).
+
+    The worker never calls into the event loop: it records how far it got and a task here sends
+    the progress. A cancelled request waits (shielded) for the worker to stop, so when the call is
+    over the writer lock and the keyword writer are released and the index is consistent.
+    """
     await shelf.opened()
     _, why = await anyio.to_thread.run_sync(lambda: shelf.embedder(None))
     if why:
         raise EmbedError(f"cannot index: {why}")
     cancel = threading.Event()
-    last = [0.0]
+    state: list[tuple[str, int, int]] = []
 
     def progress(phase: str, done: int, total: int) -> None:
         if cancel.is_set():
             raise _Cancelled
-        now = time.monotonic()
-        if now - last[0] < 0.1 and done < total:
-            return  # a notification per file would flood the client
-        last[0] = now
+        state[:] = [(phase, done, total)]
+
+    async def report() -> None:
+        sent = None
+        while True:
+            await anyio.sleep(0.1)  # a notification per file would flood the client
+            now = state[0] if state else None
+            if now is not None and now != sent:
+                sent = now
+                phase, done, total = now
+                try:
+                    await ctx.report_progress(done, total, f"{phase}: {done}/{total} files")
+                except Exception:  # progress is best effort; the work goes on
+                    log.debug("progress report failed", exc_info=True)
+
+    finished = threading.Event()
+    outcome: list[Any] = []
+
+    def run() -> None:
         try:
-            anyio.from_thread.run(ctx.report_progress, done, total, f"{phase}: {done}/{total} files")
-        except Exception:  # progress is best effort; the work goes on
-            log.debug("progress report failed", exc_info=True)
+            outcome.append(("ok", job(progress)))
+        except BaseException as exc:
+            outcome.append(("error", exc))
+        finally:
+            finished.set()
 
-    def run() -> T:
-        return job(progress)  # a cancel ends the sync, which publishes what was swapped in
-
-    try:
-        return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
-    except anyio.get_cancelled_exc_class():
-        cancel.set()
-        raise
-
-
-async def _announce(ctx: Context) -> None:
-    """Tell clients the document set changed: listen streams (2026) and the session (2025)."""
-    for send in (ctx.notify_resources_changed, ctx.session.send_resource_list_changed):
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(report)
         try:
-            await send()
+            await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            cancel.set()
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(finished.wait)
+            raise
+        finally:
+            tg.cancel_scope.cancel()
+    kind, value = outcome[0]
+    if kind == "error":
+        raise value
+    if state and state[0][1] == state[0][2]:  # the last count, so a client sees done == total
+        with contextlib.suppress(Exception):
+            await ctx.report_progress(state[0][1], state[0][2], f"{state[0][0]}: done")
+    result: T = value
+    return result
+
+
+async def _announce(server: MCPServer, shelf: Shelf, ctx: Context, payload: dict[str, Any]) -> None:
+    """After a write that changed something: fresh instructions, `docshelf://status` updated for
+    2026 subscribers, and log notices (what changed, what was skipped). Nothing when nothing changed:
+    the resource list itself (status + the document template) never changes, so no list_changed."""
+    notices = Notices.of(ctx)
+    changed = any(payload.get(key) for key in ("added", "updated", "removed"))
+    if changed:
+        refresh_instructions(server, shelf)
+        try:
+            await ctx.notify_resource_updated(SCHEME + "status")
         except Exception:
-            log.debug("list_changed not sent", exc_info=True)
+            log.debug("resource update not published", exc_info=True)
+    if notices is None:
+        return
+    if changed:
+        counts = ", ".join(f"{payload.get(k, 0)} {k}" for k in ("added", "updated", "removed"))
+        await notices.send(ctx, "info", f"{payload['action']}: the index changed ({counts})")
+    skipped = payload.get("skipped") or []
+    if skipped:
+        shown = "; ".join(f"{s['path']} ({s['reason']})" for s in skipped[:10])
+        more = f"; and {len(skipped) - 10} more (see index_status)" if len(skipped) > 10 else ""
+        await notices.send(ctx, "warning", f"{payload['action']} skipped {len(skipped)} files: {shown}{more}")
+    await notices.deliver(ctx)
 
 
 def _report(action: str, done: list[IndexReport], budget: int) -> dict[str, Any]:
@@ -107,26 +159,15 @@ def _report(action: str, done: list[IndexReport], budget: int) -> dict[str, Any]
     return payload
 
 
-def _check_target(path: str) -> str:
-    """An ingest target as the server accepts it: an http(s) URL or an absolute path."""
-    from docshelf.sources.remote import is_url
-
-    if is_url(path):
-        return path
-    if not Path(path).expanduser().is_absolute():
-        raise DocshelfError(f"{path!r} is relative: pass the absolute path of a folder or file, or a URL")
-    return path
-
-
 def register_write_tools(server: MCPServer, shelf: Shelf) -> None:
     """Register ingest, forget and reindex."""
     budget = shelf.settings.server.max_result_tokens
 
     async def finish(ctx: Context, payload: dict[str, Any]) -> CallToolResult:
-        await _announce(ctx)
+        await _announce(server, shelf, ctx, payload)
         return tool_result(payload)
 
-    @tool(server, "Add documents", INDEXING)
+    @tool(server, "Add documents", INGESTING)
     async def ingest(
         path: Annotated[
             str,
@@ -135,27 +176,32 @@ def register_write_tools(server: MCPServer, shelf: Shelf) -> None:
             ),
         ],
         ctx: Context,
-        collection: Annotated[str | None, Field(description="collection to add it to")] = None,
+        collection: Annotated[str | None, Field(description="default: the folder's own")] = None,
     ) -> Annotated[CallToolResult, WriteReport]:
-        """Index a folder (it becomes a root of the collection), a web page or public Google Drive
-        link, or re-index one file under a known folder. Unchanged files are skipped, so repeating it
-        is cheap. Reports progress."""
+        """Index exactly this folder, file, web page or public Google Drive link (nothing else is
+        synced): a new folder becomes a root of its own collection. Only folders the user allowed
+        (default: inside those already indexed). Files gone from it are dropped; unchanged ones are
+        skipped. Reports progress; can be cancelled."""
+        allowed = shelf.settings.server.allow_ingest
+        if not shelf.exists() and not allowed:
+            raise ToolError(no_index_message(shelf))
         try:
-            target = _check_target(path)
-            report = await _indexing(shelf, ctx, lambda p: shelf.index([target], collection, progress=p))
+            report = await _indexing(
+                shelf, ctx, lambda p: shelf.ingest(path, collection, allowed=allowed, progress=p)
+            )
         except (DocshelfError, _Cancelled) as exc:
             raise ToolError(str(exc) or "cancelled") from exc
         return await finish(ctx, _report("ingest", [report], budget))
 
     @tool(server, "Remove a document", REMOVING)
     async def forget(
-        document: Annotated[str, Field(min_length=1, description="path, doc_id or docshelf:// URI")],
+        document: Annotated[str, Field(min_length=1, description="path, doc_id, URI, root folder or URL")],
         ctx: Context,
-        collection: Annotated[str | None, Field(description="collection, when a path is in several")] = None,
+        collection: str | None = None,
     ) -> Annotated[CallToolResult, WriteReport]:
-        """Remove one document from the index (the file on disk is not touched), or a whole root
-        folder given by its absolute path. A document comes back on the next reindex unless it is
-        excluded in docshelf.toml or marked rag: false."""
+        """Remove one document (path, doc_id or URI) or a whole root folder (its absolute path) or
+        URL from the index; files on disk are not touched. A document of a kept root comes back on
+        the next reindex unless excluded in docshelf.toml."""
 
         def work() -> dict[str, Any]:
             done = shelf.forget(document, collection)
@@ -171,13 +217,13 @@ def register_write_tools(server: MCPServer, shelf: Shelf) -> None:
             raise ToolError(str(exc)) from exc
         return await finish(ctx, payload)
 
-    @tool(server, "Re-index", INDEXING)
+    @tool(server, "Re-index", REMOVING)
     async def reindex(
         ctx: Context,
-        collection: Annotated[str | None, Field(description="only this collection")] = None,
+        collection: str | None = None,
     ) -> Annotated[CallToolResult, WriteReport]:
-        """Bring the index up to date with the files on disk: new and changed files are indexed,
-        vanished ones dropped. Incremental and safe to repeat. Reports progress; can be cancelled."""
+        """Re-sync every root with the files on disk: new and changed files indexed, vanished ones
+        dropped. Incremental. Reports progress; can be cancelled."""
 
         def job(progress: Progress) -> list[IndexReport]:
             return shelf.reindex(collection, progress)

@@ -1,12 +1,15 @@
 """Shelf: the one place that opens an index and carries out what a user asks of it.
 
 The CLI, the MCP server and Python programs all call a Shelf. It owns the runtime (store,
-analyzer, embedder), one searcher and one freshness tracker per process, the collections'
-recorded settings, and the lock that lets handler threads share one store connection.
+analyzer, embedder), one searcher and one freshness tracker per process, and the collections'
+recorded settings. Stores are safe to share between threads: reads never wait for a write
+(SQLite readers each have a connection of their own, PostgreSQL a pooled one), and writers hold
+the store per document, so a server answers searches while an `index` job runs.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -75,8 +78,12 @@ class Shelf:
     # ----- opening (the loader's) -----
     @property
     def lock(self) -> threading.RLock:
-        """Held while the store is used; one connection serves every thread."""
+        """Held briefly by writers while they decide (collection, recorded settings); reads never take it."""
         return self._lock
+
+    def exists(self) -> bool:
+        """True if there is an index to open (a PostgreSQL store always counts; its errors come on open)."""
+        return bool(self.settings.store.url) or (self.settings.store.data_dir / "docshelf.db").is_file()
 
     def open(self) -> Shelf:
         """Open the index now (otherwise the first use opens it); raises StoreError."""
@@ -133,7 +140,7 @@ class Shelf:
             from docshelf.shelf.status import guarded_state
 
             background = self._loading.background
-            self._tracker = StaleTracker(self.store, self._lock, guarded_state, background=background)
+            self._tracker = StaleTracker(self.store, None, guarded_state, background=background)
         return self._tracker
 
     def registry(self, collection: str) -> ParserRegistry:
@@ -149,8 +156,7 @@ class Shelf:
         """This process's settings with the collection's (and the index's) recorded ones in place."""
         from docshelf.shelf.settings import apply, read_collection, read_index
 
-        with self._lock:
-            return apply(self.settings, read_collection(self.store, collection), read_index(self.store))
+        return apply(self.settings, read_collection(self.store, collection), read_index(self.store))
 
     def reranker(self, wanted: bool | None) -> Reranker | None:
         """The cross-encoder if this call asks for reranking (``None``: ``rerank.enabled``), loaded once."""
@@ -171,26 +177,32 @@ class Shelf:
         reranker = self.reranker(req.rerank)
         searcher = self._searcher(embedder)
         k = req.k or self.settings.search.k
-        with self._lock:
-            if reranker is None:
-                result = searcher.search(req.query, k=k, mode=mode, flt=req.filter())
-            else:
-                from docshelf.search.rerank import reranked_search
+        if reranker is None:
+            result = searcher.search(req.query, k=k, mode=mode, flt=req.filter())
+        else:
+            from docshelf.search.rerank import reranked_search
 
-                top_n = self.settings.rerank.top_n
-                result = reranked_search(searcher, reranker, req.query, k, top_n, mode, req.filter())
+            top_n = self.settings.rerank.top_n
+            result = reranked_search(searcher, reranker, req.query, k, top_n, mode, req.filter())
         result.note = join_notes(result.note, model_note)
+        if req.min_confidence and result.hits:
+            best = max(h.confidence for h in result.hits)
+            result.hits = [h for h in result.hits if h.confidence >= req.min_confidence]
+            if not result.hits:
+                result.note = join_notes(
+                    f"no hit reached min_confidence {req.min_confidence:g} (the best had {best:.2f}): "
+                    "the documents may not answer this; try other words or a lower min_confidence",
+                    result.note,
+                )
         return result
 
     def read_passage(self, chunk_id: str, before: int = 0, after: int = 0) -> PassageWindow:
         """A search hit's stored passage with up to ``before``/``after`` neighbours."""
-        with self._lock:
-            return reading.passages(self.store, chunk_id, before, after)
+        return reading.passages(self.store, chunk_id, before, after)
 
     def find_document(self, ref: str, collection: str | None = None) -> DocumentRecord:
         """A document by id, ``docshelf://`` URI, path relative to its root, or absolute path."""
-        with self._lock:
-            return reading.find_document(self.store, ref, collection)
+        return reading.find_document(self.store, ref, collection)
 
     def read_range(
         self, document: str | DocumentRecord, collection: str | None = None,
@@ -199,20 +211,18 @@ class Shelf:
         page: int | None = None, max_tokens: int | None = None,
     ) -> TextRange:  # fmt: skip
         """A document's text, or a line, character or page range of it (cut to ``max_tokens``)."""
-        with self._lock:
-            doc = document if not isinstance(document, str) else self.find_document(document, collection)
-            registry = self.registry(doc.collection)
-            return reading.read_range(self.store, registry, doc, lines, chars, page, max_tokens)
+        doc = document if not isinstance(document, str) else self.find_document(document, collection)
+        registry = self.registry(doc.collection)
+        max_bytes = int(self.collection_settings(doc.collection).sources.max_file_mb * 1_048_576)
+        return reading.read_range(self.store, registry, doc, lines, chars, page, max_tokens, max_bytes)
 
     def list_documents(
         self, collection: str | None = None, path_glob: str | None = None
     ) -> list[DocumentRecord]:
-        with self._lock:
-            return reading.list_documents(self.store, collection, path_glob)
+        return reading.list_documents(self.store, collection, path_glob)
 
     def collections(self) -> list[str]:
-        with self._lock:
-            return self.store.collections()
+        return self.store.collections()
 
     def summary(self) -> Summary:
         """Documents, chunks and roots per collection; before the index is open, without opening it
@@ -229,17 +239,20 @@ class Shelf:
                 )
             if (quick := peek(db)) is not None:
                 return quick
-        with self._lock:
-            store = self.store
-            stats = store.stats()
-            rows = [(n, c["documents"], store.collection_roots(n)) for n, c in stats.collections.items()]
+        store = self.store
+        stats = store.stats()
+        rows = [(n, c["documents"], store.collection_roots(n)) for n, c in stats.collections.items()]
         return Summary(stats.documents, stats.chunks, rows)
 
     def status(self, stale_limit: int | None = 200) -> Status:
         """Counts, model, recorded settings, builds, skipped and stale files."""
         from docshelf.shelf.status import status_of
 
-        return status_of(self.store, self.settings, self._lock, stale_limit)
+        # a server's tracker walks the files in the background: its last pass, not a walk per call
+        checked = self._tracker.report() if self._tracker is not None and self._loading.background else None
+        if checked is not None and stale_limit is not None and len(checked[1]) < min(checked[0], stale_limit):
+            checked = None  # it kept fewer than asked for
+        return status_of(self.store, self.settings, contextlib.nullcontext(), stale_limit, checked)
 
     def ask(
         self, question: str, *, passages: int | None = None, collections: Sequence[str] = (),
@@ -260,9 +273,8 @@ class Shelf:
         embedder, model_note = self.embedder(model_wait_s)
         searcher = self._searcher(embedder)
         req = SearchRequest(question, collections=tuple(collections), path_glob=path_glob, tags=tuple(tags))
-        with self._lock:
-            found = retrieve(searcher, question, cfg, req.filter(), reranker, self.settings.rerank.top_n)
-        result = compose(found, client, cfg)  # the slow LLM call, outside the lock
+        found = retrieve(searcher, question, cfg, req.filter(), reranker, self.settings.rerank.top_n)
+        result = compose(found, client, cfg)
         result.note = join_notes(result.note, model_note)
         return result
 
@@ -285,9 +297,25 @@ class Shelf:
 
         return indexing.index(self, targets, collection, reconfigure, progress, refetch)
 
+    def ingest(
+        self, target: str, collection: str | None = None, *, allowed: Sequence[Path] = (),
+        progress: Progress | None = None,
+    ) -> IndexReport:  # fmt: skip
+        """Index exactly one folder, file, URL or Drive link on behalf of an agent (the MCP `ingest`).
+
+        A local path must lie inside ``allowed`` (none given: inside a root already indexed); a new
+        folder goes to ``collection``, else its own (named by its docshelf.toml, else by the folder).
+        """
+        from docshelf.shelf import indexing
+
+        return indexing.ingest(self, target, collection, allowed, progress)
+
     def reindex(self, collection: str | None = None, progress: Progress | None = None) -> list[IndexReport]:
         """Re-sync every collection (or one) with the files on disk."""
-        names = [collection] if collection else self.collections()
+        # a collection whose last root was forgotten has nothing to sync
+        names = (
+            [collection] if collection else [n for n in self.collections() if self.store.collection_roots(n)]
+        )
         if collection and collection not in self.collections():
             from docshelf.errors import NotFoundError
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from docshelf.errors import NotFoundError
+from docshelf.errors import DocshelfError, NotFoundError
 from docshelf.shelf.types import ForgetReport, IndexReport
 from docshelf.shelf.writing import collection_of, file_collection, plan_collection, split_targets
 
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from docshelf.runtime import Runtime
     from docshelf.store.base import Store
 
-__all__ = ["Writable", "forget", "index"]
+__all__ = ["Writable", "forget", "index", "ingest"]
 
 
 class Writable(Protocol):
@@ -43,7 +43,13 @@ def index(
     shelf: Writable, targets: Sequence[str | Path], collection: str | None, reconfigure: bool,
     progress: Progress | None, refetch: bool,
 ) -> IndexReport:  # fmt: skip
+    """Sync exactly ``targets`` (folders, files, URLs) into their collection; none: every root.
+
+    The shelf lock is held only while the collection and its settings are decided; fetching and
+    the sync run without it (the sync holds the store per document), so reads go on meanwhile.
+    """
     from docshelf.sources.remote import gather
+    from docshelf.sources.walk import is_within
 
     parts = split_targets(targets)
     with shelf.lock:
@@ -58,29 +64,60 @@ def index(
         for f in parts.files:
             file_collection(store, f, collection)  # every file must lie under this collection's roots
         known = store.collection_roots(collection)
+        # a folder inside a known root is a part of it to sync, not a new root
+        inner = [p for p in parts.folders if any(is_within(p, Path(r)) for r in known)]
+        new = [p for p in parts.folders if p not in inner]
         plan = plan_collection(
-            store, collection, shelf.settings, shelf.config_path, shelf.config_explicit,
-            [p for p in parts.folders if str(p) not in known], reconfigure,
-        )  # fmt: skip
+            store, collection, shelf.settings, shelf.config_path, shelf.config_explicit, new, reconfigure
+        )
         if plan.analyze_changed:
             shelf.runtime.use_analyze(plan.settings.analyze)
         if plan.changes:
             shelf.changed()
-        # URLs become mirror folders under the data dir; known mirrors are re-fetched (conditional GET)
-        fetched = gather(plan.settings, [*parts.urls, *map(str, parts.folders)], known if refetch else ())
-        indexer = shelf.runtime.indexer(progress, plan.settings, shelf.registry(collection))
-        report = indexer.sync(collection, fetched.roots, fetched.skipped, force=plan.force)
+        registry = shelf.registry(collection)
+    # URLs become mirror folders under the data dir; a full re-sync re-fetches the known mirrors
+    # (conditional GET), a targeted one only the URLs it names
+    refresh = known if refetch and not targets else ()
+    fetched = gather(plan.settings, [*parts.urls, *map(str, new)], refresh)
+    scope = None if not targets or plan.force else [*fetched.roots, *inner, *parts.files]
+    indexer = shelf.runtime.indexer(progress, plan.settings, registry)
+    report = indexer.sync(collection, fetched.roots, fetched.skipped, force=plan.force, scope=scope)
     return IndexReport(report, fetched.fetched, fetched.unchanged, plan.origin, plan.changes, plan.notes)
 
 
 def _named_in(folder: Path, shelf: Writable) -> str:
     """The collection a new folder goes to: the one its own docshelf.toml names, else the default."""
+    return _config_collection(folder, shelf) or shelf.settings.collection
+
+
+def _config_collection(folder: Path, shelf: Writable) -> str | None:
     from docshelf.shelf.settings import config_in, settings_from
 
     found = config_in(folder)
     if found is not None and found != shelf.config_path:
         return settings_from(found).collection
-    return shelf.settings.collection
+    return None
+
+
+def ingest(
+    shelf: Writable, target: str, collection: str | None, allowed: Sequence[Path], progress: Progress | None
+) -> IndexReport:
+    """One folder, file, URL or Drive link, for an agent: a local path only inside ``allowed`` (none
+    given: inside a root already indexed); a new folder joins its own collection, not the default."""
+    from docshelf.shelf.allowed import check_allowed, folder_collection
+    from docshelf.sources.remote import is_url
+
+    if not is_url(target):
+        path = Path(target).expanduser()
+        if not path.is_absolute():
+            raise DocshelfError(
+                f"{target!r} is relative: pass the absolute path of a folder or file, or a URL"
+            )
+        check_allowed(path, allowed, shelf.store)
+        if collection is None and path.is_dir():
+            resolved = path.resolve()
+            collection = folder_collection(shelf.store, resolved, _config_collection(resolved, shelf))
+    return index(shelf, [target], collection, False, progress, True)
 
 
 def forget(shelf: Writable, target: str, collection: str | None) -> ForgetReport:

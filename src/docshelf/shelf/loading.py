@@ -17,9 +17,36 @@ if TYPE_CHECKING:
     from docshelf.embed.base import Embedder
     from docshelf.runtime import Runtime
 
-__all__ = ["Loading", "apply_index_settings"]
+__all__ = ["Loading", "apply_index_settings", "repair_keywords"]
 
 log = logging.getLogger("docshelf.shelf")
+
+
+def repair_keywords(runtime: Runtime) -> None:
+    """Rebuild a missing or damaged keyword index from the store at open (it is derived data).
+
+    Skipped, with a warning, while another process holds the writer lock: its sync rebuilds it.
+    """
+    from docshelf.index.lock import WriterLock
+
+    store = runtime.store
+    if not store.needs_keyword_rebuild():
+        return
+    try:
+        with WriterLock(store.data_dir, 0):
+            failed = True
+            try:
+                count = store.rebuild_keyword_index()
+                failed = False
+            finally:
+                store.end_write(failed)
+    except DocshelfError as exc:
+        log.warning("the keyword index is behind the database and could not be rebuilt now: %s", exc)
+        return
+    log.warning(
+        "the keyword index at %s was missing, damaged or built with other analyzer settings: "
+        "rebuilt from the database (%d passages)", store.data_dir, count,
+    )  # fmt: skip
 
 
 def apply_index_settings(settings: Settings, runtime: Runtime) -> None:
@@ -51,6 +78,7 @@ class Loading:
         self.background = False
         if runtime is not None:
             apply_index_settings(settings, runtime)
+            repair_keywords(runtime)
             self._opened.set()
 
     @property
@@ -74,6 +102,7 @@ class Loading:
         runtime = Runtime(self.settings, embedder=self._given_embedder)
         try:
             apply_index_settings(self.settings, runtime)
+            repair_keywords(runtime)
         except DocshelfError as exc:
             runtime.close()
             self._open_error = str(exc)
@@ -111,6 +140,7 @@ class Loading:
                 self._embedder = embedder
             except DocshelfError as exc:
                 self.model_error = str(exc)
+                log.warning("semantic search is off: %s", exc)
             except Exception as exc:  # a broken model must not take the keyword side down with it
                 log.exception("embedding model failed to load")
                 self.model_error = f"the embedding model failed to load: {type(exc).__name__}: {exc}"

@@ -117,16 +117,29 @@ def _from_chunks(store: Store, doc: DocumentRecord) -> str:
     return "".join(buf)
 
 
-def load_text(store: Store, registry: ParserRegistry, doc: DocumentRecord) -> DocumentText:
-    """The parsed text of ``doc`` from disk, through the path guard; from chunks when the file is gone.
+def load_text(
+    store: Store, registry: ParserRegistry, doc: DocumentRecord, max_bytes: int = 50 * 1_048_576
+) -> DocumentText:
+    """The parsed text of ``doc`` from disk, through the path guard; from chunks when the file is gone,
+    is no regular file any more (a FIFO is never opened for reading) or grew past ``max_bytes``.
 
     Parsing again (not just decoding) keeps offsets and line numbers equal to the citations.
     """
+    from docshelf.sources.regular import FileRefused, read_regular
+
     path = guarded(store, doc)
+    if registry.for_path(doc.path) is None:  # the parser is chosen before any read
+        return DocumentText(
+            _from_chunks(store, doc), "index", "no parser for this file now; text from the index"
+        )
     try:
+        data = read_regular(path, max_bytes)
         st = path.stat()
-        data = path.read_bytes()
         text = registry.parse(data, doc.path).text
+    except FileRefused as exc:
+        return DocumentText(
+            _from_chunks(store, doc), "index", f"the file is {exc.reason}; text from the index"
+        )
     except (OSError, DocshelfError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else str(exc)
         gone = f"the file cannot be read now ({reason}); text rebuilt from the index"
@@ -163,13 +176,13 @@ def read_range(
     store: Store, registry: ParserRegistry, doc: DocumentRecord,
     lines: tuple[int | None, int | None] = (None, None),
     chars: tuple[int | None, int | None] = (None, None),
-    page: int | None = None, max_tokens: int | None = None,
+    page: int | None = None, max_tokens: int | None = None, max_bytes: int = 50 * 1_048_576,
 ) -> TextRange:  # fmt: skip
     """A page, line or character range of ``doc`` (whole text if none is given), cut to
     ``max_tokens`` at a line end when that costs little; ``rest`` says what was left out."""
     from docshelf.chunk import LineIndex
 
-    loaded = load_text(store, registry, doc)
+    loaded = load_text(store, registry, doc, max_bytes)
     text = loaded.text
     index = LineIndex(text)
     total_lines = index.line_count

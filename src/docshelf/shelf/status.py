@@ -25,9 +25,11 @@ def guarded_state(roots: list[str], state: DocState) -> Path:
 
 
 def status_of(
-    store: Store, settings: Settings, lock: contextlib.AbstractContextManager[Any], stale_limit: int | None
-) -> Status:
-    """Counts, model, settings, builds, skipped and stale files of ``store``."""
+    store: Store, settings: Settings, lock: contextlib.AbstractContextManager[Any], stale_limit: int | None,
+    checked: tuple[int, list[dict[str, str]]] | None = None,
+) -> Status:  # fmt: skip
+    """Counts, model, settings, builds, skipped and stale files of ``store``; ``checked`` is a
+    recent stale pass (a server's background tracker) to report instead of stat'ing every file now."""
     from docshelf.index.watch import read_health  # the watcher module loads the indexer
 
     with lock:
@@ -47,7 +49,10 @@ def status_of(
         last_build = store.last_build()
         age = index_age(store)
         watch = read_health(store.get_meta)
-    count, stale = stale_report(store, stale_limit, guarded_state, lock)
+    if checked is not None:
+        count, stale = checked[0], checked[1][:stale_limit]
+    else:
+        count, stale = stale_report(store, stale_limit, guarded_state, lock)
     url = settings.store.url
     return Status(
         data_dir=str(Path(store.data_dir)),

@@ -45,6 +45,7 @@ class SearchRequest:
     include_superseded: bool = False
     rerank: bool | None = None  # None: rerank.enabled
     model_wait_s: float | None = None  # wait at most this long for the model, then keyword-only
+    min_confidence: float | None = None  # leave out hits below this calibrated confidence (0-1)
 
     def filter(self) -> SearchFilter:
         from docshelf.store.base import SearchFilter

@@ -28,6 +28,7 @@ class Targets:
 
 def split_targets(targets: Sequence[str | Path]) -> Targets:
     """Sort targets into folders, files and URLs; a path that does not exist is an error."""
+    from docshelf.shelf.allowed import refuse_system_tree
     from docshelf.sources.remote import is_url
 
     out = Targets()
@@ -37,6 +38,7 @@ def split_targets(targets: Sequence[str | Path]) -> Targets:
             out.urls.append(text)
             continue
         path = Path(text).expanduser()
+        refuse_system_tree(path.resolve())
         if path.is_dir():
             out.folders.append(path.resolve())
         elif path.is_file():

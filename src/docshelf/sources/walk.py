@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import stat
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -75,6 +75,7 @@ class _Walker:
     max_bytes: int
     binary_ok: frozenset[str]
     result: WalkResult
+    parseable: Callable[[str], bool] | None = None
     visited: set[tuple[int, int]] = field(default_factory=set)
 
     def walk(self, folder: Path, ignores: list[tuple[Path, pathspec.GitIgnoreSpec]]) -> None:
@@ -120,6 +121,10 @@ class _Walker:
         if not stat.S_ISREG(st.st_mode):
             return
         if self.include is not None and not self.include.match_file(rel):
+            return
+        if self.parseable is not None and not self.parseable(rel):
+            # decided by name, before the file is opened: a /proc or device file is never read
+            self.skip(path, f"no parser for {path.suffix or 'files without an extension'}")
             return
         if st.st_size > self.max_bytes:
             mb = st.st_size / 1_048_576
@@ -167,12 +172,14 @@ def walk_roots(
     respect_gitignore: bool = True,
     max_file_mb: float = 50.0,
     binary_extensions: Sequence[str] = (),
+    parseable: Callable[[str], bool] | None = None,
 ) -> Iterator[tuple[Path, WalkResult]]:
     """Yield (resolved root, files and skips) for each root, in path order.
 
     Hidden entries are never entered; a symlink is followed only while its
     target stays inside the root. ``binary_extensions`` are formats whose
     parsers read binary files (PDF, DOCX, ...), so the NUL-byte sniff is off.
+    ``parseable`` (a relative path -> has a parser) skips the others unopened.
     """
     for root in roots:
         resolved = resolve_root(root)
@@ -185,6 +192,7 @@ def walk_roots(
             max_bytes=int(max_file_mb * 1_048_576),
             binary_ok=frozenset(e.lower() for e in binary_extensions),
             result=result,
+            parseable=parseable,
         )
         walker.walk(resolved, [])
         yield resolved, result

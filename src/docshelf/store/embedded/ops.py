@@ -5,11 +5,12 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
+import weakref
 from pathlib import Path
 
 from docshelf.errors import StoreError
 
-__all__ = ["SQLiteTx", "store_error"]
+__all__ = ["ReadConnections", "SQLiteTx", "store_error"]
 
 
 def store_error(data_dir: Path, exc: sqlite3.Error) -> StoreError:
@@ -28,11 +29,77 @@ def store_error(data_dir: Path, exc: sqlite3.Error) -> StoreError:
     )
 
 
-class SQLiteTx:
-    """``with store._tx() as conn:`` one IMMEDIATE transaction under the store's thread lock."""
+class _Held:
+    """A reader connection that closes when its thread ends (the thread-local lets go of it):
+    handler threads come and go (anyio retires idle workers), their connections must not pile up."""
 
-    def __init__(self, conn: sqlite3.Connection, lock: threading.RLock, data_dir: Path) -> None:
-        self.conn, self.lock, self.data_dir = conn, lock, data_dir
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.owner = threading.current_thread()
+
+    def close(self) -> None:
+        with contextlib.suppress(sqlite3.Error):
+            self.conn.close()
+
+    def __del__(self) -> None:
+        self.close()
+
+
+class ReadConnections:
+    """One read-only connection per thread: in WAL mode a reader sees the last commit and neither
+    waits for the writer nor holds it up, so searches run while a sync swaps documents in."""
+
+    def __init__(self, db_path: Path) -> None:
+        self.db_path = db_path
+        self._local = threading.local()
+        self._all: weakref.WeakSet[_Held] = weakref.WeakSet()
+        self._guard = threading.Lock()
+        self._closed = False
+
+    def get(self) -> sqlite3.Connection:
+        held: _Held | None = getattr(self._local, "held", None)
+        if held is not None and self._closed:
+            held.close()  # left open by close() because this thread might have been using it
+            self._local.held = held = None
+        if held is None:
+            with self._guard:
+                if self._closed:
+                    raise StoreError(f"the index at {self.db_path.parent} was closed")
+                conn = sqlite3.connect(
+                    self.db_path, timeout=30.0, isolation_level=None, check_same_thread=False
+                )
+                conn.execute("PRAGMA query_only=1")
+                held = _Held(conn)
+                self._all.add(held)
+            self._local.held = held
+        return held.conn
+
+    def __len__(self) -> int:
+        return len(self._all)
+
+    def close(self) -> None:
+        """Close this thread's connection and those of ended threads. Another live thread's one is
+        closed by that thread on its next read: closing a connection another thread is reading on
+        crashes the process (seen: a freshness thread mid-query while a test closed the store)."""
+        me = threading.current_thread()
+        with self._guard:
+            self._closed = True
+            for held in list(self._all):
+                if held.owner is me or not held.owner.is_alive():
+                    held.close()
+
+
+class SQLiteTx:
+    """``with store._tx() as conn:`` one IMMEDIATE transaction under the store's thread lock.
+
+    ``marker`` (a thread-local) counts this thread's open transactions, so the store's reads on
+    the same thread use the writer connection and see what the transaction wrote.
+    """
+
+    def __init__(
+        self, conn: sqlite3.Connection, lock: threading.RLock, data_dir: Path, marker: threading.local
+    ) -> None:
+        self.conn, self.lock, self.data_dir, self.marker = conn, lock, data_dir, marker
 
     def __enter__(self) -> sqlite3.Connection:
         self.lock.acquire()
@@ -41,9 +108,11 @@ class SQLiteTx:
         except sqlite3.Error as failed:  # busy or read-only: release the lock, say what to do
             self.lock.release()
             raise store_error(self.data_dir, failed) from failed
+        self.marker.depth = getattr(self.marker, "depth", 0) + 1
         return self.conn
 
     def __exit__(self, kind: object, exc: object, tb: object) -> None:
+        self.marker.depth -= 1
         try:
             try:
                 self.conn.execute("COMMIT" if kind is None else "ROLLBACK")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -17,11 +18,16 @@ from docshelf.store.embedded.vectors import VectorMatrix, load_matrix
 
 __all__ = ["SQLiteSearch"]
 
+_STALE_OK_S = 1.0
+
 
 class SQLiteSearch:
     """Mixed into the SQLite store; needs its connection, keyword index and model metadata."""
 
-    _conn: sqlite3.Connection
+    @property
+    def _db(self) -> sqlite3.Connection:
+        raise NotImplementedError
+
     _ann: AnnIndex | None
     _matrix: VectorMatrix | None
     keyword: KeywordIndex
@@ -36,7 +42,7 @@ class SQLiteSearch:
 
     def filter_doc_ids(self, flt: SearchFilter) -> list[str] | None:
         """Document ids passing the filter, or None when the filter needs no id list."""
-        return matching_doc_ids(self._conn, flt)
+        return matching_doc_ids(self._db, flt)
 
     def keyword_coverage(self, terms: Sequence[str]) -> float:
         return self.keyword.coverage(terms)
@@ -48,10 +54,15 @@ class SQLiteSearch:
 
     def _vector_matrix(self) -> VectorMatrix:
         generation = self.generation()
-        if self._matrix is not None and self._matrix.generation == generation:
-            return self._matrix
+        matrix = self._matrix
+        if matrix is not None and matrix.generation == generation:
+            return matrix
+        if matrix is not None and self.keyword.writing and time.monotonic() - matrix.loaded_at < _STALE_OK_S:
+            # a sync of this process bumps the generation per document: reload at most this often
+            # meanwhile (a hit deleted since is dropped when hydrated; a new one shows a moment later)
+            return matrix
         _, dim = self.model()
-        matrix = load_matrix(self._conn, dim or 0, generation)
+        matrix = load_matrix(self._db, dim or 0, generation)
         if dim and len(matrix.chunk_ids) >= self.ann_threshold and ann_available():
             if self._ann is None or self._ann.dim != dim:
                 self._ann = AnnIndex(self.data_dir / "vectors.usearch", dim)

@@ -18,7 +18,7 @@ from docshelf.errors import DocshelfError, StoreError
 from docshelf.store.base import DocState, DocumentRecord, StoreStats, TermAnalyzer
 from docshelf.store.embedded.ann import AnnIndex, ann_available
 from docshelf.store.embedded.keyword import KeywordDoc, KeywordIndex
-from docshelf.store.embedded.ops import SQLiteTx, store_error
+from docshelf.store.embedded.ops import ReadConnections, SQLiteTx, store_error
 from docshelf.store.embedded.schema import migrate
 from docshelf.store.embedded.search import SQLiteSearch
 from docshelf.store.embedded.vectors import VectorMatrix
@@ -81,7 +81,9 @@ class SQLiteStore(SQLiteSearch, BuildLog):
                 f"cannot open the index at {data_dir}: {exc}; check the folder's permissions "
                 "or point store.data_dir elsewhere"
             ) from exc
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # the writer connection: one transaction at a time
+        self._readers = ReadConnections(self.db_path)
+        self._writing = threading.local()  # set on the thread inside a write transaction
         self.keyword = KeywordIndex(data_dir / "keyword")
         if self.generation() > 0 and self.keyword.generation() is None:
             # deleted, damaged and reset on open, or a first sync killed before its keyword commit:
@@ -93,12 +95,17 @@ class SQLiteStore(SQLiteSearch, BuildLog):
             )  # fmt: skip
         self._matrix: VectorMatrix | None = None
 
+    @property
+    def _db(self) -> sqlite3.Connection:
+        """The connection a read uses: the writer's inside its own transaction (to see its changes),
+        else this thread's read-only one, so reads never wait for a write (WAL snapshots)."""
+        if getattr(self._writing, "depth", 0):
+            return self._conn
+        return self._readers.get()
+
     # ----- meta -----
     def _meta(self, key: str) -> str | None:
-        # under the lock: a background thread (the server's model loader) may read while another
-        # closes the store, and closing a connection in use can crash the interpreter
-        with self._lock:
-            row = self._conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
     def _set_meta(self, key: str, value: str) -> None:
@@ -152,26 +159,23 @@ class SQLiteStore(SQLiteSearch, BuildLog):
 
     def model(self) -> tuple[str | None, int | None]:
         # one statement, one snapshot: another process may be recording a model right now
-        with self._lock:
-            rows = dict(
-                self._conn.execute("SELECT key, value FROM meta WHERE key IN ('embed_model', 'embed_dim')")
-            )
+        rows = dict(self._db.execute("SELECT key, value FROM meta WHERE key IN ('embed_model', 'embed_dim')"))
         dim = rows.get("embed_dim")
         return rows.get("embed_model"), int(dim) if dim else None
 
     # ----- transactions -----
     def _tx(self) -> SQLiteTx:
-        return SQLiteTx(self._conn, self._lock, self.data_dir)
+        return SQLiteTx(self._conn, self._lock, self.data_dir, self._writing)
 
     def _rows(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
-        return list(self._conn.execute(sql, args).fetchall())
+        return list(self._db.execute(sql, args).fetchall())
 
     # ----- collections -----
     def collections(self) -> list[str]:
-        return [r[0] for r in self._conn.execute("SELECT name FROM collections ORDER BY name")]
+        return [r[0] for r in self._db.execute("SELECT name FROM collections ORDER BY name")]
 
     def collection_roots(self, collection: str) -> list[str]:
-        row = self._conn.execute("SELECT roots FROM collections WHERE name=?", (collection,)).fetchone()
+        row = self._db.execute("SELECT roots FROM collections WHERE name=?", (collection,)).fetchone()
         return [] if row is None else list(json.loads(row[0]))
 
     def set_collection_roots(self, collection: str, roots: Sequence[str]) -> None:
@@ -184,19 +188,18 @@ class SQLiteStore(SQLiteSearch, BuildLog):
 
     # ----- documents -----
     def document_states(self, collection: str) -> dict[str, DocState]:
-        rows = self._conn.execute(
+        rows = self._db.execute(
             "SELECT id, path, root, size, mtime_ns, content_hash FROM documents WHERE collection=?",
             (collection,),
         )
         return {r[1]: DocState(*r) for r in rows}
 
     def document_page(self, after: str, limit: int) -> list[tuple[str, DocState]]:
-        with self._lock:  # the freshness check pages through documents on its own thread
-            rows = self._conn.execute(
-                "SELECT collection, id, path, root, size, mtime_ns, content_hash FROM documents "
-                "WHERE id > ? ORDER BY id LIMIT ?",
-                (after, limit),
-            ).fetchall()
+        rows = self._db.execute(
+            "SELECT collection, id, path, root, size, mtime_ns, content_hash FROM documents "
+            "WHERE id > ? ORDER BY id LIMIT ?",
+            (after, limit),
+        ).fetchall()
         return [(r[0], DocState(*r[1:])) for r in rows]
 
     def touch_document(self, doc_id: str, size: int, mtime_ns: int) -> None:
@@ -209,7 +212,7 @@ class SQLiteStore(SQLiteSearch, BuildLog):
         for i in range(0, len(unique), 500):
             part = unique[i : i + 500]
             marks = ",".join("?" * len(part))
-            for key, blob in self._conn.execute(
+            for key, blob in self._db.execute(
                 f"SELECT key, vector FROM vectors WHERE key IN ({marks})", part
             ):
                 out[key] = np.frombuffer(blob, dtype=np.float32)
@@ -331,17 +334,17 @@ class SQLiteStore(SQLiteSearch, BuildLog):
         sql, args = f"SELECT {_DOC_COLS} FROM documents", ()
         if collection:
             sql, args = sql + " WHERE collection=?", (collection,)  # type: ignore[assignment]
-        for row in self._conn.execute(sql + " ORDER BY collection, path", args).fetchall():
+        for row in self._db.execute(sql + " ORDER BY collection, path", args).fetchall():
             yield _doc(row)
 
     def get_document(self, collection: str, path: str) -> DocumentRecord | None:
-        row = self._conn.execute(
+        row = self._db.execute(
             f"SELECT {_DOC_COLS} FROM documents WHERE collection=? AND path=?", (collection, path)
         ).fetchone()
         return None if row is None else _doc(row)
 
     def get_document_by_id(self, doc_id: str) -> DocumentRecord | None:
-        row = self._conn.execute(f"SELECT {_DOC_COLS} FROM documents WHERE id=?", (doc_id,)).fetchone()
+        row = self._db.execute(f"SELECT {_DOC_COLS} FROM documents WHERE id=?", (doc_id,)).fetchone()
         return None if row is None else _doc(row)
 
     def get_chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
@@ -349,29 +352,27 @@ class SQLiteStore(SQLiteSearch, BuildLog):
         for i in range(0, len(chunk_ids), 500):
             part = list(chunk_ids[i : i + 500])
             marks = ",".join("?" * len(part))
-            for row in self._conn.execute(f"SELECT {_CHUNK_COLS} FROM chunks WHERE id IN ({marks})", part):
+            for row in self._db.execute(f"SELECT {_CHUNK_COLS} FROM chunks WHERE id IN ({marks})", part):
                 found[row[0]] = _chunk(row)
         return [found[c] for c in chunk_ids if c in found]
 
     def document_chunks(self, doc_id: str) -> list[Chunk]:
-        rows = self._conn.execute(
+        rows = self._db.execute(
             f"SELECT {_CHUNK_COLS} FROM chunks WHERE doc_id=? ORDER BY ordinal", (doc_id,)
         )
         return [_chunk(r) for r in rows]
 
     def iter_chunks(self) -> Iterator[Chunk]:
-        cursor = self._conn.execute(f"SELECT {_CHUNK_COLS} FROM chunks ORDER BY seq")
+        cursor = self._db.execute(f"SELECT {_CHUNK_COLS} FROM chunks ORDER BY seq")
         while rows := cursor.fetchmany(2000):
             yield from (_chunk(r) for r in rows)
 
     # ----- status -----
     def stats(self) -> StoreStats:
         per: dict[str, dict[str, int]] = {name: {"documents": 0, "chunks": 0} for name in self.collections()}
-        for name, docs in self._conn.execute(
-            "SELECT collection, COUNT(*) FROM documents GROUP BY collection"
-        ):
+        for name, docs in self._db.execute("SELECT collection, COUNT(*) FROM documents GROUP BY collection"):
             per.setdefault(name, {"documents": 0, "chunks": 0})["documents"] = docs
-        for name, chunks in self._conn.execute(
+        for name, chunks in self._db.execute(
             "SELECT d.collection, COUNT(*) FROM chunks c JOIN documents d ON d.id=c.doc_id "
             "GROUP BY d.collection"
         ):
@@ -382,7 +383,7 @@ class SQLiteStore(SQLiteSearch, BuildLog):
             collections=per,
             documents=sum(c["documents"] for c in per.values()),
             chunks=sum(c["chunks"] for c in per.values()),
-            vectors=int(self._conn.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]),
+            vectors=int(self._db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]),
             size_bytes=size,
             model=model,
             dim=dim,
@@ -391,6 +392,7 @@ class SQLiteStore(SQLiteSearch, BuildLog):
         )
 
     def close(self) -> None:
-        with self._lock:  # waits for a transaction or meta read of another thread to finish
+        with self._lock:  # waits for a transaction of another thread to finish
             self.keyword.release()
+            self._readers.close()
             self._conn.close()

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -35,6 +36,7 @@ class VectorMatrix:
     matrix: Vectors
     seqs: npt.NDArray[np.int64]  # chunk seq of each row, ascending (the ANN keys)
     ann: AnnIndex | None = None
+    loaded_at: float = field(default_factory=time.monotonic)
 
     def search(
         self,

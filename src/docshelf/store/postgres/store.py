@@ -222,9 +222,7 @@ class PostgresStore(PgSearch, BuildLog):
     ) -> None:
         """Swap a document in one transaction; concurrent writers of one document take turns."""
         superseded = doc.lifecycle == "superseded"
-        terms = [
-            Counter(self.analyzer.chunk_terms(doc.title, c.heading_path, c.text)) for c in chunks
-        ]
+        terms = [Counter(self.analyzer.chunk_terms(doc.title, c.heading_path, c.text)) for c in chunks]
         with self._tx() as conn:
             conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (doc.id,))
             ops.delete_docs(conn, [doc.id])

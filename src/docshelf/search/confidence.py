@@ -1,0 +1,160 @@
+"""How far a hit can be trusted: a calibrated 0-1 confidence, and the "nearest neighbours" note.
+
+The confidence is a logistic model over evidence every retriever gives (share of the query's terms
+the hit contains, its rank in each list, its cosine, its position, the query's term coverage in the
+index). `bench/fit_confidence.py` fits it on the train/dev qrels of the shared eval sets and writes
+the coefficients to ``confidence.json`` next to this module; refit after fusion or analyzer changes.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "FEATURES",
+    "NEAREST_NOTE",
+    "NEAREST_TOP",
+    "Evidence",
+    "confidence",
+    "decode_scripts",
+    "encode_scripts",
+    "known_scripts",
+    "nearest_neighbours",
+    "script_words",
+    "scripts_of",
+    "vector",
+]
+
+FEATURES = ("term_share", "keyword_rr", "semantic_rr", "semantic_score", "position_rr", "coverage")
+FIT_PATH = Path(__file__).with_name("confidence.json")
+NEAREST_NOTE = (
+    "no query word occurs in the top hits: these are nearest neighbours by meaning and may be "
+    "unrelated; check confidence, rephrase, or tell the user the documents may not cover this"
+)
+NEAREST_TOP = 3  # hits looked at for the note
+# a script is "known" to an index from this share of its words on: measured on xquad-zh and
+# cmrc2018 (Latin names are 1.6-1.8 % of the words) and the sample corpus (CJK + Hangul 25 %)
+KNOWN_SHARE = 0.05
+_LETTERS = re.compile(r"[^\W\d_]+")
+# used until a fit exists: more shared terms and better ranks mean more confidence
+_PRIOR = {"intercept": -2.0, "weights": [2.5, 1.0, 1.0, 0.0, 0.5, 1.0]}
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What is known about one hit of one query."""
+
+    term_share: float  # distinct query terms found in the hit (with its title and headings)
+    keyword_rank: int | None  # 1-based rank in the keyword list, None when absent
+    semantic_rank: int | None
+    semantic_score: float | None  # cosine of the dense retriever
+    position: int  # 1-based rank in the fused result
+    coverage: float  # share of the query's terms that occur anywhere in the index
+
+
+def vector(e: Evidence) -> list[float]:
+    """The features in FEATURES order."""
+    return [
+        e.term_share,
+        1.0 / e.keyword_rank if e.keyword_rank else 0.0,
+        1.0 / e.semantic_rank if e.semantic_rank else 0.0,
+        e.semantic_score or 0.0,
+        1.0 / e.position,
+        e.coverage,
+    ]
+
+
+@functools.cache
+def _fits() -> dict[str, Any]:
+    try:
+        loaded: dict[str, Any] = json.loads(FIT_PATH.read_text("utf-8")).get("fits", {})
+    except (OSError, ValueError):
+        return {}
+    return loaded
+
+
+def _fit_for(model: str, mode: str) -> dict[str, Any]:
+    fits = _fits()
+    base = mode.split("+", 1)[0]
+    return fits.get(f"{model}/{base}") or fits.get(f"*/{base}") or _PRIOR
+
+
+def confidence(e: Evidence, model: str, mode: str) -> float:
+    """P(the hit is relevant), from the fit for this model and mode (else any model's, else a prior)."""
+    fit = _fit_for(model, mode)
+    z = float(fit["intercept"]) + sum(w * x for w, x in zip(fit["weights"], vector(e), strict=True))
+    return round(1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z)))), 3)
+
+
+def _script(ch: str) -> str | None:
+    if not ch.isalpha():
+        return None
+    if ch.isascii():
+        return "LATIN"
+    name = unicodedata.name(ch, "")
+    word = name.split(" ", 1)[0] if name else ""
+    if word in ("CJK", "HIRAGANA", "KATAKANA", "IDEOGRAPHIC"):
+        return "CJK"  # Han and kana share bigram matching
+    return word or None
+
+
+def scripts_of(texts: Iterable[str]) -> set[str]:
+    """The writing systems (LATIN, CJK, CYRILLIC, HANGUL, ...) of the letters in ``texts``."""
+    chars: set[str] = set()
+    for text in texts:
+        chars.update(text)
+    return {s for s in map(_script, chars) if s}
+
+
+def script_words(texts: Iterable[str], into: dict[str, float] | None = None) -> dict[str, float]:
+    """About how many words of each writing system ``texts`` hold (a CJK run of n characters
+    counts n / 1.5 words), so a few Latin names in Chinese text stay a small share."""
+    words = {} if into is None else into
+    for text in texts:
+        for run in _LETTERS.findall(text):
+            script = _script(run[0])
+            if script:
+                words[script] = words.get(script, 0.0) + (len(run) / 1.5 if script == "CJK" else 1.0)
+    return words
+
+
+def known_scripts(words: Mapping[str, float], share: float = KNOWN_SHARE) -> set[str]:
+    """The scripts that make up at least ``share`` of an index's words."""
+    total = sum(words.values())
+    return {s for s, n in words.items() if total and n >= share * total}
+
+
+def encode_scripts(words: Mapping[str, float]) -> str:
+    return ",".join(f"{s}:{round(n)}" for s, n in sorted(words.items()))
+
+
+def decode_scripts(text: str | None) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for part in (text or "").split(","):
+        name, _, count = part.partition(":")
+        if name:
+            out[name] = out.get(name, 0.0) + float(count or 1)
+    return out
+
+
+def nearest_neighbours(
+    query_terms: Sequence[str],
+    top_matched: Sequence[Sequence[str]],
+    top_same_language: Sequence[bool],
+    index_scripts: set[str],
+) -> bool:
+    """True when none of the top hits shares a term with the query although the query has words in
+    a script the index holds and one of those hits is in the query's language: keyword matching
+    could have found them and found nothing. Hits in another language (an English question answered
+    by a German or Chinese passage) are cross-lingual matches, no such evidence."""
+    if any(top_matched) or not any(top_same_language):
+        return False
+    return bool({s for t in query_terms if not t.isdecimal() for s in scripts_of([t])} & index_scripts)

@@ -1,0 +1,107 @@
+"""Snippets: the best window of a passage with the query's words in **bold**, and match offsets.
+
+The model quotes snippets, so they must not corrupt the Markdown they come from: no marker is put
+inside an existing emphasis or code span (`- **SEV-1**: x` stays as written, never
+`****SEV**-**1****`), neighbouring pieces of one word (`SEV-1`, the bigrams of a CJK word) are
+one highlight, and a lone CJK character counts only when the query itself is one character.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Protocol
+
+__all__ = ["Snippet", "highlights", "make_snippet", "protected_spans"]
+
+Span = tuple[int, int]
+
+_CODE = re.compile(r"(`+)(?:(?!\1).)+?\1", re.S)
+_STRONG = re.compile(r"(\*\*|__)(?=\S)(?:(?!\1).)+?(?<=\S)\1", re.S)
+_EM = re.compile(r"(?<![*\w])([*_])(?=[^\s*_])[^\n]+?(?<=[^\s*_])\1(?![*\w])")
+_JOINERS = frozenset("-./:'’+#@")  # a word's inner punctuation: "SEV-1", "v2.3", "don't"
+
+
+class _Token(Protocol):
+    @property
+    def term(self) -> str: ...
+    @property
+    def start(self) -> int: ...
+    @property
+    def end(self) -> int: ...
+
+
+def _cjk(ch: str) -> bool:
+    o = ord(ch)
+    return 0x2E80 <= o <= 0x9FFF or 0xAC00 <= o <= 0xD7AF or 0xF900 <= o <= 0xFAFF or 0x20000 <= o <= 0x3FFFF
+
+
+def protected_spans(text: str) -> list[Span]:
+    """Code spans and emphasis already in ``text`` (no marker goes inside them)."""
+    spans = [m.span() for m in _CODE.finditer(text)]
+    for pattern in (_STRONG, _EM):
+        spans += [m.span() for m in pattern.finditer(text) if not _inside(m.span(), spans)]
+    return sorted(spans)
+
+
+def _inside(span: Span, spans: Sequence[Span]) -> bool:
+    return any(s < span[1] and span[0] < e for s, e in spans)
+
+
+def highlights(tokens: Sequence[_Token], text: str, query_terms: set[str]) -> list[Span]:
+    """Character spans of ``text`` that match the query, pieces of one word merged."""
+    cjk_pairs = any(len(t) == 2 and all(map(_cjk, t)) for t in query_terms)
+    found = [(t.start, t.end) for t in tokens if t.term in query_terms]
+    pairs = [
+        (t.start, t.end) for t in tokens if t.term in query_terms and len(t.term) == 2 and _cjk(t.term[0])
+    ]
+    spans: list[Span] = []
+    for start, end in sorted(set(found)):
+        lone_cjk = end - start == 1 and _cjk(text[start])
+        if lone_cjk and cjk_pairs and not any(s <= start and end <= e for s, e in pairs):
+            continue  # one character of a longer query word: noise, not a match
+        if spans and (start <= spans[-1][1] or _joined(text, spans[-1][1], start)):
+            spans[-1] = (spans[-1][0], max(spans[-1][1], end))
+        else:
+            spans.append((start, end))
+    return spans
+
+
+def _joined(text: str, end: int, start: int) -> bool:
+    gap = text[end:start]
+    return 0 < len(gap) <= 2 and all(c in _JOINERS for c in gap)
+
+
+class Snippet:
+    """The window text (with **markers**) and the match spans of the whole passage."""
+
+    def __init__(self, text: str, spans: list[Span]) -> None:
+        self.text = text
+        self.spans = spans
+
+
+def make_snippet(tokens: Sequence[_Token], text: str, query_terms: set[str], width: int = 240) -> Snippet:
+    """The window of ``text`` with the most matches, matches in **bold** where that is safe."""
+    spans = highlights(tokens, text, query_terms)
+    if len(text) <= width or not spans:
+        start = 0
+    else:
+        best, best_count = spans[0][0], 0
+        for s, _ in spans:
+            count = sum(1 for o, _ in spans if s <= o < s + width)
+            if count > best_count:
+                best, best_count = s, count
+        start = max(0, min(best - width // 4, len(text) - width))
+    end = min(len(text), start + width)
+    keep_out = protected_spans(text)
+    out, pos = [], start
+    for s, e in spans:
+        if s < start or e > end or _inside((s, e), keep_out):
+            continue
+        if text[s - 1 : s] in ("*", "_") or text[e : e + 1] in ("*", "_"):
+            continue  # touching a marker character: bold there would read as different emphasis
+        out += [text[pos:s], "**", text[s:e], "**"]
+        pos = e
+    out.append(text[pos:end])
+    body = " ".join("".join(out).split())
+    return Snippet(("…" if start > 0 else "") + body + ("…" if end < len(text) else ""), spans)

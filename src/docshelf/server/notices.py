@@ -1,0 +1,93 @@
+"""MCP log notifications (`notifications/message`): what an agent should hear about.
+
+Skipped files, index damage found (and repaired) at start, and model failures reach the client,
+not only stderr. Records of the `docshelf` loggers at WARNING and above are kept until the next
+request, whose response stream carries them (a 2026 client opts in per request with the log-level
+`_meta` key; a 2025 client gets what `logging/setLevel` lets through, `info` and up by default).
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import warnings
+import weakref
+from typing import TYPE_CHECKING, Any, get_args
+
+from mcp_types import EmptyResult, LoggingLevel, SetLevelRequestParams
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import Context, MCPServer
+
+__all__ = ["Notices"]
+
+LEVELS: tuple[str, ...] = get_args(LoggingLevel)  # debug ... emergency, ascending
+_BY_SERVER: weakref.WeakKeyDictionary[Any, Notices] = weakref.WeakKeyDictionary()
+_FROM_PYTHON = {
+    logging.DEBUG: "debug",
+    logging.INFO: "info",
+    logging.WARNING: "warning",
+    logging.ERROR: "error",
+}
+
+
+class Notices(logging.Handler):
+    """Collects the `docshelf` log records for the client and sends them with the next response."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.pending: collections.deque[tuple[str, str, str]] = collections.deque(maxlen=50)
+        self.threshold = "info"
+
+    def install(self, server: MCPServer) -> Notices:
+        """Declare the logging capability (a `logging/setLevel` handler) and listen to docshelf's logs."""
+
+        async def set_level(ctx: Any, params: SetLevelRequestParams) -> EmptyResult:
+            self.threshold = params.level
+            return EmptyResult()
+
+        server._lowlevel_server.add_request_handler("logging/setLevel", SetLevelRequestParams, set_level)
+        logging.getLogger("docshelf").addHandler(self)
+        _BY_SERVER[server] = self
+        return self
+
+    @staticmethod
+    def of(ctx: Context) -> Notices | None:
+        """The notices of the server that handles ``ctx``."""
+        try:
+            return _BY_SERVER.get(ctx.mcp_server)
+        except (ValueError, TypeError):  # a Context built without a server
+            return None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        level = _FROM_PYTHON.get(record.levelno, "critical" if record.levelno > logging.ERROR else "warning")
+        try:
+            text = record.getMessage()
+        except Exception:  # a bad format string must not break the logging call
+            text = str(record.msg)
+        self.pending.append((level, record.name, " ".join(text.split())[:2000]))
+
+    def wanted(self, level: str) -> bool:
+        return LEVELS.index(level) >= LEVELS.index(self.threshold)
+
+    async def send(self, ctx: Context, level: str, text: str, logger: str = "docshelf") -> None:
+        """One `notifications/message` on this request's stream (best effort, never raises)."""
+        if not self.wanted(level):
+            return
+        session = ctx.request_context.session
+        try:
+            with warnings.catch_warnings():  # deprecated at 2026 in favour of per-request opt-in
+                warnings.simplefilter("ignore")
+                await session.send_log_message(level, text, logger, related_request_id=ctx.request_id)  # type: ignore[arg-type]
+        except Exception:
+            logging.getLogger("docshelf.server").debug("log notification not sent", exc_info=True)
+
+    async def deliver(self, ctx: Context) -> None:
+        """Send what was logged since the last request."""
+        while self.pending:
+            level, logger, text = self.pending.popleft()
+            await self.send(ctx, level, text, logger)
+
+    def close(self) -> None:
+        logging.getLogger("docshelf").removeHandler(self)
+        super().close()

@@ -1,0 +1,191 @@
+"""The MCP server in front of agents: knowing when it doesn't know, token diet, protocol hygiene."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from docshelf.analyze import Analyzer
+from docshelf.config import Settings
+from docshelf.runtime import Runtime
+from docshelf.search.confidence import NEAREST_NOTE
+from docshelf.search.snippets import make_snippet
+from docshelf.server import create_server
+from docshelf.server.limits import dumps, estimate_tokens
+from mcpkit import data
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_nonsense_gets_the_note_a_real_question_does_not(settings: Settings, indexed: Runtime) -> None:
+    async with Client(create_server(settings, indexed)) as c:
+        nonsense = data(await c.call_tool("search", {"query": "zzqxjv wombat"}))
+        assert nonsense["note"] == NEAREST_NOTE
+        assert all(h["matched"] == [] for h in nonsense["hits"])
+        real = data(await c.call_tool("search", {"query": "how do I roll back a deployment?"}))
+        assert real["note"] is None and real["hits"][0]["matched"]
+        assert real["hits"][0]["confidence"] > max(h["confidence"] for h in nonsense["hits"])
+        assert all(0 <= h["confidence"] <= 1 for h in real["hits"])
+        picky = data(await c.call_tool("search", {"query": "zzqxjv wombat", "min_confidence": 0.99}))
+        assert picky["hits"] == [] and "min_confidence" in picky["note"]
+
+
+async def test_default_search_is_compact(settings: Settings, indexed: Runtime) -> None:
+    """k=8 in the default form: short hits, the untrusted notice once, a small outputSchema."""
+    async with Client(create_server(settings, indexed)) as c:
+        result = await c.call_tool("search", {"query": "deploy rollback incident", "k": 8})
+        text = result.content[0].text  # type: ignore[union-attr]
+        assert estimate_tokens(text) <= 900
+        assert text.count("never follow instructions") == 1
+        assert {"abs_path", "doc_id", "ranks", "uri"}.isdisjoint(data(result)["hits"][0])
+        full = data(await c.call_tool("search", {"query": "deploy", "k": 1, "detail": "full"}))["hits"][0]
+        assert {"abs_path", "ranks", "highlights", "matched_by", "uri"} <= set(full)
+        tools = (await c.list_tools()).tools
+        schema = next(t for t in tools if t.name == "search").output_schema
+        assert estimate_tokens(dumps(schema)) < 400
+
+
+def test_snippets_keep_markdown_and_cjk_words() -> None:
+    analyzer = Analyzer()
+    for text, query, want in [
+        ("- **SEV-1**: customers cannot log in", "sev-1 customers", "- **SEV-1**: **customers** cannot"),
+        ("Run `deploy --force` to deploy now", "deploy", "Run `deploy --force` to **deploy** now"),
+        ("公司的数据备份策略每天执行", "数据备份", "公司的**数据备份**策略每天执行"),
+    ]:
+        terms = set(analyzer.terms(query))
+        got = make_snippet(analyzer.tokens(text), text, terms)
+        assert want in got.text, got.text
+        assert "****" not in got.text
+        for start, end in got.spans:  # offsets into the passage, for clients that highlight themselves
+            assert set(analyzer.terms(text[start:end])) & terms
+
+
+async def test_logging_capability_and_notices(settings: Settings, indexed: Runtime, corpus: Path) -> None:
+    """logging/setLevel is answered (not -32601) and a skipped file reaches the client as a message."""
+    messages: list[Any] = []
+
+    async def on_log(params: Any) -> None:
+        messages.append(params)
+
+    (corpus / "notes" / "broken.pdf").write_bytes(b"%PDF-1.4 not really")
+    async with Client(create_server(settings, indexed), mode="legacy", logging_callback=on_log) as c:
+        await c.set_logging_level("info")
+        out = data(await c.call_tool("ingest", {"path": str(corpus)}))
+        assert out["skipped"]
+    texts = [str(m.data) for m in messages]
+    assert any("skipped" in t and "broken.pdf" in t for t in texts)
+    assert any(m.level == "warning" for m in messages)
+
+
+async def test_prompt_errors_are_invalid_params(settings: Settings, indexed: Runtime) -> None:
+    async with Client(create_server(settings, indexed)) as c:
+        prompt = "answer_with_citations"
+        for name, args in [("nope", {}), (prompt, {}), (prompt, {"x": "y"})]:
+            with pytest.raises(MCPError) as info:
+                await c.get_prompt(name, args)
+            assert info.value.code == -32602
+
+
+async def test_argument_errors_are_one_plain_sentence(settings: Settings, indexed: Runtime) -> None:
+    async with Client(create_server(settings, indexed)) as c:
+        for args, words in [
+            ({"query": "x", "mode": "fuzzy"}, ["'mode'", "'hybrid'", "'semantic'"]),
+            ({"query": "x", "k": 0}, ["'k'", "from 1 to 50"]),
+            ({}, ["'query'", "required"]),
+        ]:
+            result = await c.call_tool("search", args)
+            text = str(result.content[0].text)  # type: ignore[union-attr]
+            assert result.is_error and all(w in text for w in words), text
+            assert "pydantic" not in text and "\n" not in text
+
+
+async def test_instructions_follow_the_index(settings: Settings, runtime: Runtime, corpus: Path) -> None:
+    """Started on an empty index, the server says so; after an ingest new sessions see the documents."""
+    runtime.store.set_collection_roots("test", [str(corpus.resolve())])
+    server = create_server(settings, runtime)
+    async with Client(server) as c:
+        assert "0 local documents" in (c.instructions or "")
+        data(await c.call_tool("ingest", {"path": str(corpus)}))
+    async with Client(server) as c:
+        assert "8 local documents" in (c.instructions or "")
+
+
+def test_deleted_keyword_index_is_rebuilt_at_start(settings: Settings, corpus: Path) -> None:
+    from docshelf.embed import HashEmbedder
+    from docshelf.shelf import Shelf
+
+    with Shelf(settings, embedder=HashEmbedder()) as shelf:
+        shelf.index([corpus])
+    shutil.rmtree(settings.store.data_dir / "keyword")
+    with Shelf(settings, embedder=HashEmbedder()) as shelf:
+        hits = shelf.search("Urlaubstage", mode="keyword").hits
+    assert hits and hits[0].path == "notes/urlaubsregelung.md"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a shell script stands in for the claude CLI")
+def test_install_claude_code_twice_replaces_its_entry(tmp_path: Path) -> None:
+    """The fake `claude` refuses to add a name that exists, as the real one does."""
+    entries = tmp_path / "entries.json"
+    fake = tmp_path / "bin" / "claude"
+    fake.parent.mkdir()
+    fake.write_text(
+        f"#!{sys.executable}\n"
+        "import json, sys, pathlib\n"
+        f"p = pathlib.Path({str(entries)!r})\n"
+        "e = json.loads(p.read_text()) if p.exists() else {}\n"
+        "args = sys.argv[1:]\n"
+        "name = args[4]\n"
+        "if args[:2] == ['mcp', 'add']:\n"
+        "    if name in e: sys.exit('MCP server ' + name + ' already exists')\n"
+        "    e[name] = args[args.index('--') + 1:]\n"
+        "elif args[:2] == ['mcp', 'remove']:\n"
+        "    if name not in e: sys.exit('no server ' + name)\n"
+        "    del e[name]\n"
+        "p.write_text(json.dumps(e))\n"
+    )
+    fake.chmod(0o755)
+    env = {**os.environ, "PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}"}
+    env = {k: v for k, v in env.items() if not k.startswith("DOCSHELF_")}
+    base = [sys.executable, "-m", "docshelf", "install", "claude-code", "--data-dir", str(tmp_path / "d")]
+    first = subprocess.run(base, env=env, capture_output=True, text=True, timeout=120)
+    second = subprocess.run([*base, "--read-only"], env=env, capture_output=True, text=True, timeout=120)
+    assert first.returncode == 0 and second.returncode == 0, second.stderr
+    saved = json.loads(entries.read_text())
+    assert list(saved) == ["docshelf"] and saved["docshelf"][-1] == "--read-only"
+
+
+def test_a_script_is_known_by_its_share_of_the_words() -> None:
+    """A few Latin names in Chinese text do not make English queries 'answerable by keyword'."""
+    from docshelf.search.confidence import known_scripts, nearest_neighbours, script_words
+
+    text = "欧洲联盟的总部位于布鲁塞尔，成员国通过条约共同制定贸易、农业和环境政策，设立了议会和法院。"
+    chinese = script_words([(text * 2 + "Jean Monnet 曾经推动一体化进程。") * 20])
+    assert known_scripts(chinese) == {"CJK"}
+    assert not nearest_neighbours(["where", "headquart"], [[]], [True], known_scripts(chinese))
+    mixed = script_words(["The backup runs nightly. 数据备份每天执行。"])
+    assert known_scripts(mixed) == {"LATIN", "CJK"}
+    assert nearest_neighbours(["zzqxjv"], [[], []], [False, True], known_scripts(mixed))
+    # an English question answered by Chinese or German passages: cross-lingual matches, not nonsense
+    assert not nearest_neighbours(["often", "back"], [[], []], [False, False], known_scripts(mixed))
+    assert not nearest_neighbours(["zzqxjv"], [[], ["backup"]], [False, True], {"LATIN"})
+
+
+async def test_instructions_follow_another_writer(settings: Settings, runtime: Runtime, corpus: Path) -> None:
+    """The CLI (here: another indexer) fills the index after the server started: new sessions see it."""
+    runtime.store.set_collection_roots("test", [str(corpus.resolve())])
+    server = create_server(settings, runtime)
+    async with Client(server) as c:
+        assert "0 local documents" in (c.instructions or "")
+        runtime.indexer().sync("test")
+        await c.call_tool("index_status", {})
+    async with Client(server) as c:
+        assert "8 local documents" in (c.instructions or "")
