@@ -17,6 +17,9 @@ __all__ = ["AnnIndex", "ann_available"]
 log = logging.getLogger("docshelf.store")
 
 Keys = npt.NDArray[np.int64]
+# Files of an older format are rebuilt: before format 2 (schema 2) a key could come back for a new
+# chunk, and such a file may hold a deleted chunk's vector under a live key.
+_FORMAT = 2
 
 
 def ann_available() -> bool:
@@ -31,8 +34,8 @@ class AnnIndex:
     """HNSW over chunk vectors keyed by chunk ``seq``; saved next to the database.
 
     Updated by key difference (add new, remove gone), so a re-index that touches
-    a few files costs a few inserts, not a rebuild. Readers update their copy in
-    memory; only the writer saves it.
+    a few files costs a few inserts, not a rebuild; that is only right because a seq is
+    never reused (AUTOINCREMENT). Readers update their copy in memory; only the writer saves it.
     """
 
     def __init__(self, path: Path, dim: int, threads: int = 1, expansion_search: int = 256) -> None:
@@ -54,7 +57,7 @@ class AnnIndex:
             return
         try:
             meta = json.loads(self.meta_path.read_text())
-            if meta.get("dim") != self.dim:
+            if meta.get("dim") != self.dim or meta.get("format") != _FORMAT:
                 return
             self._index.load(str(self.path))
             self.generation = int(meta["generation"])
@@ -80,7 +83,7 @@ class AnnIndex:
         tmp = self.path.with_suffix(".tmp")
         self._index.save(str(tmp))
         tmp.replace(self.path)
-        self.meta_path.write_text(json.dumps({"generation": self.generation, "dim": self.dim}))
+        self.meta_path.write_text(json.dumps({"generation": self.generation, "dim": self.dim, "format": _FORMAT}))
 
     def search(self, query: Vectors, count: int) -> Keys:
         """Keys of about the ``count`` nearest vectors, best first."""
