@@ -178,6 +178,11 @@ class Indexer:
         self, collection: str, roots: Sequence[Path], skipped: Sequence[SkippedFile], force: bool
     ) -> SyncReport:
         started = time.time()
+        unfinished = self.store.reembed_pending()
+        wanted = (self.embedder.name, self.embedder.dim)
+        if unfinished and (unfinished["model"], unfinished["dim"]) == wanted and self.store.model() != wanted:
+            log.warning("continuing the interrupted re-embed with %s", self.embedder.name)
+            self._reembed()
         self.store.check_model(self.embedder.name, self.embedder.dim)
         known = [Path(r) for r in self.store.collection_roots(collection)]
         all_roots = list(dict.fromkeys([*known, *(Path(r).expanduser().resolve() for r in roots)]))
@@ -294,34 +299,40 @@ class Indexer:
         return [s.path for s in gone]
 
     def reembed(self) -> int:
-        """Embed every stored chunk again with the configured model (after a model change)."""
+        """Embed every stored chunk again with the configured model (after a model change).
+
+        The old vectors stay in use until the new ones are all in; a re-embed stopped part-way is
+        continued by the next ``reembed`` or ``sync`` with this model. Returns vectors computed."""
         return self._locked(lambda: self._reembed())
 
     def _reembed(self) -> int:
-        chunks = list(self.store.iter_chunks())
-        docs = {d.id: d for d in self.store.iter_documents()}
-        self.store.clear_vectors(self.embedder.name, self.embedder.dim)
-        by_doc: dict[str, list[Chunk]] = {}
-        for c in chunks:
-            by_doc.setdefault(c.doc_id, []).append(c)
-        batch: list[_Pending] = []
-        report = SyncReport("*")
-        for doc_id, doc_chunks in by_doc.items():
-            doc = docs[doc_id]
-            texts = {}
-            rekeyed = []
-            for c in doc_chunks:
-                text = contextual_text(doc.title, c.heading_path, c.text)
-                key = embed_key(self.embedder.name, text)
-                texts[key] = text
-                rekeyed.append(Chunk(**{**c.__dict__, "embed_key": key}))
-            batch.append(_Pending(doc, rekeyed, texts, is_new=False))
-            if len(batch) >= 32:
-                self._flush(batch, report)
-                batch = []
-        self._flush(batch, report)
+        name, dim = self.embedder.name, self.embedder.dim
+        self.store.begin_reembed(name, dim)
+        titles = {d.id: d.title for d in self.store.iter_documents()}
+        embedded, todo = 0, []
+        step = self.settings.embed.batch_size * 4
+        for chunk in self.store.iter_chunks():
+            text = contextual_text(titles.get(chunk.doc_id), chunk.heading_path, chunk.text)
+            todo.append((chunk.id, embed_key(name, text), text))
+            if len(todo) >= step:
+                embedded += self._stage(todo)
+                todo = []
+        embedded += self._stage(todo)
+        self.store.finish_reembed(name, dim)
         self.store.commit()
-        return report.chunks_embedded
+        return embedded
+
+    def _stage(self, todo: list[tuple[str, str, str]]) -> int:
+        """Embed the chunks of ``todo`` (id, new key, text) not kept aside yet; how many texts."""
+        staged = self.store.staged_keys([cid for cid, _, _ in todo]) if todo else {}
+        needed = [(cid, key, text) for cid, key, text in todo if staged.get(cid) != key]
+        if not needed:
+            return 0
+        texts = {key: text for _, key, text in needed}
+        vectors = dict(zip(texts, self.embedder.embed_documents(list(texts.values())), strict=True))
+        self.store.stage_vectors([(cid, key, vectors[key]) for cid, key, _ in needed])
+        self.progress("reembed", len(needed), 0)
+        return len(texts)
 
     # ----- internals -----
     @staticmethod

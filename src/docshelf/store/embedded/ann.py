@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
 import logging
 from pathlib import Path
@@ -22,9 +24,17 @@ Keys = npt.NDArray[np.int64]
 _FORMAT = 2
 
 
+def _import_usearch() -> Any:
+    # onnxruntime first: loaded after usearch's extension it crashes the process (segfault on
+    # import, usearch 2.26 / onnxruntime 1.32), and the embedder or a reranker may load it later
+    with contextlib.suppress(ImportError):
+        importlib.import_module("onnxruntime")
+    return importlib.import_module("usearch.index")
+
+
 def ann_available() -> bool:
     try:
-        import usearch.index  # noqa: F401
+        _import_usearch()
     except ImportError:
         return False
     return True
@@ -38,15 +48,17 @@ class AnnIndex:
     never reused (AUTOINCREMENT). Readers update their copy in memory; only the writer saves it.
     """
 
-    def __init__(self, path: Path, dim: int, threads: int = 1, expansion_search: int = 256) -> None:
-        from usearch.index import Index
-
+    def __init__(
+        self, path: Path, dim: int, epoch: str = "0", threads: int = 1, expansion_search: int = 256
+    ) -> None:
+        index_cls = _import_usearch().Index
         self.path = path
         self.meta_path = path.with_suffix(".json")
         self.dim = dim
+        self.epoch = epoch  # the store's vectors epoch: a file saved under another is rebuilt
         self.threads = threads
         self.generation = -1
-        self._index: Any = Index(
+        self._index: Any = index_cls(
             ndim=dim, metric="ip", dtype="f16", connectivity=16, expansion_add=64,
             expansion_search=expansion_search,
         )  # fmt: skip
@@ -57,8 +69,8 @@ class AnnIndex:
             return
         try:
             meta = json.loads(self.meta_path.read_text())
-            if meta.get("dim") != self.dim or meta.get("format") != _FORMAT:
-                return
+            if (meta.get("dim"), meta.get("format"), meta.get("epoch")) != (self.dim, _FORMAT, self.epoch):
+                return  # another model, an older format or vectors re-embedded since: rebuild
             self._index.load(str(self.path))
             self.generation = int(meta["generation"])
         except (OSError, ValueError, RuntimeError) as exc:  # derived data: rebuild rather than fail
@@ -83,7 +95,8 @@ class AnnIndex:
         tmp = self.path.with_suffix(".tmp")
         self._index.save(str(tmp))
         tmp.replace(self.path)
-        self.meta_path.write_text(json.dumps({"generation": self.generation, "dim": self.dim, "format": _FORMAT}))
+        meta = {"generation": self.generation, "dim": self.dim, "format": _FORMAT, "epoch": self.epoch}
+        self.meta_path.write_text(json.dumps(meta))
 
     def search(self, query: Vectors, count: int) -> Keys:
         """Keys of about the ``count`` nearest vectors, best first."""

@@ -97,6 +97,11 @@ MIGRATIONS: list[str] = [
     CREATE INDEX chunks_doc ON chunks(doc_id, ordinal);
     CREATE INDEX chunks_embed ON chunks(embed_key);
     """,
+    # 3: a re-embed keeps its new vectors here, per chunk, until all are in (then one swap), so
+    # a killed re-embed leaves the old vectors in place and is continued where it stopped
+    """
+    CREATE TABLE reembed(chunk_id TEXT PRIMARY KEY, key TEXT NOT NULL, vector BLOB NOT NULL);
+    """,
 ]
 
 

@@ -19,6 +19,7 @@ from docshelf.store.base import DocState, DocumentRecord, StoreStats, TermAnalyz
 from docshelf.store.embedded.ann import AnnIndex, ann_available
 from docshelf.store.embedded.keyword import KeywordDoc, KeywordIndex
 from docshelf.store.embedded.ops import SQLiteTx, store_error
+from docshelf.store.embedded.reembed import SQLiteReembed
 from docshelf.store.embedded.schema import migrate
 from docshelf.store.embedded.search import SQLiteSearch
 from docshelf.store.embedded.vectors import VectorMatrix
@@ -55,7 +56,7 @@ def _doc(row: sqlite3.Row | tuple[Any, ...]) -> DocumentRecord:
     )  # fmt: skip
 
 
-class SQLiteStore(SQLiteSearch, BuildLog):
+class SQLiteStore(SQLiteSearch, SQLiteReembed, BuildLog):
     """Store in ``data_dir``: ``docshelf.db`` plus the derived ``keyword/`` tantivy index."""
 
     def __init__(self, data_dir: Path, analyzer: TermAnalyzer, ann_threshold: int = 50_000) -> None:
@@ -260,14 +261,6 @@ class SQLiteStore(SQLiteSearch, BuildLog):
         self.keyword.delete_docs(doc_ids)
         return int(removed)
 
-    def clear_vectors(self, name: str, dim: int) -> None:
-        """Forget every vector and switch the recorded model (before a full re-embed)."""
-        with self._tx() as conn:
-            conn.execute("DELETE FROM vectors")
-            self._set_meta("embed_model", name)
-            self._set_meta("embed_dim", str(dim))
-            self._bump()
-
     def gc_vectors(self) -> None:
         """Drop vectors no chunk refers to any more."""
         with self._tx() as conn:
@@ -388,6 +381,7 @@ class SQLiteStore(SQLiteSearch, BuildLog):
             dim=dim,
             generation=self.generation(),
             keyword_generation=self.keyword.generation(),
+            reembed=self.reembed_pending(),
         )
 
     def close(self) -> None:

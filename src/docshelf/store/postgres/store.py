@@ -15,6 +15,7 @@ from docshelf.errors import StoreError
 from docshelf.store.base import DocState, DocumentRecord, StoreStats, TermAnalyzer
 from docshelf.store.history import BuildLog, check_model
 from docshelf.store.postgres import ops
+from docshelf.store.postgres.reembed import PgReembed
 from docshelf.store.postgres.schema import migrate
 from docshelf.store.postgres.search import PgSearch
 from docshelf.types import Chunk
@@ -61,7 +62,7 @@ def _driver() -> tuple[Any, Any, Any, Any]:
     return psycopg, register_vector, Jsonb, ConnectionPool
 
 
-class PostgresStore(PgSearch, BuildLog):
+class PostgresStore(PgSearch, PgReembed, BuildLog):
     """Store in a PostgreSQL database with pgvector; ``data_dir`` keeps only local state (locks)."""
 
     def __init__(
@@ -157,17 +158,6 @@ class PostgresStore(PgSearch, BuildLog):
             ops.set_meta(conn, "embed_model", name)
             ops.set_meta(conn, "embed_dim", str(dim))
             ops.ensure_vector_column(conn, dim)
-
-    def clear_vectors(self, name: str, dim: int) -> None:
-        """Forget every vector and switch the recorded model (before a full re-embed)."""
-        with self._tx() as conn:
-            conn.execute("UPDATE chunks SET embedding = NULL")
-            conn.execute("DROP INDEX IF EXISTS chunks_hnsw")
-            conn.execute("ALTER TABLE chunks ALTER COLUMN embedding TYPE vector")
-            ops.set_meta(conn, "embed_model", name)
-            ops.set_meta(conn, "embed_dim", str(dim))
-            ops.ensure_vector_column(conn, dim)
-            ops.bump(conn)
 
     def gc_vectors(self) -> None:
         """Vectors live on their chunks here: nothing to collect."""
@@ -376,6 +366,7 @@ class PostgresStore(PgSearch, BuildLog):
             dim=dim,
             generation=generation,
             keyword_generation=generation,  # postings commit with the rows they index
+            reembed=self.reembed_pending(),
         )
 
     def close(self) -> None:
