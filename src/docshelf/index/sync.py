@@ -20,6 +20,7 @@ from docshelf.index.lock import WriterLock
 from docshelf.parse import ParserRegistry, default_registry
 from docshelf.sources import walk_roots
 from docshelf.sources.mirror import source_metadata
+from docshelf.sources.walk import kept_by
 from docshelf.store.base import BuildRecord, DocumentRecord, Store
 from docshelf.types import Chunk, ParsedDocument, SkippedFile, SourceFile, contextual_text
 
@@ -236,7 +237,8 @@ class Indexer:
             try:
                 data = f.path.read_bytes()
             except OSError as exc:
-                report.skipped.append(SkippedFile(rel, f"cannot read: {exc.strerror}"))
+                kept_note = "; its indexed version is kept" if state else ""
+                report.skipped.append(SkippedFile(rel, f"cannot read: {exc.strerror}{kept_note}"))
                 continue
             digest = content_hash(data)
             if state and not force and same_root and state.content_hash == digest:
@@ -262,8 +264,13 @@ class Indexer:
                 batch, batch_chunks = [], 0
         self._flush(batch, report)
 
-        gone = [s for rel, s in states.items() if rel not in files or rel in report.excluded]
-        # a file that now fails to parse keeps its old version (it is in `files`, not gone)
+        # a file that now fails to parse keeps its old version (it is in `files`, not gone), and so
+        # does one that exists but cannot be read now, or lies in a folder that cannot be listed
+        unreadable = {name for _, result in walked for name in result.unreadable}
+        gone = [
+            s for rel, s in states.items()
+            if (rel not in files and not kept_by(unreadable, rel)) or rel in report.excluded
+        ]  # fmt: skip
         self.store.delete_documents([s.id for s in gone])
         report.removed = [s.path for s in gone]
         self.store.gc_vectors()

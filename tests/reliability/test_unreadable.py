@@ -1,0 +1,102 @@
+"""Files and folders that exist but cannot be read: kept, reported, and the run goes on.
+
+A file read failing for a moment (permissions, a flaky mount) used to count as a deletion, and one
+unreadable folder (or its .gitignore, or /proc/1/cwd) aborted the whole run. Permissions are real
+here: as root the child runs without the capabilities that bypass them.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from crashkit import _read_docs, cli_env, file_text
+
+_DAC_CAPS = (1, 2)  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH
+_PR_CAPBSET_DROP = 24
+
+
+def _as_plain_user() -> Callable[[], None] | None:
+    """A preexec that makes permission bits count (root: drop the override capabilities)."""
+    if os.geteuid() != 0:
+        return None
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def drop() -> None:
+        for cap in _DAC_CAPS:
+            if libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+                raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+    probe = subprocess.run(["true"], preexec_fn=drop, capture_output=True)  # may be refused
+    if probe.returncode != 0:
+        pytest.skip("cannot drop CAP_DAC_OVERRIDE here, and root reads any file")
+    return drop
+
+
+def _index(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "docshelf", "index", *args, "--data-dir", str(data)],
+        env=cli_env(data.parent), capture_output=True, text=True, timeout=120, preexec_fn=_as_plain_user(),
+    )  # fmt: skip
+
+
+def _versions(data: Path) -> dict[str, int]:
+    return {path: v for path, (_, v) in _read_docs(data / "docshelf.db").items()}
+
+
+def _write(path: Path, doc: int, version: int) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(file_text(doc, version), "utf-8")
+
+
+def test_a_file_that_cannot_be_read_keeps_its_indexed_version(tmp_path: Path) -> None:
+    corpus, data = tmp_path / "corpus", tmp_path / "data"
+    for d in range(4):
+        _write(corpus / f"f{d:03d}.txt", d, 1)
+    assert _index(data, str(corpus)).returncode == 0
+    _write(corpus / "f002.txt", 2, 2)
+    (corpus / "f001.txt").chmod(0)
+    try:
+        proc = _index(data)
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+        assert "0 removed" in proc.stderr and "f001.txt" in proc.stderr, proc.stderr
+        assert _versions(data) == {"f000.txt": 1, "f001.txt": 1, "f002.txt": 2, "f003.txt": 1}
+    finally:
+        (corpus / "f001.txt").chmod(0o644)
+    again = _index(data)
+    assert again.returncode == 0 and "0 removed" in again.stderr and "4 unchanged" in again.stderr
+
+
+def test_an_unreadable_folder_or_gitignore_skips_that_folder_only(tmp_path: Path) -> None:
+    corpus, data = tmp_path / "corpus", tmp_path / "data"
+    _write(corpus / "f000.txt", 0, 1)
+    _write(corpus / "locked" / "f001.txt", 1, 1)
+    _write(corpus / "ignored" / "f002.txt", 2, 1)
+    (corpus / "ignored" / ".gitignore").write_text("*.log\n")
+    assert _index(data, str(corpus)).returncode == 0
+    _write(corpus / "f000.txt", 0, 2)
+    (corpus / "locked").chmod(0)
+    (corpus / "ignored" / ".gitignore").chmod(0)
+    try:
+        proc = _index(data)
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+        assert "0 removed" in proc.stderr, proc.stderr
+        assert "locked" in proc.stderr and "ignored" in proc.stderr and "skipped" in proc.stderr
+        assert _versions(data) == {"f000.txt": 2, "locked/f001.txt": 1, "ignored/f002.txt": 1}
+    finally:
+        (corpus / "locked").chmod(0o755)
+        (corpus / "ignored" / ".gitignore").chmod(0o644)
+
+
+def test_indexing_a_proc_folder_skips_what_it_cannot_read(tmp_path: Path) -> None:
+    proc = _index(tmp_path / "data", "/proc/1", "--json")  # cwd, root, exe: links it may not follow
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert "error:" not in proc.stderr, proc.stderr
