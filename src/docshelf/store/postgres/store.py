@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from docshelf.config import redact_dsn
+from docshelf.config import hide_secrets, redact_dsn
 from docshelf.embed.base import Vectors
 from docshelf.errors import StoreError
 from docshelf.store.base import DocState, DocumentRecord, StoreStats, TermAnalyzer
@@ -98,17 +98,21 @@ class PostgresStore(PgSearch, PgReembed, BuildLog):
             )  # fmt: skip
         except (psycopg.Error, OSError) as exc:
             raise StoreError(
-                f"cannot open the PostgreSQL store at {redact_dsn(url)}: {' '.join(str(exc).split())}; check "
+                f"cannot open the PostgreSQL store at {redact_dsn(url)}: {self._why(exc)}; check "
                 "that the server runs, the DSN (store.url) is right and pgvector is installed"
             ) from exc
 
     # ----- plumbing -----
+    def _why(self, exc: Exception) -> str:
+        """The driver's message on one line, without the passwords it may quote from the DSN."""
+        return hide_secrets(" ".join(str(exc).split()), self.url)
+
     def _error(self, exc: Exception) -> StoreError | None:
         """A driver error as one line that names the server (None for anything else)."""
         if not isinstance(exc, self._driver_error):
             return None
         return StoreError(
-            f"the PostgreSQL store at {redact_dsn(self.url)} failed: {' '.join(str(exc).split())[:300]}; "
+            f"the PostgreSQL store at {redact_dsn(self.url)} failed: {self._why(exc)[:300]}; "
             "check that the server is up and reachable (and the schema intact), then retry"
         )
 
