@@ -62,13 +62,13 @@ def guarded_path(roots: list[str], root: str, rel_path: str) -> Path:
     Symlinks are resolved now, at read time: a link that was harmless at indexing may have
     been re-pointed since.
     """
-    from docshelf.sources.walk import is_within  # pathspec: only when a file is read
+    from docshelf.sources.walk import is_within, on_disk  # pathspec: only when a file is read
 
     if root not in roots:
         raise AccessError(f"{root} is no longer a root of this collection; re-index it")
     clean = check_relative(rel_path)
     base = Path(root).resolve()
-    real = (base / clean).resolve()
+    real = on_disk(base, clean).resolve()  # stored names are NFC; on disk they may be NFD
     if not is_within(real, base):
         raise AccessError(f"refused {rel_path!r}: it resolves outside the corpus root (symlink escape?)")
     return real

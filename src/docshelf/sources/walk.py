@@ -8,14 +8,14 @@ import stat
 import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pathspec
 
 from docshelf.errors import SourceError
 from docshelf.types import SkippedFile, SourceFile
 
-__all__ = ["WalkResult", "is_within", "kept_by", "resolve_root", "walk_roots"]
+__all__ = ["WalkResult", "is_within", "kept_by", "on_disk", "resolve_root", "walk_roots"]
 
 _SNIFF_BYTES = 8192
 
@@ -38,6 +38,29 @@ def kept_by(unreadable: set[str], rel_path: str) -> bool:
         return True
     parts = rel_path.split("/")
     return any("/".join(parts[:i]) + "/" in unreadable for i in range(1, len(parts)))
+
+
+def on_disk(root: Path, rel_path: str) -> Path:
+    """The file a stored (NFC) ``rel_path`` names under ``root``, whatever normalisation its name
+    has on disk: a folder is listed only for a part not found as given (macOS writes NFD)."""
+    path = root / rel_path
+    if os.path.lexists(path):
+        return path
+    current = root
+    for part in PurePosixPath(rel_path).parts:
+        candidate = current / part
+        if not os.path.lexists(candidate):
+            try:
+                names = os.listdir(current)
+            except OSError:
+                return path
+            wanted = unicodedata.normalize("NFC", part)
+            match = next((n for n in names if unicodedata.normalize("NFC", n) == wanted), None)
+            if match is None:
+                return path
+            candidate = current / match
+        current = candidate
+    return current
 
 
 def is_within(path: Path, root: Path) -> bool:
