@@ -118,7 +118,8 @@ class WriterLock:
     def acquire(self) -> None:
         local = self._local
         deadline = time.monotonic() + self.timeout
-        if not local.mutex.acquire(timeout=max(self.timeout, 0.0)):
+        # watch.lock_timeout_s may be inf ("as long as it takes"); acquire() takes no more than this
+        if not local.mutex.acquire(timeout=min(max(self.timeout, 0.0), threading.TIMEOUT_MAX)):
             raise StoreError(
                 f"another thread of this docshelf process (pid {os.getpid()}) is indexing; wait or retry"
             )

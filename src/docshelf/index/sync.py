@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from docshelf.chunk import LineIndex, chunk_document
-from docshelf.config import Settings
+from docshelf.config import Settings, check_collection
 from docshelf.embed.base import Embedder, Vectors
 from docshelf.errors import DocshelfError, ParseError, SourceError
 from docshelf.index.gitinfo import git_state
@@ -173,6 +173,7 @@ class Indexer:
         skips, under the same writer lock; ``force`` re-parses unchanged files too (after the
         chunk or parse settings changed).
         """
+        check_collection(collection)
         return self._locked(lambda: self._sync(collection, roots, skipped, force))
 
     def _sync(

@@ -9,11 +9,27 @@ from pathlib import Path
 
 from docshelf.errors import StoreError
 
-__all__ = ["SQLiteTx", "store_error"]
+__all__ = ["SQLiteTx", "damaged_error", "store_error"]
+
+_DAMAGED = ("malformed", "not a database", "corrupt")
+
+
+def damaged_error(data_dir: Path, exc: sqlite3.Error | OSError) -> StoreError | None:
+    """The StoreError for a damaged (truncated, overwritten) database, or None for other errors.
+
+    Nothing in the index is original: it is derived from the files, so rebuilding it is the fix."""
+    if not any(word in str(exc).lower() for word in _DAMAGED):
+        return None
+    return StoreError(
+        f"the index at {data_dir} is damaged ({exc}); it is built from your files, so rebuild it: "
+        f"move {data_dir} aside (or delete it) and run `docshelf index FOLDER` for each folder again"
+    )
 
 
 def store_error(data_dir: Path, exc: sqlite3.Error) -> StoreError:
     """A one-line StoreError for a failed SQLite write: disk full, locked, read-only, or other."""
+    if (damaged := damaged_error(data_dir, exc)) is not None:
+        return damaged
     text = str(exc).lower()
     if "full" in text:
         what = "the disk holding it is full; free some space and run the command again"

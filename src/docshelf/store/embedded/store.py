@@ -18,7 +18,7 @@ from docshelf.errors import DocshelfError, StoreError
 from docshelf.store.base import DocState, DocumentRecord, StoreStats, TermAnalyzer
 from docshelf.store.embedded.ann import AnnIndex, ann_available
 from docshelf.store.embedded.keyword import KeywordDoc, KeywordIndex
-from docshelf.store.embedded.ops import SQLiteTx, store_error
+from docshelf.store.embedded.ops import SQLiteTx, damaged_error, store_error
 from docshelf.store.embedded.reembed import SQLiteReembed
 from docshelf.store.embedded.schema import migrate
 from docshelf.store.embedded.search import SQLiteSearch
@@ -78,7 +78,7 @@ class SQLiteStore(SQLiteSearch, SQLiteReembed, BuildLog):
             self._conn.execute("PRAGMA journal_size_limit=67108864")
             migrate(self._conn)
         except (sqlite3.Error, OSError) as exc:
-            raise StoreError(
+            raise damaged_error(data_dir, exc) or StoreError(
                 f"cannot open the index at {data_dir}: {exc}; check the folder's permissions "
                 "or point store.data_dir elsewhere"
             ) from exc
