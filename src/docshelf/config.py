@@ -218,6 +218,12 @@ class ParseSettings(_Section):
     max_xml_part_mb: float = Field(
         32.0, gt=0, description="Word/PowerPoint files with a bigger XML part are refused (memory ~20x)"
     )
+    isolate: bool = Field(
+        True, description="parse in a worker process, stopped at timeout_s and max_memory_mb"
+    )
+    max_memory_mb: float = Field(
+        2048.0, gt=0, description="memory a parse worker may use (RLIMIT_DATA) before the file is skipped"
+    )
     ocr: bool = Field(True, description="OCR images and scanned PDF pages when Tesseract is installed")
     ocr_languages: list[str] = Field(
         default_factory=list,

@@ -1,6 +1,6 @@
 """Re-embed kill trials: SIGKILL `docshelf index --reembed` (hash-64 -> hash-32) at random points.
 
-Shared by tests/reliability/test_reembed.py (3 trials) and bench/reliability_bench.py (many).
+Shared by tests/reliability/test_reembed.py (2 trials) and bench/reliability_bench.py (many).
 After each kill every chunk must still have a vector of the recorded model's size, and a plain
 `docshelf index` with the new model must finish the re-embed.
 """

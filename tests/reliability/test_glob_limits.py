@@ -22,23 +22,16 @@ GLOBS = [
 ]
 
 
-@pytest.mark.parametrize("glob", GLOBS, ids=["stars", "folder-stars", "sets-stars", "many-any"])
-def test_a_pathological_glob_answers_like_fnmatch(runtime: Runtime, corpus: Path, glob: str) -> None:
+def test_pathological_globs_answer_like_fnmatch_or_are_refused_alike(runtime: Runtime, corpus: Path) -> None:
     runtime.indexer().sync("test", [corpus])
-    want = {
-        d.path for d in runtime.store.iter_documents()
-        if fnmatch.fnmatchcase(d.path, glob) and d.lifecycle != "superseded"  # left out by default
-    }  # fmt: skip
-    hits = runtime.searcher().search("deploy", k=50, mode="semantic", flt=SearchFilter(path_glob=glob)).hits
-    assert {h.path for h in hits} == want
-
-
-@pytest.mark.parametrize("glob", ["*a" * 20_000, "*?" * 1500, "x" * 5000])
-def test_a_glob_too_complex_to_mean_anything_is_refused_on_both(
-    runtime: Runtime, corpus: Path, glob: str
-) -> None:
-    """fnmatch takes seconds per path on these (``*a`` x 20,000: 2 s), PostgreSQL refuses them."""
-    runtime.indexer().sync("test", [corpus])
-    with pytest.raises(DocshelfError, match="path glob") as caught:
-        runtime.searcher().search("deploy", mode="semantic", flt=SearchFilter(path_glob=glob))
-    assert "\n" not in str(caught.value) and not isinstance(caught.value, StoreError)
+    searcher = runtime.searcher()
+    docs = [d for d in runtime.store.iter_documents() if d.lifecycle != "superseded"]  # left out by default
+    for glob in GLOBS:
+        want = {d.path for d in docs if fnmatch.fnmatchcase(d.path, glob)}
+        hits = searcher.search("deploy", k=50, mode="semantic", flt=SearchFilter(path_glob=glob)).hits
+        assert {h.path for h in hits} == want, glob[:40]
+    # fnmatch takes seconds per path on these (``*a`` x 20,000: 2 s), PostgreSQL refuses them
+    for glob in ("*a" * 20_000, "*?" * 1500, "x" * 5000):
+        with pytest.raises(DocshelfError, match="path glob") as caught:
+            searcher.search("deploy", mode="semantic", flt=SearchFilter(path_glob=glob))
+        assert "\n" not in str(caught.value) and not isinstance(caught.value, StoreError)

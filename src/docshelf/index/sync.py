@@ -17,12 +17,15 @@ from docshelf.errors import DocshelfError, ParseError, SourceError
 from docshelf.index.gitinfo import git_state
 from docshelf.index.ids import chunk_ids, content_hash, document_id, embed_key
 from docshelf.index.lock import WriterLock
+from docshelf.index.reembed import reembed_store
 from docshelf.parse import ParserRegistry, default_registry
+from docshelf.parse.limits import Deadline
+from docshelf.parse.worker import parse_isolated
 from docshelf.sources import walk_roots
 from docshelf.sources.mirror import source_metadata
 from docshelf.sources.walk import kept_by
 from docshelf.store.base import BuildRecord, DocumentRecord, Store
-from docshelf.types import Chunk, ParsedDocument, SkippedFile, SourceFile, contextual_text
+from docshelf.types import Chunk, SkippedFile, SourceFile, contextual_text
 
 __all__ = ["Indexer", "Progress", "SyncReport", "group_skipped", "reason_kind"]
 
@@ -113,12 +116,19 @@ class _Pending:
 
 
 class _Counter:
-    """Adapts an Embedder to the chunker's TokenCounter."""
+    """Adapts an Embedder to the chunker's TokenCounter; stops a file's chunking at its deadline
+    (every count passes here, so no chunker loop can outlast parse.timeout_s)."""
 
     def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
+        self.deadline: Deadline | None = None
 
     def count(self, text: str) -> int:
+        if self.deadline is not None and self.deadline.remaining() <= 0.001:
+            raise ParseError(
+                f"{self.deadline.path}: parsing and chunking took over {self.deadline.seconds:g} s "
+                "(parse.timeout_s); raise the limit or exclude the file"
+            )
         return self.embedder.count_tokens(text)
 
 
@@ -314,33 +324,7 @@ class Indexer:
         return self._locked(lambda: self._reembed())
 
     def _reembed(self) -> int:
-        name, dim = self.embedder.name, self.embedder.dim
-        self.store.begin_reembed(name, dim)
-        titles = {d.id: d.title for d in self.store.iter_documents()}
-        embedded, todo = 0, []
-        step = self.settings.embed.batch_size * 4
-        for chunk in self.store.iter_chunks():
-            text = contextual_text(titles.get(chunk.doc_id), chunk.heading_path, chunk.text)
-            todo.append((chunk.id, embed_key(name, text), text))
-            if len(todo) >= step:
-                embedded += self._stage(todo)
-                todo = []
-        embedded += self._stage(todo)
-        self.store.finish_reembed(name, dim)
-        self.store.commit()
-        return embedded
-
-    def _stage(self, todo: list[tuple[str, str, str]]) -> int:
-        """Embed the chunks of ``todo`` (id, new key, text) not kept aside yet; how many texts."""
-        staged = self.store.staged_keys([cid for cid, _, _ in todo]) if todo else {}
-        needed = [(cid, key, text) for cid, key, text in todo if staged.get(cid) != key]
-        if not needed:
-            return 0
-        texts = {key: text for _, key, text in needed}
-        vectors = dict(zip(texts, self.embedder.embed_documents(list(texts.values())), strict=True))
-        self.store.stage_vectors([(cid, key, vectors[key]) for cid, key, _ in needed])
-        self.progress("reembed", len(needed), 0)
-        return len(texts)
+        return reembed_store(self.store, self.embedder, self.settings.embed.batch_size * 4, self.progress)
 
     # ----- internals -----
     @staticmethod
@@ -357,14 +341,22 @@ class Indexer:
     def _prepare(
         self, collection: str, f: SourceFile, data: bytes, digest: str, is_new: bool
     ) -> _Pending | None:
-        parsed: ParsedDocument = self.registry.parse(data, f.rel_path)
+        limits = self.settings.parse
+        self.counter.deadline = Deadline(f.rel_path, limits.timeout_s)  # the parse counts too
+        if limits.isolate:
+            parsed = parse_isolated(self.registry, data, f.rel_path, limits.timeout_s, limits.max_memory_mb)
+        else:
+            parsed = self.registry.parse(data, f.rel_path)
         meta = {**parsed.metadata, **source_metadata(f.root, f.rel_path)}  # fetched: its URL
         if meta.get("rag") is False:
             return None
         mode: Literal["auto", "headings"] = "headings" if meta.get("rag_chunk") == "headings" else "auto"
-        spans = chunk_document(
-            parsed, self.counter, self.max_tokens, self.settings.chunk.overlap_tokens, mode
-        )
+        try:
+            spans = chunk_document(
+                parsed, self.counter, self.max_tokens, self.settings.chunk.overlap_tokens, mode
+            )
+        finally:
+            self.counter.deadline = None
         if not spans:  # an empty document would sit in the index matching nothing, unreported
             raise ParseError(
                 f"{f.rel_path}: no text: the file holds nothing to index (empty, or only images, "
