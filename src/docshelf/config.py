@@ -158,6 +158,9 @@ class StoreSettings(_Section):
         None, description="postgresql://user:pass@host/db to use a shared PostgreSQL + pgvector store"
     )
     backend: Literal["sqlite", "postgres"] = "sqlite"
+    read_only: bool = Field(
+        False, description="open the index without writing anything (read commands and serve --read-only do)"
+    )
     pool_size: int = Field(4, ge=1, le=100, description="PostgreSQL connections per process")
     ef_search: int = Field(200, ge=10, le=2000, description="pgvector HNSW search breadth")
 

@@ -7,6 +7,7 @@ After each kill every chunk must still have a vector of the recorded model's siz
 
 from __future__ import annotations
 
+import json
 import random
 import signal
 import sqlite3
@@ -85,6 +86,17 @@ def _new_vectors_written(data: Path) -> bool:
         conn.close()
 
 
+def _staged(data: Path) -> int:
+    """Vectors a re-embed has kept aside (0 before the fix's table exists, or when none)."""
+    conn = sqlite3.connect(f"file:{data / 'docshelf.db'}?mode=ro", uri=True)
+    try:
+        return int(conn.execute("SELECT COUNT(*) FROM reembed").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+    finally:
+        conn.close()
+
+
 def _wait_for_new_vectors(proc: subprocess.Popen[bytes], data: Path) -> None:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None and not _new_vectors_written(data):
@@ -113,6 +125,11 @@ def reembed_trial(rig: CrashRig, rng: random.Random, seconds: float | None = Non
         proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=60)
     lost, problems, _ = vector_problems(rig.data)
+    if _staged(rig.data):  # stopped part-way: status must say so
+        status = subprocess.run(_cmd(rig, "status", "--json"), env=env, capture_output=True, text=True,
+                                timeout=120)  # fmt: skip
+        if status.returncode != 0 or not json.loads(status.stdout).get("reembed_pending"):
+            problems.append(f"status does not show the unfinished re-embed: {status.stdout[-300:]}")
     finish = subprocess.run(_cmd(rig, "index"), env=env, capture_output=True, text=True, timeout=300)
     if finish.returncode != 0 or "Traceback" in finish.stderr:
         problems.append(f"index after the kill failed: {finish.stderr.strip()[-400:]}")

@@ -7,44 +7,20 @@ here: as root the child runs without the capabilities that bypass them.
 
 from __future__ import annotations
 
-import ctypes
-import os
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
-
-import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
 from crashkit import _read_docs, cli_env, file_text
-
-_DAC_CAPS = (1, 2)  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH
-_PR_CAPBSET_DROP = 24
-
-
-def _as_plain_user() -> Callable[[], None] | None:
-    """A preexec that makes permission bits count (root: drop the override capabilities)."""
-    if os.geteuid() != 0:
-        return None
-    libc = ctypes.CDLL(None, use_errno=True)
-
-    def drop() -> None:
-        for cap in _DAC_CAPS:
-            if libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
-                raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
-
-    probe = subprocess.run(["true"], preexec_fn=drop, capture_output=True)  # may be refused
-    if probe.returncode != 0:
-        pytest.skip("cannot drop CAP_DAC_OVERRIDE here, and root reads any file")
-    return drop
+from permkit import as_plain_user
 
 
 def _index(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "docshelf", "index", *args, "--data-dir", str(data)],
-        env=cli_env(data.parent), capture_output=True, text=True, timeout=120, preexec_fn=_as_plain_user(),
+        env=cli_env(data.parent), capture_output=True, text=True, timeout=120, preexec_fn=as_plain_user(),
     )  # fmt: skip
 
 

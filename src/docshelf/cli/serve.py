@@ -83,6 +83,8 @@ def serve(
     settings = loaded.settings
     cfg = settings.server
     cfg.read_only = cfg.read_only or read_only
+    # no write tools and no watcher: nothing writes, so the index is opened read-only too
+    settings.store.read_only = settings.store.read_only or (cfg.read_only and not watch)
     cfg.host = host or cfg.host
     cfg.port = port or cfg.port
     server, shelf = build_server(settings, Shelf(settings, config_path=loaded.path))

@@ -39,7 +39,7 @@ class SQLiteReembed:
 
     def reembed_pending(self) -> dict[str, Any] | None:
         raw = self._meta(PENDING_KEY)
-        if raw is None:
+        if raw is None:  # (always so in a read-only store from before schema 3: no reembed table)
             return None
         with self._lock:
             staged, chunks = self._conn.execute(

@@ -14,13 +14,12 @@ from typing import Any
 import numpy as np
 
 from docshelf.embed.base import Vectors
-from docshelf.errors import DocshelfError, StoreError
+from docshelf.errors import DocshelfError, NotFoundError, StoreError
 from docshelf.store.base import DocState, DocumentRecord, StoreStats, TermAnalyzer
 from docshelf.store.embedded.ann import AnnIndex, ann_available
 from docshelf.store.embedded.keyword import KeywordDoc, KeywordIndex
-from docshelf.store.embedded.ops import SQLiteTx, damaged_error, store_error
+from docshelf.store.embedded.ops import SQLiteTx, connect, damaged_error, store_error
 from docshelf.store.embedded.reembed import SQLiteReembed
-from docshelf.store.embedded.schema import migrate
 from docshelf.store.embedded.search import SQLiteSearch
 from docshelf.store.embedded.vectors import VectorMatrix
 from docshelf.store.history import BuildLog, check_model
@@ -59,31 +58,33 @@ def _doc(row: sqlite3.Row | tuple[Any, ...]) -> DocumentRecord:
 class SQLiteStore(SQLiteSearch, SQLiteReembed, BuildLog):
     """Store in ``data_dir``: ``docshelf.db`` plus the derived ``keyword/`` tantivy index."""
 
-    def __init__(self, data_dir: Path, analyzer: TermAnalyzer, ann_threshold: int = 50_000) -> None:
+    def __init__(
+        self, data_dir: Path, analyzer: TermAnalyzer, ann_threshold: int = 50_000, read_only: bool = False
+    ) -> None:
+        """``read_only``: write nothing (no folder, journal mode, migration or lock file), for an
+        index this user cannot write; a missing index is then an error, not a new empty one."""
         self.data_dir = data_dir
         self.analyzer = analyzer
         self.ann_threshold = ann_threshold
+        self.read_only = read_only
         self._ann: AnnIndex | None = None
-        try:
-            data_dir.mkdir(parents=True, exist_ok=True)
-            self.db_path = data_dir / "docshelf.db"
-            self._conn = sqlite3.connect(
-                self.db_path, timeout=30.0, isolation_level=None, check_same_thread=False
+        self.db_path = data_dir / "docshelf.db"
+        if read_only and not self.db_path.is_file():
+            raise NotFoundError(
+                f"there is no index at {data_dir} yet; run `docshelf index FOLDER` to build one "
+                "(or point --data-dir / store.data_dir at an existing one)"
             )
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute("PRAGMA foreign_keys=ON")
-            # checkpoint every ~4 MB of WAL and shrink the file back after one, so it cannot grow unbounded
-            self._conn.execute("PRAGMA wal_autocheckpoint=1000")
-            self._conn.execute("PRAGMA journal_size_limit=67108864")
-            migrate(self._conn)
+        try:
+            if not read_only:
+                data_dir.mkdir(parents=True, exist_ok=True)
+            self._conn = connect(self.db_path, read_only)
         except (sqlite3.Error, OSError) as exc:
             raise damaged_error(data_dir, exc) or StoreError(
                 f"cannot open the index at {data_dir}: {exc}; check the folder's permissions "
                 "or point store.data_dir elsewhere"
             ) from exc
         self._lock = threading.RLock()
-        self.keyword = KeywordIndex(data_dir / "keyword")
+        self.keyword = KeywordIndex(data_dir / "keyword", read_only)
         if self.generation() > 0 and self.keyword.generation() is None:
             # deleted, damaged and reset on open, or a first sync killed before its keyword commit:
             # keyword hits are missing until it is rebuilt
@@ -386,5 +387,5 @@ class SQLiteStore(SQLiteSearch, SQLiteReembed, BuildLog):
 
     def close(self) -> None:
         with self._lock:  # waits for a transaction or meta read of another thread to finish
-            self.keyword.release()
+            self.keyword.close()
             self._conn.close()
