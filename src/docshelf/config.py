@@ -310,6 +310,9 @@ class ServerSettings(_Section):
     model_wait_s: float = Field(
         5.0, ge=0, description="how long a search waits for the embedding model before keyword-only"
     )
+    header_timeout_s: float = Field(
+        10.0, gt=0, description="HTTP: a connection that has not sent its request head by then is closed"
+    )
 
 
 # Short names people guess first, as the (table, key) they stand for; the full name wins.

@@ -12,6 +12,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from docshelf.config import Settings
+from docshelf.server.http_guard import HeaderTimeoutProtocol, HostGuard
 from docshelf.server.token import MIN_TOKEN_CHARS, TOKEN_FILE, load_or_create_token
 
 __all__ = ["TOKEN_FILE", "BearerAuth", "http_app", "load_or_create_token", "serve_http"]
@@ -57,7 +58,7 @@ def http_app(server: MCPServer, settings: Settings, token: str) -> ASGIApp:
         enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
     )
     app = server.streamable_http_app(transport_security=security, host=cfg.host)
-    return BearerAuth(app, token)
+    return HostGuard(BearerAuth(app, token), hosts, origins)
 
 
 async def serve_http(server: MCPServer, settings: Settings, token: str) -> None:
@@ -67,7 +68,9 @@ async def serve_http(server: MCPServer, settings: Settings, token: str) -> None:
     cfg = settings.server
     if cfg.host not in ("127.0.0.1", "localhost", "::1"):
         log.warning("serving on %s: reachable from other machines; the token is the only guard", cfg.host)
+    protocol = type("Protocol", (HeaderTimeoutProtocol,), {"header_timeout_s": cfg.header_timeout_s})
     config = uvicorn.Config(
-        http_app(server, settings, token), host=cfg.host, port=cfg.port, log_level="warning"
-    )
+        http_app(server, settings, token), host=cfg.host, port=cfg.port, log_level="warning",
+        http=protocol,
+    )  # fmt: skip
     await uvicorn.Server(config).serve()
