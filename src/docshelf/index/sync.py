@@ -197,8 +197,11 @@ class Indexer:
             self._reembed()
         self.store.check_model(self.embedder.name, self.embedder.dim)
         known = [Path(r) for r in self.store.collection_roots(collection)]
-        all_roots = list(dict.fromkeys([*known, *(Path(r).expanduser().resolve() for r in roots)]))
-        if not all_roots:
+        # a root stored resolved that resolves elsewhere now was swapped for a link: not followed
+        moved = [r for r in known if r.resolve() != r]
+        given = [Path(r).expanduser().resolve() for r in roots]
+        all_roots = list(dict.fromkeys([*(r for r in known if r not in moved), *given]))
+        if not all_roots and not moved:
             raise SourceError(f"collection {collection!r} has no folders yet; run `docshelf index PATH`")
         walked = list(
             walk_roots(
@@ -210,14 +213,21 @@ class Indexer:
                 self.registry.binary_extensions,
             )
         )
-        self.store.set_collection_roots(collection, [str(r) for r, _ in walked])
+        kept_roots = [str(r) for r in moved if r not in {w for w, _ in walked}]
+        self.store.set_collection_roots(collection, [str(r) for r, _ in walked] + kept_roots)
         self.store.set_model(self.embedder.name, self.embedder.dim)
         if self.store.needs_keyword_rebuild():
             log.warning("keyword index behind the database: rebuilding it from the database")
             self.store.rebuild_keyword_index()
 
         report = SyncReport(collection, skipped=list(skipped))
-        report.git_commit, report.git_dirty = git_state(walked[0][0])
+        report.skipped += [
+            SkippedFile(r, f"the folder now points to {Path(r).resolve()}, not to the folder indexed; its "
+                        f"documents are kept as indexed. To index what is there now: `docshelf forget {r}`, "
+                        f"then `docshelf index {Path(r).resolve()}`")
+            for r in kept_roots
+        ]  # fmt: skip
+        report.git_commit, report.git_dirty = git_state(walked[0][0]) if walked else (None, None)
         files: dict[str, SourceFile] = {}
         for _, result in walked:
             report.skipped.extend(result.skipped)
@@ -280,7 +290,8 @@ class Indexer:
         unreadable = {name for _, result in walked for name in result.unreadable}
         gone = [
             s for rel, s in states.items()
-            if (rel not in files and not kept_by(unreadable, rel)) or rel in report.excluded
+            if (rel not in files and not kept_by(unreadable, rel) and s.root not in kept_roots)
+            or rel in report.excluded
         ]  # fmt: skip
         self.store.delete_documents([s.id for s in gone])
         report.removed = [s.path for s in gone]
