@@ -33,22 +33,28 @@ def _dead_pid() -> int:
     return proc.pid
 
 
-def test_a_held_lock_is_not_stolen_though_its_record_names_a_dead_pid(tmp_path: Path) -> None:
-    """What a holder between its flock and its record looks like: the old holder's record."""
+@pytest.mark.parametrize("owner", ["dead", "alive"])
+def test_a_held_lock_is_not_stolen_whatever_its_record_says(tmp_path: Path, owner: str) -> None:
+    """A dead pid in the record is what a holder between its flock and its record looks like."""
     data = tmp_path / "data"
     data.mkdir()
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    pid = _dead_pid() if owner == "dead" else sleeper.pid
     fd = os.open(data / LOCK_NAME, os.O_RDWR | os.O_CREAT)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        dead = _dead_pid()
-        os.write(fd, json.dumps({"pid": dead, "proc_start": None}).encode())
+        os.write(fd, json.dumps({"pid": pid, "proc_start": None}).encode())
         inode = os.fstat(fd).st_ino
-        with pytest.raises(StoreError, match="is indexing; wait or retry"), WriterLock(data, timeout=0.3):
+        busy = pytest.raises(StoreError, match="is indexing; wait or retry")
+        with busy as caught, WriterLock(data, timeout=0.3):
             pass
+        assert str(pid) in str(caught.value)
         assert os.stat(data / LOCK_NAME).st_ino == inode  # the file was neither removed nor replaced
-        assert lock_owner(data) == {"pid": dead, "proc_start": None}
+        assert lock_owner(data) == {"pid": pid, "proc_start": None}
     finally:
         os.close(fd)
+        sleeper.kill()
+        sleeper.wait()
 
 
 def test_a_forked_child_does_not_keep_the_lock_of_a_killed_parent(tmp_path: Path) -> None:

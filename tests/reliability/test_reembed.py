@@ -51,9 +51,9 @@ def _write_corpus(root: Path, files: int = 30) -> None:
         (root / f"f{i:02d}.txt").write_text("\n\n".join(paras) + "\n", "utf-8")
 
 
-def test_an_interrupted_reembed_keeps_old_vectors_and_the_next_index_finishes_it(
-    settings: Settings, tmp_path: Path
-) -> None:
+def _indexed_then_interrupted(settings: Settings, tmp_path: Path, texts: int) -> tuple[Path, int]:
+    """(corpus, chunks) of an index built with hash-64, then re-embedded with hash-32 until
+    ``texts`` vectors were made, and stopped."""
     settings.chunk.max_tokens = 16  # a chunk per paragraph: many batches to interrupt between
     settings.embed.batch_size = 2
     corpus = tmp_path / "corpus"
@@ -62,8 +62,15 @@ def test_an_interrupted_reembed_keeps_old_vectors_and_the_next_index_finishes_it
         rt.indexer().sync("test", [corpus])
         chunks = rt.store.stats().chunks
         assert chunks >= 100
-    with Runtime(settings, embedder=_Interrupted(32, texts=40)) as rt, pytest.raises(KeyboardInterrupt):
+    with Runtime(settings, embedder=_Interrupted(32, texts=texts)) as rt, pytest.raises(KeyboardInterrupt):
         rt.indexer().reembed()
+    return corpus, chunks
+
+
+def test_an_interrupted_reembed_keeps_old_vectors_and_the_next_index_finishes_it(
+    settings: Settings, tmp_path: Path
+) -> None:
+    corpus, chunks = _indexed_then_interrupted(settings, tmp_path, 40)
     with Runtime(settings, embedder=HashEmbedder(64)) as rt:
         # the old model's index is whole and searchable; status says a re-embed is pending
         assert rt.store.model() == ("hash-64", 64)
@@ -84,15 +91,7 @@ def test_an_interrupted_reembed_keeps_old_vectors_and_the_next_index_finishes_it
 
 
 def test_a_resumed_reembed_embeds_only_what_was_not_done(settings: Settings, tmp_path: Path) -> None:
-    settings.chunk.max_tokens = 16
-    settings.embed.batch_size = 2
-    corpus = tmp_path / "corpus"
-    _write_corpus(corpus)
-    with Runtime(settings, embedder=HashEmbedder(64)) as rt:
-        rt.indexer().sync("test", [corpus])
-        chunks = rt.store.stats().chunks
-    with Runtime(settings, embedder=_Interrupted(32, texts=60)) as rt, pytest.raises(KeyboardInterrupt):
-        rt.indexer().reembed()
+    _, chunks = _indexed_then_interrupted(settings, tmp_path, 60)
     with Runtime(settings, embedder=HashEmbedder(32)) as rt:
         staged = rt.store.stats().reembed
         assert staged is not None

@@ -62,17 +62,17 @@ class HostGuard:
             return
         headers: list[tuple[bytes, bytes]] = []
         for key, raw in scope["headers"]:
-            value = raw.decode("latin-1")
-            if key == b"host":
-                host = parse_host(value)
-                if host is None or host[0] not in self.hosts:
-                    await PlainTextResponse("Invalid Host header", status_code=421)(scope, receive, send)
-                    return
-                raw = value.strip().lower().encode("latin-1")
-            elif key == b"origin":
-                origin = parse_origin(value)
-                if origin is None or origin[1] not in self.origin_hosts:
-                    await PlainTextResponse("Invalid Origin header", status_code=403)(scope, receive, send)
+            if key in (b"host", b"origin"):
+                value = raw.decode("latin-1")
+                if key == b"host":
+                    host = parse_host(value)
+                    ok, status, what = host is not None and host[0] in self.hosts, 421, "Host"
+                else:
+                    origin = parse_origin(value)
+                    ok, status, what = origin is not None and origin[1] in self.origin_hosts, 403, "Origin"
+                if not ok:
+                    refusal = PlainTextResponse(f"Invalid {what} header", status_code=status)
+                    await refusal(scope, receive, send)
                     return
                 raw = value.strip().lower().encode("latin-1")
             headers.append((key, raw))
