@@ -159,19 +159,20 @@ def reembed_kills(work: Path, trials: int, docs: int, seed: int) -> dict[str, in
     rig.prepare()
     seconds = calibrate_reembed(rig)
     rng = random.Random(seed)
-    tally = {"trials": 0, "killed": 0, "lost": 0, "problems": 0}
+    tally = {"trials": 0, "killed": 0, "before_start": 0, "lost": 0, "problems": 0}
     started = time.monotonic()
     for n in range(1, trials + 1):
         r = reembed_trial(rig, rng, seconds)
         tally["trials"] += 1
         tally["killed"] += r["killed"]
+        tally["before_start"] += r["killed"] and not r["started"]
         tally["lost"] += r["lost"]
         tally["problems"] += len(r["problems"])
         for problem in r["problems"]:
             print(f"  trial {n} (kill at {r['delay_s']}s): {problem}")
     print(f"reembed: {docs} files, a re-embed {seconds:.2f}s; {tally['trials']} trials, {tally['killed']} "
-          f"killed part-way, {tally['lost']} vectors lost, {tally['problems']} problems, "
-          f"{time.monotonic() - started:.0f}s")  # fmt: skip
+          f"killed ({tally['before_start']} before it recorded anything), {tally['lost']} vectors lost, "
+          f"{tally['problems']} problems, {time.monotonic() - started:.0f}s")  # fmt: skip
     return tally
 
 

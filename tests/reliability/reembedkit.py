@@ -2,7 +2,8 @@
 
 Shared by tests/reliability/test_reembed.py (2 trials) and bench/reliability_bench.py (many).
 After each kill every chunk must still have a vector of the recorded model's size, and a plain
-`docshelf index` with the new model must finish the re-embed.
+`docshelf index` with the new model must finish a re-embed that had started (one killed before it
+recorded anything is finished by `index --reembed`).
 """
 
 from __future__ import annotations
@@ -86,6 +87,23 @@ def _new_vectors_written(data: Path) -> bool:
         conn.close()
 
 
+def _meta(data: Path, key: str) -> str | None:
+    conn = sqlite3.connect(f"file:{data / 'docshelf.db'}?mode=ro", uri=True)
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+    finally:
+        conn.close()
+
+
+def _pending(data: Path) -> bool:
+    return _meta(data, "reembed_pending") is not None
+
+
+def _model(data: Path) -> str | None:
+    return _meta(data, "embed_model")
+
+
 def _staged(data: Path) -> int:
     """Vectors a re-embed has kept aside (0 before the fix's table exists, or when none)."""
     conn = sqlite3.connect(f"file:{data / 'docshelf.db'}?mode=ro", uri=True)
@@ -130,7 +148,11 @@ def reembed_trial(rig: CrashRig, rng: random.Random, seconds: float | None = Non
                                 timeout=120)  # fmt: skip
         if status.returncode != 0 or not json.loads(status.stdout).get("reembed_pending"):
             problems.append(f"status does not show the unfinished re-embed: {status.stdout[-300:]}")
-    finish = subprocess.run(_cmd(rig, "index"), env=env, capture_output=True, text=True, timeout=300)
+    # killed before it recorded anything: nothing is pending, so a plain `index` rightly refuses
+    # the other model ("re-embed with --reembed"), and that is the way to finish
+    started = _pending(rig.data) or _model(rig.data) == NEW_MODEL
+    again = ("index",) if started else ("index", "--reembed")
+    finish = subprocess.run(_cmd(rig, *again), env=env, capture_output=True, text=True, timeout=300)
     if finish.returncode != 0 or "Traceback" in finish.stderr:
         problems.append(f"index after the kill failed: {finish.stderr.strip()[-400:]}")
     after, more, model = vector_problems(rig.data)
@@ -139,4 +161,6 @@ def reembed_trial(rig: CrashRig, rng: random.Random, seconds: float | None = Non
         problems.append(f"{after} chunks without a vector after the next index")
     if model != NEW_MODEL:
         problems.append(f"the next index left model {model}, not {NEW_MODEL}")
-    return {"delay_s": round(delay, 3), "killed": killed, "lost": lost, "problems": problems}
+    return {
+        "delay_s": round(delay, 3), "killed": killed, "started": started, "lost": lost, "problems": problems
+    }
