@@ -126,7 +126,7 @@ class _Counter:
     def count(self, text: str) -> int:
         if self.deadline is not None and self.deadline.remaining() <= 0.001:
             raise ParseError(
-                f"{self.deadline.path}: parsing and chunking took over {self.deadline.seconds:g} s "
+                f"{self.deadline.path}: chunking took over {self.deadline.seconds:g} s "
                 "(parse.timeout_s); raise the limit or exclude the file"
             )
         return self.embedder.count_tokens(text)
@@ -353,11 +353,11 @@ class Indexer:
         self, collection: str, f: SourceFile, data: bytes, digest: str, is_new: bool
     ) -> _Pending | None:
         limits = self.settings.parse
-        self.counter.deadline = Deadline(f.rel_path, limits.timeout_s)  # the parse counts too
         if limits.isolate:
             parsed = parse_isolated(self.registry, data, f.rel_path, limits.timeout_s, limits.max_memory_mb)
         else:
             parsed = self.registry.parse(data, f.rel_path)
+        self.counter.deadline = Deadline(f.rel_path, limits.timeout_s)  # chunking has the same limit
         meta = {**parsed.metadata, **source_metadata(f.root, f.rel_path)}  # fetched: its URL
         if meta.get("rag") is False:
             return None

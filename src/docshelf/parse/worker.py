@@ -37,8 +37,32 @@ log = logging.getLogger("docshelf.parse")
 _GRACE_S = 1.0  # past the limit: a parser's own deadline check reports first, with its reason
 
 
+class _Collect(logging.Handler):
+    """The worker's log records (INFO and up), sent back with each answer: parsers log what
+    libraries complain about, and that belongs in the parent's log, not the worker's stderr."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        record.msg, record.args = record.getMessage(), None  # arguments may not pickle
+        if record.exc_info:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+            record.exc_info = None
+        self.records.append(record)
+
+    def take(self) -> list[logging.LogRecord]:
+        out, self.records = self.records, []
+        return out
+
+
 def _serve(conn: Connection, memory_bytes: int) -> None:
     """The worker's loop: (registry | env | parse) messages in, one answer per parse out."""
+    collect = _Collect()
+    root = logging.getLogger()
+    root.handlers[:] = [collect]
+    root.setLevel(logging.INFO)
     if memory_bytes > 0:
         import resource
 
@@ -55,9 +79,9 @@ def _serve(conn: Connection, memory_bytes: int) -> None:
             sys.path[:] = msg[2]  # where the parent found its parsers' modules
             try:
                 registry = pickle.loads(msg[1])
-                conn.send(("ready", ""))
+                conn.send(("ready", "", collect.take()))
             except Exception as exc:  # a parser class this process cannot import
-                conn.send(("unpicklable", f"{type(exc).__name__}: {exc}"))
+                conn.send(("unpicklable", f"{type(exc).__name__}: {exc}", collect.take()))
             continue
         if kind == "env":
             os.environ.clear()
@@ -66,13 +90,14 @@ def _serve(conn: Connection, memory_bytes: int) -> None:
         _, data, path = msg
         assert registry is not None
         try:
-            conn.send(("ok", registry.parse(data, path)))
+            answer: tuple[str, Any] = ("ok", registry.parse(data, path))
         except ParseError as exc:
-            conn.send(("parse", str(exc)))
+            answer = ("parse", str(exc))
         except MemoryError:
-            conn.send(("memory", ""))
+            answer = ("memory", "")
         except Exception as exc:  # the parser's bug: reported for this file, the worker goes on
-            conn.send(("failed", f"{type(exc).__name__}: {exc}"))
+            answer = ("failed", f"{type(exc).__name__}: {exc}")
+        conn.send((*answer, collect.take()))
 
 
 class ParseWorker:
@@ -149,7 +174,11 @@ class ParseWorker:
     def _answer(self, conn: Connection, path: str, timeout_s: float) -> tuple[str, Any]:
         try:
             if conn.poll(timeout_s):
-                kind, payload = conn.recv()
+                kind, payload, *logged = conn.recv()
+                for record in logged[0] if logged else ():
+                    logger = logging.getLogger(record.name)
+                    if logger.isEnabledFor(record.levelno):
+                        logger.handle(record)  # as if the parser had logged here
                 return str(kind), payload
         except (EOFError, OSError):
             code = self._proc.wait(5) if self._proc is not None else None
