@@ -35,6 +35,7 @@ __all__ = ["ParseWorker", "parse_isolated"]
 log = logging.getLogger("docshelf.parse")
 
 _GRACE_S = 1.0  # past the limit: a parser's own deadline check reports first, with its reason
+_PR_SET_PDEATHSIG = 1
 
 
 class _Collect(logging.Handler):
@@ -59,6 +60,12 @@ class _Collect(logging.Handler):
 
 def _serve(conn: Connection, memory_bytes: int) -> None:
     """The worker's loop: (registry | env | parse) messages in, one answer per parse out."""
+    with contextlib.suppress(OSError, AttributeError):  # Linux: die with the parent, whatever happens
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() == 1:
+        return  # the parent is already gone
     collect = _Collect()
     root = logging.getLogger()
     root.handlers[:] = [collect]
@@ -118,7 +125,10 @@ class ParseWorker:
         ours, theirs = socket.socketpair()
         proc = subprocess.Popen(
             [sys.executable, "-m", "docshelf.parse.worker", str(theirs.fileno()), str(self.memory_bytes)],
-            pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
+            # never the caller's stdout (the MCP stream) or stderr pipes: what libraries print comes
+            # back as log records, and a worker must not keep a caller waiting for end of file
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True,  # its own group: a kill also stops what it started (tesseract)
         )  # fmt: skip
         theirs.close()
