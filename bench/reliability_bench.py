@@ -1,10 +1,12 @@
-"""The long reliability run: SIGKILL trials, the hostile corpus at full size, traversal probes.
+"""The long reliability run: SIGKILL trials, the hostile corpus at full size, traversal probes,
+the ANN index after random edits, re-embeds killed part-way, and the writer lock under stress.
 
     python bench/reliability_bench.py [--trials 120] [--docs 60] [--bomb-mb 16] [--seed 1]
+        [--ann-sequences 300] [--reembed-trials 40] [--lock-rounds 2000] [--only ann,reembed,lock]
 
-Prints trials / corrupt / lost / crashes / escapes (all bad counts must be 0; exit 1 otherwise),
-plus how many kills landed mid-sync and the peak RSS of indexing the hostile corpus.
-The short version of each part runs in `pytest tests/reliability`.
+Prints trials / corrupt / lost / crashes / escapes / stale / overlaps (all bad counts must be 0;
+exit 1 otherwise), plus how many kills landed mid-sync and the peak RSS of indexing the hostile
+corpus. The short version of each part runs in `pytest tests/reliability`.
 """
 
 from __future__ import annotations
@@ -20,10 +22,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "reliability"))
 
 from accesskit import probe_all
+from annkit import LAST, AnnRig
 from crashkit import CrashRig, cli_env
 from hostile import index_hostile, make_hostile_corpus, printable
+from lockkit import stress
+from reembedkit import calibrate_reembed, reembed_trial
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "corpus"
+PARTS = ("crash", "hostile", "access", "ann", "reembed", "lock")
 
 
 def crash_trials(work: Path, trials: int, docs: int, seed: int) -> dict[str, int]:
@@ -111,6 +117,73 @@ def escapes(work: Path) -> int:
     return len(bad)
 
 
+def ann_edits(work: Path, sequences: int, seed: int) -> dict[str, int]:
+    """Random edit sequences on a 300-document store with HNSW on; ANN answers vs an exact scan."""
+    import random
+
+    rng = random.Random(seed)
+    tally = {"sequences": 0, "edits": 0, "checked": 0, "stale": 0}
+    started = time.monotonic()
+    for n in range(sequences):
+        rig = AnnRig(work / f"ann{n}", docs=300)
+        try:
+            ops = [
+                (rng.choice(("edit", "edit", "delete", "add")),
+                 LAST if rng.random() < 0.4 else rng.randrange(300), rng.randrange(1, 10**6))
+                for _ in range(rng.randint(1, 40))
+            ]  # fmt: skip
+            edited = rig.apply(ops)
+            problems = rig.stale(edited)
+            rig.reopen()
+            problems += rig.stale(edited)
+        finally:
+            rig.close()
+            shutil.rmtree(work / f"ann{n}", ignore_errors=True)
+        tally["sequences"] += 1
+        tally["edits"] += len(ops)
+        tally["checked"] += 2 * len(edited)
+        tally["stale"] += len(problems)
+        for problem in problems[:3]:
+            print(f"  sequence {n}: {problem}")
+    print(f"ann: {tally['sequences']} edit sequences, {tally['edits']} edits, {tally['checked']} document "
+          f"checks (after the edits and after a reopen), {tally['stale']} stale, "
+          f"{time.monotonic() - started:.0f}s")  # fmt: skip
+    return tally
+
+
+def reembed_kills(work: Path, trials: int, docs: int, seed: int) -> dict[str, int]:
+    """`index --reembed` SIGKILLed at random points, then a plain `index` with the new model."""
+    import random
+
+    rig = CrashRig(work, docs=docs, seed=seed)
+    rig.prepare()
+    seconds = calibrate_reembed(rig)
+    rng = random.Random(seed)
+    tally = {"trials": 0, "killed": 0, "before_start": 0, "lost": 0, "problems": 0}
+    started = time.monotonic()
+    for n in range(1, trials + 1):
+        r = reembed_trial(rig, rng, seconds)
+        tally["trials"] += 1
+        tally["killed"] += r["killed"]
+        tally["before_start"] += r["killed"] and not r["started"]
+        tally["lost"] += r["lost"]
+        tally["problems"] += len(r["problems"])
+        for problem in r["problems"]:
+            print(f"  trial {n} (kill at {r['delay_s']}s): {problem}")
+    print(f"reembed: {docs} files, a re-embed {seconds:.2f}s; {tally['trials']} trials, {tally['killed']} "
+          f"killed ({tally['before_start']} before it recorded anything), {tally['lost']} vectors lost, "
+          f"{tally['problems']} problems, {time.monotonic() - started:.0f}s")  # fmt: skip
+    return tally
+
+
+def lock_stress(work: Path, rounds: int, writers: int) -> int:
+    started = time.monotonic()
+    overlaps = stress(work / "lock", rounds, writers)
+    print(f"lock: {rounds} rounds of {writers} short-lived writers, {overlaps} overlaps, "
+          f"{time.monotonic() - started:.0f}s")  # fmt: skip
+    return overlaps
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--trials", type=int, default=120)
@@ -118,25 +191,49 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--bomb-mb", type=int, default=16)
     parser.add_argument("--long-chars", type=int, default=1_000_000)
+    parser.add_argument("--ann-sequences", type=int, default=300)
+    parser.add_argument("--reembed-trials", type=int, default=40)
+    parser.add_argument("--lock-rounds", type=int, default=2000)
+    parser.add_argument("--lock-writers", type=int, default=3)
+    parser.add_argument("--only", default="", help="comma-separated parts: " + ",".join(PARTS))
     parser.add_argument("--workdir", type=Path, default=None, help="kept afterwards when given")
     args = parser.parse_args()
+    parts = set(args.only.split(",")) if args.only else set(PARTS)
     work = args.workdir or Path(tempfile.mkdtemp(prefix="docshelf-reliability-"))
     os.environ["XDG_DATA_HOME"] = str(work / "xdg")  # never the user's index
+    load = os.getloadavg()
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load {load[0]:.1f} {load[1]:.1f} "
+          f"{load[2]:.1f}; command: {' '.join(sys.argv)}")  # fmt: skip
+    none = {"trials": 0, "corrupt": 0, "lost": 0, "crashes": 0, "mid_sync": 0, "finished": 0, "fresh": 0}
+    crash, bad_input, leaked = dict(none), {"crashes": 0, "rss_mb": 0}, 0
+    ann, reembed, overlaps = {"stale": 0}, {"lost": 0, "problems": 0, "trials": 0}, 0
     try:
-        crash = crash_trials(work / "crash", args.trials, args.docs, args.seed)
-        bad_input = hostile(work, args.bomb_mb, args.long_chars)
-        leaked = escapes(work)
+        if "crash" in parts:
+            crash = crash_trials(work / "crash", args.trials, args.docs, args.seed)
+        if "hostile" in parts:
+            bad_input = hostile(work, args.bomb_mb, args.long_chars)
+        if "access" in parts:
+            leaked = escapes(work)
+        if "ann" in parts:
+            ann = ann_edits(work / "ann", args.ann_sequences, args.seed)
+        if "reembed" in parts:
+            reembed = reembed_kills(work / "reembed", args.reembed_trials, args.docs, args.seed)
+        if "lock" in parts:
+            overlaps = lock_stress(work, args.lock_rounds, args.lock_writers)
     finally:
         if args.workdir is None:
             shutil.rmtree(work, ignore_errors=True)
-    crashes = crash["crashes"] + bad_input["crashes"]
+    crashes = crash["crashes"] + bad_input["crashes"] + reembed["problems"]
     print(
         f"\ntrials {crash['trials']} (mid-sync kills {crash['mid_sync']}, finished before the kill "
         f"{crash['finished']}, fresh index {crash['fresh']}) / corrupt {crash['corrupt']} / "
         f"lost {crash['lost']} / crashes {crashes} / escapes {leaked}; hostile peak RSS "
-        f"{bad_input['rss_mb']} MB"
+        f"{bad_input['rss_mb']} MB; ANN stale {ann['stale']}; re-embed kills {reembed['trials']}, "
+        f"vectors lost {reembed['lost']}; lock overlaps {overlaps}"
     )
-    return 1 if crash["corrupt"] or crash["lost"] or crashes or leaked else 0
+    bad = crash["corrupt"] or crash["lost"] or crashes or leaked or ann["stale"] or reembed["lost"]
+    bad = bad or overlaps
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

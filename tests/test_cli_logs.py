@@ -74,6 +74,7 @@ def test_parsing_libraries_chatter_only_with_verbose(
         return real_parse(self, data, path)
 
     monkeypatch.setattr(MarkdownParser, "parse", chatty)
+    monkeypatch.setenv("DOCSHELF_PARSE__ISOLATE", "false")  # the patched parser lives in this process
     monkeypatch.setenv("DOCSHELF_EMBED__MODEL", "hash")
     for verbose, data_dir in ((False, "quiet"), (True, "loud")):  # a fresh index: every file parsed
         monkeypatch.setenv("DOCSHELF_STORE__DATA_DIR", str(tmp_path / data_dir))

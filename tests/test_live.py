@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import fcntl
 import json
 import multiprocessing as mp
 import os
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -20,7 +17,7 @@ from typer.testing import CliRunner
 from docshelf.cli import app
 from docshelf.config import Settings, load_settings
 from docshelf.errors import StoreError
-from docshelf.index.lock import LOCK_NAME, WriterLock, lock_owner
+from docshelf.index.lock import WriterLock, lock_owner
 from docshelf.index.stale import stale_documents
 from docshelf.index.sync import SyncReport
 from docshelf.index.watch import Watcher, read_health
@@ -117,45 +114,6 @@ def test_a_waiting_writer_gets_the_lock_when_the_holder_finishes(tmp_path: Path,
         assert len(rt.indexer().sync("live", [docs]).added) == 2
         assert time.monotonic() - started >= 0.4
     holder.join(10)
-
-
-def _dead_pid() -> int:
-    proc = subprocess.Popen([sys.executable, "-c", "pass"])
-    proc.wait()
-    return proc.pid
-
-
-def test_stale_lock_of_a_dead_pid_is_taken_over(tmp_path: Path, docs: Path) -> None:
-    data = tmp_path / "data"
-    data.mkdir()
-    # a descriptor that outlived its owner (e.g. inherited by a child) still holds the flock
-    fd = os.open(data / LOCK_NAME, os.O_RDWR | os.O_CREAT)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        os.write(fd, json.dumps({"pid": _dead_pid(), "proc_start": None}).encode())
-        with Runtime(_settings(data, lock_timeout_s=2)) as rt:
-            started = time.monotonic()
-            assert len(rt.indexer().sync("live", [docs]).added) == 2
-            assert time.monotonic() - started < 1.5  # taken over, not waited out
-        assert lock_owner(data)["pid"] == os.getpid()  # type: ignore[index]
-    finally:
-        os.close(fd)
-
-
-def test_lock_of_a_live_pid_is_not_stolen(tmp_path: Path) -> None:
-    data = tmp_path / "data"
-    data.mkdir()
-    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
-    fd = os.open(data / LOCK_NAME, os.O_RDWR | os.O_CREAT)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        os.write(fd, json.dumps({"pid": sleeper.pid}).encode())
-        with pytest.raises(StoreError, match=rf"pid {sleeper.pid}"), WriterLock(data, timeout=0.2):
-            pass
-    finally:
-        os.close(fd)
-        sleeper.kill()
-        sleeper.wait()
 
 
 # ----- readers -----

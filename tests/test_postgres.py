@@ -23,6 +23,7 @@ from docshelf.config import Settings, load_settings
 from docshelf.embed import HashEmbedder
 from docshelf.runtime import Runtime
 from docshelf.store.base import SearchFilter
+from docshelf.store.postgres.schema import MIGRATIONS as PG_MIGRATIONS
 from docshelf.store.postgres.sql import glob_to_regex
 
 
@@ -81,7 +82,7 @@ def test_migrations_are_versioned_and_run_once(pg_database: str, tmp_path: Path)
         Runtime(_pg_settings(tmp_path, pg_database), embedder=HashEmbedder()).store.close()
     with psycopg.connect(pg_database) as conn:
         versions = [r[0] for r in conn.execute("SELECT version FROM docshelf_schema ORDER BY version")]
-    assert versions == [1]
+    assert versions == list(range(1, len(PG_MIGRATIONS) + 1))
 
 
 def test_concurrent_indexers_converge(pg_database: str, tmp_path: Path, corpus: Path) -> None:

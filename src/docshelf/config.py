@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import unicodedata
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
@@ -17,6 +18,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from docshelf.dsn import hide_secrets, redact_dsn
 from docshelf.errors import ConfigError
 
 __all__ = [
@@ -33,7 +35,9 @@ __all__ = [
     "SourceSettings",
     "StoreSettings",
     "WebSettings",
+    "check_collection",
     "default_data_dir",
+    "hide_secrets",
     "load_settings",
     "redact_dsn",
 ]
@@ -41,6 +45,12 @@ __all__ = [
 CONFIG_FILENAME = "docshelf.toml"
 # The TOML file of the settings being built; a context variable keeps load_settings re-entrant.
 _TOML_FILE: ContextVar[Path | None] = ContextVar("_TOML_FILE", default=None)
+
+
+class _Section(BaseModel):
+    """A settings table; numbers must be finite (an inf size or timeout only ends in a crash)."""
+
+    model_config = ConfigDict(allow_inf_nan=False)
 
 
 def default_cache_dir() -> Path:
@@ -55,7 +65,7 @@ def default_data_dir() -> Path:
     return Path(base) / "docshelf"
 
 
-class SourceSettings(BaseModel):
+class SourceSettings(_Section):
     """Which files under a root are indexed."""
 
     include: list[str] = Field(default_factory=list, description="gitignore-style globs; empty = all")
@@ -68,14 +78,14 @@ class SourceSettings(BaseModel):
     )
 
 
-class ChunkSettings(BaseModel):
+class ChunkSettings(_Section):
     """How documents are cut into chunks."""
 
     max_tokens: int = Field(256, ge=16, description="capped at the model's window")
     overlap_tokens: int = Field(32, ge=0)
 
 
-class EmbedSettings(BaseModel):
+class EmbedSettings(_Section):
     """Which embedding model runs, and how."""
 
     # e5 by measurement: hybrid nDCG@10 0.71 vs 0.70 (scifact), 0.33 vs 0.32 (nfcorpus) with USE;
@@ -90,7 +100,7 @@ class EmbedSettings(BaseModel):
     api_key: str | None = None
 
 
-class AnalyzeSettings(BaseModel):
+class AnalyzeSettings(_Section):
     """Keyword analysis (BM25 side)."""
 
     languages: list[str] = Field(
@@ -104,17 +114,40 @@ class AnalyzeSettings(BaseModel):
         True, description="pick each chunk's and query's language per script among every Snowball language"
     )
 
+    @field_validator("languages")
+    @classmethod
+    def _known(cls, v: list[str]) -> list[str]:
+        import Stemmer  # PyStemmer: its list of Snowball stemmers
 
-def redact_dsn(url: str) -> str:
-    """A DSN without its password, for messages and status output."""
-    if "@" not in url or "://" not in url:
-        return url
-    scheme, rest = url.split("://", 1)
-    creds, host = rest.rsplit("@", 1)
-    return f"{scheme}://{creds.split(':', 1)[0]}@{host}"
+        known = sorted(Stemmer.algorithms())
+        if not v:
+            raise ValueError(f"name at least one language, e.g. ['english']; known: {', '.join(known)}")
+        unknown = [lang for lang in v if lang.strip().lower() not in known]
+        if unknown:
+            raise ValueError(f"no stemmer for {', '.join(map(repr, unknown))}; known: {', '.join(known)}")
+        return v
 
 
-class StoreSettings(BaseModel):
+_MAX_COLLECTION = 200
+
+
+def check_collection(name: str) -> str:
+    """``name`` if it can name a collection, else ConfigError saying why (every door checks)."""
+    why = None
+    if not name.strip():
+        why = "it is empty"
+    elif name != name.strip():
+        why = "it starts or ends with white space"
+    elif any(unicodedata.category(ch)[0] == "C" for ch in name):
+        why = "it holds a line break, tab or other control character"
+    elif len(name) > _MAX_COLLECTION:
+        why = f"it is longer than {_MAX_COLLECTION} characters"
+    if why:
+        raise ConfigError(f"invalid collection name {name[:60]!r}: {why}; use a short name such as 'docs'")
+    return name
+
+
+class StoreSettings(_Section):
     """Where the index lives."""
 
     data_dir: Path = Field(
@@ -125,8 +158,18 @@ class StoreSettings(BaseModel):
         None, description="postgresql://user:pass@host/db to use a shared PostgreSQL + pgvector store"
     )
     backend: Literal["sqlite", "postgres"] = "sqlite"
+    read_only: bool = Field(
+        False, description="open the index without writing anything (read commands and serve --read-only do)"
+    )
     pool_size: int = Field(4, ge=1, le=100, description="PostgreSQL connections per process")
     ef_search: int = Field(200, ge=10, le=2000, description="pgvector HNSW search breadth")
+
+    @field_validator("data_dir", mode="before")
+    @classmethod
+    def _not_empty(cls, v: Any) -> Any:
+        if isinstance(v, str) and not v.strip():  # Path("") is the working directory
+            raise ValueError("must not be empty; name a folder, or leave it unset for the default")
+        return v
 
     @field_validator("data_dir")
     @classmethod
@@ -144,7 +187,7 @@ class StoreSettings(BaseModel):
         return self
 
 
-class SearchSettings(BaseModel):
+class SearchSettings(_Section):
     """Search defaults."""
 
     mode: Literal["hybrid", "keyword", "semantic"] = "hybrid"
@@ -167,7 +210,7 @@ class SearchSettings(BaseModel):
     )
 
 
-class ParseSettings(BaseModel):
+class ParseSettings(_Section):
     """Limits and OCR for parsing one file (the size cap is ``sources.max_file_mb``)."""
 
     timeout_s: float = Field(300.0, gt=0, description="a file still parsing after this long is skipped")
@@ -178,6 +221,12 @@ class ParseSettings(BaseModel):
     max_xml_part_mb: float = Field(
         32.0, gt=0, description="Word/PowerPoint files with a bigger XML part are refused (memory ~20x)"
     )
+    isolate: bool = Field(
+        True, description="parse in a worker process, stopped at timeout_s and max_memory_mb"
+    )
+    max_memory_mb: float = Field(
+        2048.0, gt=0, description="memory a parse worker may use (RLIMIT_DATA) before the file is skipped"
+    )
     ocr: bool = Field(True, description="OCR images and scanned PDF pages when Tesseract is installed")
     ocr_languages: list[str] = Field(
         default_factory=list,
@@ -186,7 +235,7 @@ class ParseSettings(BaseModel):
     )
 
 
-class WebSettings(BaseModel):
+class WebSettings(_Section):
     """Web pages and Google Drive links given to `docshelf index URL`."""
 
     depth: int = Field(0, ge=0, le=10, description="follow same-site links this many clicks deep")
@@ -196,7 +245,7 @@ class WebSettings(BaseModel):
     user_agent: str = "docshelf/0.1 (local document indexer)"
 
 
-class RerankSettings(BaseModel):
+class RerankSettings(_Section):
     """Cross-encoder reranking of the top fused hits (opt-in: docs/benchmarks.md has the cost)."""
 
     enabled: bool = Field(False, description="rerank every search; per call: --rerank / rerank=true")
@@ -210,7 +259,7 @@ class RerankSettings(BaseModel):
     batch_size: int = Field(8, ge=1)
 
 
-class AnswerSettings(BaseModel):
+class AnswerSettings(_Section):
     """The LLM behind `docshelf ask` / ask_question: passages are sent to this endpoint."""
 
     provider: Literal["openai", "anthropic"] = Field(
@@ -229,7 +278,7 @@ class AnswerSettings(BaseModel):
     rerank: bool | None = Field(None, description="rerank before answering; None = rerank.enabled")
 
 
-class WatchSettings(BaseModel):
+class WatchSettings(_Section):
     """Live indexing (`docshelf watch`, `serve --watch`) and the single-writer lock."""
 
     debounce_ms: int = Field(
@@ -239,11 +288,13 @@ class WatchSettings(BaseModel):
         300.0, ge=0, description="a full rescan this often catches missed events (0 = never)"
     )
     lock_timeout_s: float = Field(
-        30.0, ge=0, description="how long a sync waits for another process that is indexing"
-    )
+        30.0, ge=0, allow_inf_nan=True,
+        description="how long a sync waits for another process that is indexing (inf: as long as it takes)",
+    )  # fmt: skip
 
 
-class ServerSettings(BaseModel):
+
+class ServerSettings(_Section):
     """The MCP server (`docshelf serve`)."""
 
     read_only: bool = Field(False, description="leave out the write tools (ingest, forget, reindex)")
@@ -263,10 +314,28 @@ class ServerSettings(BaseModel):
     model_wait_s: float = Field(
         5.0, ge=0, description="how long a search waits for the embedding model before keyword-only"
     )
+    header_timeout_s: float = Field(
+        10.0, gt=0, description="HTTP: a connection that has not sent its request head by then is closed"
+    )
+
+
+# Short names people guess first, as the (table, key) they stand for; the full name wins.
+_SHORT_NAMES = {"data_dir": ("store", "data_dir")}
+_WARNED: set[str] = set()
 
 
 class _EnvSource(EnvSettingsSource):
-    """DOCSHELF_* variables, plus the shorthand ``DOCSHELF_STORE=postgresql://...``."""
+    """DOCSHELF_* variables, plus the shorthands ``DOCSHELF_STORE=postgresql://...`` and
+    ``DOCSHELF_DATA_DIR``."""
+
+    def __call__(self) -> dict[str, Any]:
+        data = super().__call__()
+        for short, (table, key) in _SHORT_NAMES.items():
+            value = self.env_vars.get(f"docshelf_{short}")
+            section = data.setdefault(table, {})
+            if value is not None and isinstance(section, dict):
+                section.setdefault(key, value)
+        return data
 
     def prepare_field_value(
         self, field_name: str, field: FieldInfo, value: Any, value_is_complex: bool
@@ -285,6 +354,14 @@ class Settings(BaseSettings):
     )
 
     collection: str = "default"
+
+    @field_validator("collection")
+    @classmethod
+    def _collection(cls, v: str) -> str:
+        try:
+            return check_collection(v)
+        except ConfigError as exc:  # pydantic reports it with the setting's name
+            raise ValueError(str(exc)) from None
     sources: SourceSettings = Field(default_factory=SourceSettings)  # type: ignore[arg-type]
     chunk: ChunkSettings = Field(default_factory=ChunkSettings)  # type: ignore[arg-type]
     embed: EmbedSettings = Field(default_factory=EmbedSettings)  # type: ignore[arg-type]
@@ -329,7 +406,11 @@ def load_settings(config: Path | None = None, **overrides: Any) -> Settings:
         raise ConfigError(f"config file {config} does not exist; pass an existing --config path")
     token = _TOML_FILE.set(config)
     try:
-        return Settings(**overrides)
+        settings = Settings(**overrides)
+        from docshelf.envnames import warn_unknown_env
+
+        warn_unknown_env(Settings, _SHORT_NAMES, _WARNED)
+        return settings
     except ValidationError as exc:
         where = f" in {config}" if config else ""
         problems = "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors())
@@ -338,3 +419,4 @@ def load_settings(config: Path | None = None, **overrides: Any) -> Settings:
         raise ConfigError(f"cannot read config {config}: {exc}") from exc
     finally:
         _TOML_FILE.reset(token)
+

@@ -182,14 +182,25 @@ DAMAGE: dict[str, Callable[[Path], object]] = {
 
 
 @pytest.mark.parametrize("damage", sorted(DAMAGE))
-def test_damaged_keyword_index_is_rebuilt_from_sqlite_with_a_warning(tmp_path: Path, damage: str) -> None:
+def test_damaged_keyword_index_is_rebuilt_from_sqlite_with_a_warning(
+    tmp_path: Path, damage: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    from docshelf import Shelf
+
     corpus, data = tmp_path / "corpus", tmp_path / "data"
     write_corpus(corpus, range(6), 1)
     assert cli(data, "index", str(corpus)).returncode == 0
     DAMAGE[damage](data / "keyword")
     search = cli(data, "search", "m004v1p00", "--mode", "keyword", "--json")
     assert "Traceback" not in search.stderr and "keyword index" in search.stderr  # warned, not silent
-    assert "rebuilt from the database" in search.stderr  # derived data: rebuilt when the index opens
+    assert "`docshelf index`" in search.stderr  # a read command writes nothing: it says how to rebuild
+    settings = load_settings()
+    settings.store.data_dir = data
+    with caplog.at_level("WARNING"), Shelf(settings, embedder=HashEmbedder()) as shelf:
+        # a writable open (the server's) rebuilds derived data at once
+        hits = shelf.search("m004v1p00", mode="keyword").hits
+    assert "rebuilt from the database" in caplog.text and hits and hits[0].path == "f004.txt"
+    DAMAGE[damage](data / "keyword")
     rebuilt = cli(data, "index", "--json")
     assert rebuilt.returncode == 0
     assert '"chunks_embedded": 0' in rebuilt.stdout  # rebuilt from SQLite, nothing re-embedded

@@ -33,7 +33,7 @@ def ask(
     """Answer a question with the configured LLM (answer.*): it receives the best passages."""
     from docshelf.cli.common import open_shelf
 
-    with open_shelf(load(config, data_dir, None)) as shelf:
+    with open_shelf(load(config, data_dir, None, read_only=True)) as shelf:
         result = shelf.ask(
             question, passages=passages, collections=tuple(collection or ()), path_glob=path,
             tags=tuple(tag or ()), rerank=rerank,

@@ -74,15 +74,18 @@ class Loaded:
 
 
 def load(
-    config: Path | None, data_dir: Path | None, collection: str | None, hint: Path | None = None
-) -> Loaded:
-    """Settings from --config, else a docshelf.toml in ``hint`` (a corpus folder) or the working dir."""
+    config: Path | None, data_dir: Path | None, collection: str | None, hint: Path | None = None,
+    read_only: bool = False,
+) -> Loaded:  # fmt: skip
+    """Settings from --config, else a docshelf.toml in ``hint`` (a corpus folder) or the working dir;
+    ``read_only`` for commands that only read: the index is opened without writing anything."""
     from docshelf.config import find_config, load_settings
 
     path = config or find_config(hint)
     settings = load_settings(path)
     if data_dir is not None:
         settings.store.data_dir = data_dir.expanduser()
+    settings.store.read_only = settings.store.read_only or read_only
     if collection:
         settings = settings.model_copy(update={"collection": collection})
     return Loaded(settings, path, config is not None)

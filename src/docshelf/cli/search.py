@@ -47,7 +47,7 @@ def search(
         query, k, mode, tuple(collection or ()), path, tuple(tag or ()), tuple(file_type or ()),  # type: ignore[arg-type]
         include_superseded, rerank,
     )  # fmt: skip
-    with open_shelf(load(config, data_dir, None)) as shelf:
+    with open_shelf(load(config, data_dir, None, read_only=True)) as shelf:
         result = shelf.search(req)
         searched = len(collection) if collection else len(shelf.collections())
     if as_json:

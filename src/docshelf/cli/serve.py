@@ -93,6 +93,8 @@ def serve(
     settings = loaded.settings
     cfg = settings.server
     cfg.read_only = cfg.read_only or read_only
+    # no write tools and no watcher: nothing writes, so the index is opened read-only too
+    settings.store.read_only = settings.store.read_only or (cfg.read_only and not watch)
     cfg.host = host or cfg.host
     cfg.port = port or cfg.port
     cfg.allow_ingest = [*cfg.allow_ingest, *(p.expanduser().absolute() for p in allow_ingest or ())]

@@ -114,6 +114,10 @@ def _print_summary(d: dict[str, Any]) -> None:
         n = d["stale_documents"]
         _say(data(f"{n} document{'s' if n > 1 else ''} changed on disk since indexed: docshelf index "
                   "(list: --stale)", "yellow"))  # fmt: skip
+    if pending := d.get("reembed_pending"):
+        done = f"{pending['staged']} of {pending['chunks']} chunks done"
+        _say(data(f"a re-embed to {pending['model']} is unfinished ({done}): docshelf index with that "
+                  "model finishes it; the old vectors serve searches until then", "yellow"))  # fmt: skip
     for line in _watch_lines(d["watch"]):
         _say(line)
 
@@ -168,7 +172,7 @@ def status(
     """One line per collection: documents, chunks, last build, corpus commit, stale and skipped files."""
     from docshelf.cli.common import open_shelf
 
-    with open_shelf(load(config, data_dir, None)) as shelf:
+    with open_shelf(load(config, data_dir, None, read_only=True)) as shelf:
         d: dict[str, Any] = shelf.status(stale_limit=None).as_dict()
     if as_json:
         print_json(d)

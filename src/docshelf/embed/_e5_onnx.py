@@ -261,9 +261,22 @@ def load_encoder(weights: Weights, cache_dir: Path, threads: int, int8: bool, ch
     """
     target = cache_dir / f"e5-small-q4-{weights.header.cache_key}"
     target.mkdir(parents=True, exist_ok=True)
+    built = False
     if not (target / META_FILE).is_file():
         with preparing(f"building the e5 onnxruntime graph in {cache_dir} (first use only)"):
             _build(weights, target, check)
-    meta = json.loads((target / META_FILE).read_text(encoding="utf-8"))
-    use_int8 = int8 and bool(meta.get("int8")) and (target / INT8_FILE).is_file()
-    return OnnxEncoder(target / (INT8_FILE if use_int8 else FP32_FILE), weights, threads)
+        built = True
+    while True:
+        try:
+            meta = json.loads((target / META_FILE).read_text(encoding="utf-8"))
+            use_int8 = int8 and bool(meta.get("int8")) and (target / INT8_FILE).is_file()
+            return OnnxEncoder(target / (INT8_FILE if use_int8 else FP32_FILE), weights, threads)
+        except Exception as exc:  # onnxruntime raises its own types for a damaged file
+            if built:
+                raise
+            # a truncated or damaged cached graph (disk full, a killed build): build it again
+            # once, rather than falling back to numpy on every run
+            log.warning("the cached e5 graph in %s cannot be loaded (%s); rebuilding it", target, exc)
+            with preparing(f"rebuilding the damaged e5 onnxruntime graph in {cache_dir}"):
+                _build(weights, target, check)
+            built = True

@@ -1,10 +1,12 @@
 """One writer per index: an exclusive ``flock`` on ``write.lock`` in the data dir.
 
 The file holds the owner's pid and start time, so a waiting process can say who is indexing.
-flock is released by the kernel when its holder dies; a lock still held while the pid written
-inside is dead (an inherited descriptor in a forked child, a reused pid) is stale and is taken
-over by replacing the file. Threads of one process take turns through an in-process lock, so the
-lock is also re-entrant for the thread that holds it.
+flock is released by the kernel when its holder dies. The record is only a hint: a new holder
+writes it after its flock, so a held lock may name the previous, dead owner for a moment; the
+file is therefore never removed or replaced on the strength of its record (doing so let two
+processes hold it). A child forked without exec closes its inherited descriptor at once, so the
+lock cannot outlive its holder in a child. Threads of one process take turns through an
+in-process lock, so the lock is also re-entrant for the thread that holds it.
 """
 
 from __future__ import annotations
@@ -43,6 +45,21 @@ _LOCALS_GUARD = threading.Lock()
 def _local(path: Path) -> _Local:
     with _LOCALS_GUARD:
         return _LOCALS.setdefault(str(path), _Local())
+
+
+def _forget_in_child() -> None:
+    """In a forked child: close inherited lock descriptors (close only: LOCK_UN would unlock the
+    parent's lock too) and start with fresh in-process state."""
+    global _LOCALS_GUARD
+    for local in _LOCALS.values():
+        if local.fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(local.fd)
+    _LOCALS.clear()
+    _LOCALS_GUARD = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
 
 
 def _proc_start(pid: int) -> str | None:
@@ -101,7 +118,8 @@ class WriterLock:
     def acquire(self) -> None:
         local = self._local
         deadline = time.monotonic() + self.timeout
-        if not local.mutex.acquire(timeout=max(self.timeout, 0.0)):
+        # watch.lock_timeout_s may be inf ("as long as it takes"); acquire() takes no more than this
+        if not local.mutex.acquire(timeout=min(max(self.timeout, 0.0), threading.TIMEOUT_MAX)):
             raise StoreError(
                 f"another thread of this docshelf process (pid {os.getpid()}) is indexing; wait or retry"
             )
@@ -143,20 +161,19 @@ class WriterLock:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 os.close(fd)
-                owner = lock_owner(self.path.parent) or {}
-                if owner and not _alive(owner):
-                    # stale: its holder is gone but the descriptor lives on; replace the file
-                    with contextlib.suppress(FileNotFoundError):
-                        self.path.unlink()
-                    continue
                 if time.monotonic() >= deadline:
+                    owner = lock_owner(self.path.parent) or {}
                     pid = owner.get("pid", "unknown")
+                    if owner and not _alive(owner):
+                        # a holder that has not written its record yet, or a process that
+                        # inherited the descriptor without forking through us: never stolen
+                        pid = f"unknown; the last recorded one, {pid}, has exited"
                     raise StoreError(
                         f"another docshelf process (pid {pid}) is indexing; wait or retry"
                     ) from None
                 time.sleep(_POLL_S)
                 continue
-            # the file may have been replaced (stale takeover) between open and flock
+            # an old docshelf may have replaced the file between our open and flock
             try:
                 same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
             except FileNotFoundError:

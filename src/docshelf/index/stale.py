@@ -28,7 +28,9 @@ _PAGE = 1000
 
 
 def _plain_path(roots: list[str], state: DocState) -> Path:
-    return Path(state.root) / state.path
+    from docshelf.sources.walk import on_disk
+
+    return on_disk(Path(state.root), state.path)
 
 
 class _Pass:

@@ -11,20 +11,24 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from docshelf.chunk import LineIndex, chunk_document
-from docshelf.config import Settings
+from docshelf.config import Settings, check_collection
 from docshelf.embed.base import Embedder, Vectors
 from docshelf.errors import DocshelfError, ParseError, SourceError
 from docshelf.index.gitinfo import git_state
 from docshelf.index.ids import chunk_ids, content_hash, document_id, embed_key
 from docshelf.index.lock import WriterLock
+from docshelf.index.reembed import reembed_store
 from docshelf.index.scope import Scope, record_scripts, skip_records
 from docshelf.parse import ParserRegistry, default_registry
+from docshelf.parse.limits import Deadline
+from docshelf.parse.worker import parse_isolated
 from docshelf.search.confidence import script_words
 from docshelf.sources import walk_roots
 from docshelf.sources.mirror import source_metadata
 from docshelf.sources.regular import FileRefused, read_regular
+from docshelf.sources.walk import kept_by
 from docshelf.store.base import BuildRecord, DocumentRecord, Store
-from docshelf.types import Chunk, ParsedDocument, SkippedFile, SourceFile, contextual_text
+from docshelf.types import Chunk, SkippedFile, SourceFile, contextual_text
 
 __all__ = ["Indexer", "Progress", "SyncReport", "group_skipped", "reason_kind"]
 
@@ -116,12 +120,19 @@ class _Pending:
 
 
 class _Counter:
-    """Adapts an Embedder to the chunker's TokenCounter."""
+    """Adapts an Embedder to the chunker's TokenCounter; stops a file's chunking at its deadline
+    (every count passes here, so no chunker loop can outlast parse.timeout_s)."""
 
     def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
+        self.deadline: Deadline | None = None
 
     def count(self, text: str) -> int:
+        if self.deadline is not None and self.deadline.remaining() <= 0.001:
+            raise ParseError(
+                f"{self.deadline.path}: chunking took over {self.deadline.seconds:g} s "
+                "(parse.timeout_s); raise the limit or exclude the file"
+            )
         return self.embedder.count_tokens(text)
 
 
@@ -178,6 +189,7 @@ class Indexer:
         chunk or parse settings changed). ``scope`` (roots, folders or files inside them) limits
         the sync to what lies under those paths: other roots are neither walked nor pruned.
         """
+        check_collection(collection)
         return self._locked(lambda: self._sync(collection, roots, skipped, force, scope))
 
     def _sync(
@@ -185,10 +197,18 @@ class Indexer:
         scope: Sequence[Path] | None = None,
     ) -> SyncReport:  # fmt: skip
         started = time.time()
+        unfinished = self.store.reembed_pending()
+        wanted = (self.embedder.name, self.embedder.dim)
+        if unfinished and (unfinished["model"], unfinished["dim"]) == wanted and self.store.model() != wanted:
+            log.warning("continuing the interrupted re-embed with %s", self.embedder.name)
+            self._reembed()
         self.store.check_model(self.embedder.name, self.embedder.dim)
         known = [Path(r) for r in self.store.collection_roots(collection)]
-        all_roots = list(dict.fromkeys([*known, *(Path(r).expanduser().resolve() for r in roots)]))
-        if not all_roots:
+        # a root stored resolved that resolves elsewhere now was swapped for a link: not followed
+        moved = [r for r in known if r.resolve() != r]
+        given = [Path(r).expanduser().resolve() for r in roots]
+        all_roots = list(dict.fromkeys([*(r for r in known if r not in moved), *given]))
+        if not all_roots and not moved:
             raise SourceError(f"collection {collection!r} has no folders yet; run `docshelf index PATH`")
         within = None if scope is None else Scope(scope)
         walk_list = all_roots if within is None else [r for r in all_roots if within.touches(r)]
@@ -205,15 +225,21 @@ class Indexer:
         )
         # a scoped sync keeps the roots it did not walk; walked roots take their resolved form
         resolved = dict(zip(walk_list, (r for r, _ in walked), strict=True))
-        self.store.set_collection_roots(collection, [str(resolved.get(r, r)) for r in all_roots])
+        kept_roots = [str(r) for r in moved if r not in {w for w, _ in walked}]
+        self.store.set_collection_roots(collection, [str(resolved.get(r, r)) for r in all_roots] + kept_roots)
         self.store.set_model(self.embedder.name, self.embedder.dim)
         if self.store.needs_keyword_rebuild():
             log.warning("keyword index behind the database: rebuilding it from the database")
             self.store.rebuild_keyword_index()
 
         report = SyncReport(collection, skipped=list(skipped))
-        if walked:
-            report.git_commit, report.git_dirty = git_state(walked[0][0])
+        report.skipped += [
+            SkippedFile(r, f"the folder now points to {Path(r).resolve()}, not to the folder indexed; its "
+                        f"documents are kept as indexed. To index what is there now: `docshelf forget {r}`, "
+                        f"then `docshelf index {Path(r).resolve()}`")
+            for r in kept_roots
+        ]  # fmt: skip
+        report.git_commit, report.git_dirty = git_state(walked[0][0]) if walked else (None, None)
         files: dict[str, SourceFile] = {}
         for _, result in walked:
             report.skipped.extend(result.skipped)
@@ -253,7 +279,8 @@ class Indexer:
                 report.skipped.append(SkippedFile(rel, exc.reason))
                 continue
             except OSError as exc:
-                report.skipped.append(SkippedFile(rel, f"cannot read: {exc.strerror}"))
+                kept_note = "; its indexed version is kept" if state else ""
+                report.skipped.append(SkippedFile(rel, f"cannot read: {exc.strerror}{kept_note}"))
                 continue
             digest = content_hash(data)
             if state and not force and same_root and state.content_hash == digest:
@@ -281,8 +308,14 @@ class Indexer:
         self._flush(batch, report)
 
         record_scripts(self.store, self._scripts)
-        gone = [s for rel, s in states.items() if rel not in files or rel in report.excluded]
-        # a file that now fails to parse keeps its old version (it is in `files`, not gone)
+        # a file that now fails to parse keeps its old version (it is in `files`, not gone), and so
+        # does one that exists but cannot be read now, or lies in a folder that cannot be listed
+        unreadable = {name for _, result in walked for name in result.unreadable}
+        gone = [
+            s for rel, s in states.items()
+            if (rel not in files and not kept_by(unreadable, rel) and s.root not in kept_roots)
+            or rel in report.excluded
+        ]  # fmt: skip
         self.store.delete_documents([s.id for s in gone])
         report.removed = [s.path for s in gone]
         self.store.gc_vectors()
@@ -318,34 +351,14 @@ class Indexer:
         return [s.path for s in gone]
 
     def reembed(self) -> int:
-        """Embed every stored chunk again with the configured model (after a model change)."""
+        """Embed every stored chunk again with the configured model (after a model change).
+
+        The old vectors stay in use until the new ones are all in; a re-embed stopped part-way is
+        continued by the next ``reembed`` or ``sync`` with this model. Returns vectors computed."""
         return self._locked(lambda: self._reembed())
 
     def _reembed(self) -> int:
-        chunks = list(self.store.iter_chunks())
-        docs = {d.id: d for d in self.store.iter_documents()}
-        self.store.clear_vectors(self.embedder.name, self.embedder.dim)
-        by_doc: dict[str, list[Chunk]] = {}
-        for c in chunks:
-            by_doc.setdefault(c.doc_id, []).append(c)
-        batch: list[_Pending] = []
-        report = SyncReport("*")
-        for doc_id, doc_chunks in by_doc.items():
-            doc = docs[doc_id]
-            texts = {}
-            rekeyed = []
-            for c in doc_chunks:
-                text = contextual_text(doc.title, c.heading_path, c.text)
-                key = embed_key(self.embedder.name, text)
-                texts[key] = text
-                rekeyed.append(Chunk(**{**c.__dict__, "embed_key": key}))
-            batch.append(_Pending(doc, rekeyed, texts, is_new=False))
-            if len(batch) >= 32:
-                self._flush(batch, report)
-                batch = []
-        self._flush(batch, report)
-        self.store.commit()
-        return report.chunks_embedded
+        return reembed_store(self.store, self.embedder, self.settings.embed.batch_size * 4, self.progress)
 
     # ----- internals -----
     def _publish(self, last: float) -> float:
@@ -371,14 +384,22 @@ class Indexer:
     def _prepare(
         self, collection: str, f: SourceFile, data: bytes, digest: str, is_new: bool
     ) -> _Pending | None:
-        parsed: ParsedDocument = self.registry.parse(data, f.rel_path)
+        limits = self.settings.parse
+        if limits.isolate:
+            parsed = parse_isolated(self.registry, data, f.rel_path, limits.timeout_s, limits.max_memory_mb)
+        else:
+            parsed = self.registry.parse(data, f.rel_path)
+        self.counter.deadline = Deadline(f.rel_path, limits.timeout_s)  # chunking has the same limit
         meta = {**parsed.metadata, **source_metadata(f.root, f.rel_path)}  # fetched: its URL
         if meta.get("rag") is False:
             return None
         mode: Literal["auto", "headings"] = "headings" if meta.get("rag_chunk") == "headings" else "auto"
-        spans = chunk_document(
-            parsed, self.counter, self.max_tokens, self.settings.chunk.overlap_tokens, mode
-        )
+        try:
+            spans = chunk_document(
+                parsed, self.counter, self.max_tokens, self.settings.chunk.overlap_tokens, mode
+            )
+        finally:
+            self.counter.deadline = None
         if not spans:  # an empty document would sit in the index matching nothing, unreported
             raise ParseError(
                 f"{f.rel_path}: no text: the file holds nothing to index (empty, or only images, "

@@ -16,6 +16,7 @@ _OPEN = re.compile(r"---[ \t]*(?:\r\n|\r|\n)")
 _CLOSE = re.compile(r"(?<=[\r\n])(?:---|\.\.\.)[ \t]*(?:\r\n|\r|\n|\Z)")
 _FIX = "fix the YAML between the '---' lines or remove the frontmatter"
 _MAX_VALUES = 10_000  # keys and values of the expanded metadata; real frontmatter has dozens
+_MAX_BYTES = 256 * 1024
 
 
 def split_frontmatter(text: str, path: str) -> tuple[dict[str, Any], int]:
@@ -33,6 +34,7 @@ def split_frontmatter(text: str, path: str) -> tuple[dict[str, Any], int]:
     if closing is None:
         return {}, 0
     source = text[yaml_start : closing.start()]
+    _check_size(source, path)
     try:
         data = yaml.safe_load(source)
     except yaml.MarkedYAMLError as exc:
@@ -56,6 +58,17 @@ def split_frontmatter(text: str, path: str) -> tuple[dict[str, Any], int]:
         )
     _check_shape(data, path)
     return {str(k): v for k, v in data.items()}, closing.end()
+
+
+def _check_size(source: str, path: str) -> None:
+    """ParseError for frontmatter too big to keep, before YAML spends minutes parsing it: every
+    value but the first needs a line break or a comma, so their count bounds the values."""
+    values = source.count("\n") + source.count(",") + 1
+    if len(source) > _MAX_BYTES or values > _MAX_VALUES:
+        raise ParseError(
+            f"{path}: frontmatter of {len(source):,} characters holds up to {values:,} values "
+            f"(over {_MAX_VALUES:,} values or {_MAX_BYTES // 1024} KB); {_FIX}"
+        )
 
 
 def _check_shape(data: Any, path: str) -> None:

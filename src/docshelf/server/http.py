@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import hmac
 import logging
-import os
-import secrets
-from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
@@ -15,37 +12,23 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from docshelf.config import Settings
+from docshelf.server.http_guard import HeaderTimeoutProtocol, HostGuard
+from docshelf.server.token import MIN_TOKEN_CHARS, TOKEN_FILE, load_or_create_token
 
 __all__ = ["TOKEN_FILE", "BearerAuth", "http_app", "load_or_create_token", "serve_http"]
 
 log = logging.getLogger("docshelf.server")
-TOKEN_FILE = "server-token"
 _LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
-
-
-def load_or_create_token(settings: Settings) -> tuple[str, Path | None, bool]:
-    """(token, file it lives in, whether it was just created). A configured token wins."""
-    if settings.server.token:
-        return settings.server.token, None, False
-    data_dir = settings.store.data_dir
-    path = data_dir / TOKEN_FILE
-    if path.is_file():
-        return path.read_text("utf-8").strip(), path, False
-    token = secrets.token_urlsafe(32)
-    data_dir.mkdir(parents=True, exist_ok=True)
-    # 0600 from the start: the token must never be readable by other users, not even briefly
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(token + "\n")
-    return token, path, True
 
 
 class BearerAuth:
     """ASGI wrapper answering 401 unless ``Authorization: Bearer <token>`` matches."""
 
     def __init__(self, app: ASGIApp, token: str) -> None:
+        if len(token.strip()) < MIN_TOKEN_CHARS:  # an empty token would let every request in
+            raise ValueError("refusing to serve HTTP with an empty or short bearer token")
         self.app = app
-        self.token = token.encode()
+        self.token = token.strip().encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -75,7 +58,7 @@ def http_app(server: MCPServer, settings: Settings, token: str) -> ASGIApp:
         enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
     )
     app = server.streamable_http_app(transport_security=security, host=cfg.host)
-    return BearerAuth(app, token)
+    return HostGuard(BearerAuth(app, token), hosts, origins)
 
 
 async def serve_http(server: MCPServer, settings: Settings, token: str) -> None:
@@ -85,7 +68,9 @@ async def serve_http(server: MCPServer, settings: Settings, token: str) -> None:
     cfg = settings.server
     if cfg.host not in ("127.0.0.1", "localhost", "::1"):
         log.warning("serving on %s: reachable from other machines; the token is the only guard", cfg.host)
+    protocol = type("Protocol", (HeaderTimeoutProtocol,), {"header_timeout_s": cfg.header_timeout_s})
     config = uvicorn.Config(
-        http_app(server, settings, token), host=cfg.host, port=cfg.port, log_level="warning"
-    )
+        http_app(server, settings, token), host=cfg.host, port=cfg.port, log_level="warning",
+        http=protocol,
+    )  # fmt: skip
     await uvicorn.Server(config).serve()

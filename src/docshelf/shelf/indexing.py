@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from docshelf.config import check_collection
 from docshelf.errors import DocshelfError, NotFoundError
 from docshelf.shelf.types import ForgetReport, IndexReport
 from docshelf.shelf.writing import collection_of, file_collection, plan_collection, split_targets
@@ -61,6 +62,7 @@ def index(
                 collection = collection_of(store, parts.folders[0], _named_in(parts.folders[0], shelf))
             else:
                 collection = shelf.settings.collection
+        check_collection(collection)  # before anything is recorded under the name
         for f in parts.files:
             file_collection(store, f, collection)  # every file must lie under this collection's roots
         known = store.collection_roots(collection)

@@ -30,8 +30,8 @@ def repair_keywords(runtime: Runtime) -> None:
     from docshelf.index.lock import WriterLock
 
     store = runtime.store
-    if not store.needs_keyword_rebuild():
-        return
+    if getattr(store, "read_only", False) or not store.needs_keyword_rebuild():
+        return  # a read-only open writes nothing; the store warned and said how to rebuild
     try:
         with WriterLock(store.data_dir, 0):
             failed = True

@@ -9,7 +9,7 @@ from urllib.parse import unquote
 
 from docshelf.errors import AccessError
 
-__all__ = ["check_relative", "guarded_path"]
+__all__ = ["check_link", "check_relative", "guarded_path"]
 
 # Paths are never percent-decoded after this check, so a literal "%20" is just part of a file
 # name ("100%25.md" exists). Escapes are refused only where their decoded form would be a
@@ -62,13 +62,35 @@ def guarded_path(roots: list[str], root: str, rel_path: str) -> Path:
     Symlinks are resolved now, at read time: a link that was harmless at indexing may have
     been re-pointed since.
     """
-    from docshelf.sources.walk import is_within  # pathspec: only when a file is read
+    from docshelf.sources.walk import is_within, on_disk  # pathspec: only when a file is read
 
     if root not in roots:
         raise AccessError(f"{root} is no longer a root of this collection; re-index it")
     clean = check_relative(rel_path)
     base = Path(root).resolve()
-    real = (base / clean).resolve()
+    if base != Path(root):  # roots are stored resolved: this one was swapped for a link since
+        raise AccessError(
+            f"refused {rel_path!r}: the folder {root} now points to {base}, not to the folder that was "
+            f"indexed; to index what is there now, run `docshelf forget {root}` and `docshelf index {base}`"
+        )
+    real = on_disk(base, clean).resolve()  # stored names are NFC; on disk they may be NFD
     if not is_within(real, base):
         raise AccessError(f"refused {rel_path!r}: it resolves outside the corpus root (symlink escape?)")
     return real
+
+
+def check_link(root: str, rel_path: str, data: bytes, indexed_hash: str) -> None:
+    """AccessError when ``rel_path`` is reached through a link and its bytes are not the ones
+    indexed: the link was re-pointed (or its target edited) since, and serving the new target's
+    text under the indexed name would be serving another file."""
+    import hashlib
+
+    from docshelf.sources.walk import on_disk
+
+    path = on_disk(Path(root), check_relative(rel_path))
+    if path.resolve() == path or hashlib.sha256(data).hexdigest() == indexed_hash:
+        return
+    raise AccessError(
+        f"refused {rel_path!r}: it is a link whose target changed since it was indexed (it now leads "
+        f"to {path.resolve()}); run `docshelf index` to index what it points to now"
+    )

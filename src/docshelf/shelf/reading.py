@@ -11,7 +11,7 @@ from urllib.parse import quote, unquote
 
 from docshelf.errors import AccessError, DocshelfError, NotFoundError
 from docshelf.shelf.budget import prefix_within
-from docshelf.shelf.paths import check_relative, guarded_path
+from docshelf.shelf.paths import check_link, check_relative, guarded_path
 from docshelf.shelf.types import Passage, PassageWindow, TextRange
 from docshelf.types import cite
 
@@ -144,6 +144,7 @@ def load_text(
         reason = exc.strerror if isinstance(exc, OSError) else str(exc)
         gone = f"the file cannot be read now ({reason}); text rebuilt from the index"
         return DocumentText(_from_chunks(store, doc), "index", gone)
+    check_link(doc.root, doc.path, data, doc.content_hash)  # a re-pointed link is not followed
     note = None
     if st.st_size != doc.size or st.st_mtime_ns != doc.mtime_ns:
         note = "the file changed since it was indexed: line numbers may differ from search citations"

@@ -66,10 +66,15 @@ def apply(settings: Settings, *recorded: Recorded | None) -> Settings:
 
 
 def changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    """``part.key: old -> new`` for every value that differs (keys of either side)."""
+    """``part.key: old -> new`` for every value that differs (keys of either side). A key the old
+    record lacks (a setting added since) counts as its default, as ``apply`` reads it."""
     out: list[str] = []
     for part in sorted(set(old) | set(new)):
         a, b = old.get(part, {}), new.get(part, {})
+        field = Settings.model_fields.get(part)
+        factory = field.default_factory if field is not None else None
+        defaults = factory().model_dump(mode="json") if callable(factory) else {}  # type: ignore[call-arg]
+        a = {**{k: v for k, v in defaults.items() if k in b}, **a}
         for key in sorted(set(a) | set(b)):
             if a.get(key) != b.get(key):
                 out.append(f"{part}.{key}: {json.dumps(a.get(key))} -> {json.dumps(b.get(key))}")

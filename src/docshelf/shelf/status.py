@@ -72,4 +72,5 @@ def status_of(
         index_age=None if age is None else round(age, 1),
         watch=watch,
         index_settings=None if index_rec is None else {**index_rec.values, "origin": index_rec.origin},
+        reembed=stats.reembed,
     )

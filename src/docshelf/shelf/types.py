@@ -180,6 +180,7 @@ class Status:
     index_age: float | None
     watch: dict[str, dict[str, Any]]
     index_settings: dict[str, Any] | None = None
+    reembed: dict[str, Any] | None = None  # an unfinished re-embed: model, dim, staged, chunks
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -200,4 +201,5 @@ class Status:
             "stale": self.stale,
             "index_age": self.index_age,
             "watch": self.watch,
+            "reembed_pending": self.reembed,
         }

@@ -2,29 +2,65 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pathspec
 
 from docshelf.errors import SourceError
 from docshelf.types import SkippedFile, SourceFile
 
-__all__ = ["WalkResult", "is_within", "resolve_root", "walk_roots"]
+__all__ = ["WalkResult", "is_within", "kept_by", "on_disk", "resolve_root", "walk_roots"]
 
 _SNIFF_BYTES = 8192
 
 
 @dataclass
 class WalkResult:
-    """Files to index and files left out (with reasons)."""
+    """Files to index and files left out (with reasons).
+
+    ``unreadable`` names files that exist but could not be read, and folders that could not be
+    listed (ending in "/"): what is indexed from them is kept, not taken for deleted."""
 
     files: list[SourceFile] = field(default_factory=list)
     skipped: list[SkippedFile] = field(default_factory=list)
+    unreadable: list[str] = field(default_factory=list)
+
+
+def kept_by(unreadable: set[str], rel_path: str) -> bool:
+    """True if ``rel_path`` is, or lies in, one of the ``unreadable`` names of a walk."""
+    if rel_path in unreadable or "" in unreadable:
+        return True
+    parts = rel_path.split("/")
+    return any("/".join(parts[:i]) + "/" in unreadable for i in range(1, len(parts)))
+
+
+def on_disk(root: Path, rel_path: str) -> Path:
+    """The file a stored (NFC) ``rel_path`` names under ``root``, whatever normalisation its name
+    has on disk: a folder is listed only for a part not found as given (macOS writes NFD)."""
+    path = root / rel_path
+    if os.path.lexists(path):
+        return path
+    current = root
+    for part in PurePosixPath(rel_path).parts:
+        candidate = current / part
+        if not os.path.lexists(candidate):
+            try:
+                names = os.listdir(current)
+            except OSError:
+                return path
+            wanted = unicodedata.normalize("NFC", part)
+            match = next((n for n in names if unicodedata.normalize("NFC", n) == wanted), None)
+            if match is None:
+                return path
+            candidate = current / match
+        current = candidate
+    return current
 
 
 def is_within(path: Path, root: Path) -> bool:
@@ -79,17 +115,22 @@ class _Walker:
     visited: set[tuple[int, int]] = field(default_factory=set)
 
     def walk(self, folder: Path, ignores: list[tuple[Path, pathspec.GitIgnoreSpec]]) -> None:
-        st = folder.stat()
-        if (st.st_dev, st.st_ino) in self.visited:  # symlink loop or a folder seen twice
-            return
-        self.visited.add((st.st_dev, st.st_ino))
-        if self.respect_gitignore and (folder / ".gitignore").is_file():
-            lines = (folder / ".gitignore").read_text("utf-8", errors="replace").splitlines()
-            ignores = [*ignores, (folder, pathspec.GitIgnoreSpec.from_lines(lines))]
+        what = "cannot list folder"
         try:
+            st = folder.stat()
+            if (st.st_dev, st.st_ino) in self.visited:  # symlink loop or a folder seen twice
+                return
+            self.visited.add((st.st_dev, st.st_ino))
+            if self.respect_gitignore and (folder / ".gitignore").is_file():
+                # unreadable rules: skip the folder rather than index what they may exclude
+                what = "cannot read its .gitignore"
+                lines = (folder / ".gitignore").read_text("utf-8", errors="replace").splitlines()
+                ignores = [*ignores, (folder, pathspec.GitIgnoreSpec.from_lines(lines))]
+                what = "cannot list folder"
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError as exc:
-            self.skip(folder, f"cannot list folder: {exc.strerror}")
+            reason = f"{what}: {exc.strerror}; folder skipped, its indexed files are kept"
+            self.unreadable(folder, reason, True)
             return
         for entry in entries:
             # hidden entries and the settings file are never documents
@@ -98,14 +139,17 @@ class _Walker:
             self.visit(Path(entry.path), entry.is_symlink(), ignores)
 
     def visit(self, path: Path, is_link: bool, ignores: list[tuple[Path, pathspec.GitIgnoreSpec]]) -> None:
-        real = path.resolve() if is_link else path
-        if is_link and not is_within(real, self.root):
-            self.skip(path, "symlink points outside the corpus root")
-            return
         try:
+            real = path.resolve() if is_link else path
+            if is_link and not is_within(real, self.root):
+                self.skip(path, "symlink points outside the corpus root")
+                return
             st = real.stat()
         except OSError as exc:
-            self.skip(path, f"cannot read: {exc.strerror}")
+            if exc.errno == errno.ENOENT:  # gone since the listing, or a dangling link
+                self.skip(path, f"cannot read: {exc.strerror}")
+            else:  # a file or a folder: whatever is indexed under this name is kept
+                self.unreadable(path, f"cannot read: {exc.strerror}; anything indexed from it is kept", None)
             return
         is_dir = stat.S_ISDIR(st.st_mode)
         rel = path.relative_to(self.root).as_posix()
@@ -134,7 +178,7 @@ class _Walker:
         try:
             binary = path.suffix.lower() not in self.binary_ok and _looks_binary(real)
         except OSError as exc:
-            self.skip(path, f"cannot read: {exc.strerror}")
+            self.unreadable(path, f"cannot read: {exc.strerror}; any indexed version is kept", False)
             return
         if binary:
             self.skip(path, "binary file")
@@ -157,12 +201,22 @@ class _Walker:
             return True
         return any(spec.match_file(path.relative_to(base).as_posix() + suffix) for base, spec in ignores)
 
-    def skip(self, path: Path, reason: str) -> None:
+    def skip(self, path: Path, reason: str) -> str:
         try:
             shown = path.relative_to(self.root).as_posix()
         except ValueError:
             shown = str(path)
         self.result.skipped.append(SkippedFile(shown, reason))
+        return shown
+
+    def unreadable(self, path: Path, reason: str, folder: bool | None) -> None:
+        """Skip ``path``, which exists but cannot be read or listed now (a ``folder``, a file, or
+        None: unknown): what is indexed from it is kept."""
+        rel = unicodedata.normalize("NFC", self.skip(path, reason))
+        if folder is not False:
+            self.result.unreadable.append("" if rel == "." else rel + "/")
+        if folder is not True:
+            self.result.unreadable.append(rel)
 
 
 def walk_roots(

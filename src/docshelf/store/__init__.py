@@ -62,4 +62,4 @@ def open_store(settings: Settings, analyzer: TermAnalyzer) -> Store:
         )
     from docshelf.store.embedded import SQLiteStore
 
-    return SQLiteStore(s.data_dir, analyzer, settings.search.ann_threshold)
+    return SQLiteStore(s.data_dir, analyzer, settings.search.ann_threshold, s.read_only)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from docshelf.embed.base import Vectors
+from docshelf.errors import DocshelfError
 from docshelf.types import Chunk, SkippedFile
 
 __all__ = [
@@ -22,6 +24,7 @@ __all__ = [
     "StoreStats",
     "TermAnalyzer",
     "Writer",
+    "simplify_glob",
 ]
 
 
@@ -65,9 +68,28 @@ class DocState:
     content_hash: str
 
 
+_MAX_GLOB_CHARS = 1000
+_MAX_GLOB_WILDCARDS = 100
+_STARS = re.compile(r"\*{2,}")
+
+
+def simplify_glob(glob: str) -> str:
+    """``glob`` with each run of ``*`` made one (the same matches); DocshelfError for a glob too
+    long or too wild to be a real path pattern: Python's fnmatch takes seconds per path on those
+    and PostgreSQL's regex engine refuses them, so both stores refuse them alike."""
+    simple = _STARS.sub("*", glob)
+    wild = sum(simple.count(c) for c in "*?[")
+    if len(simple) > _MAX_GLOB_CHARS or wild > _MAX_GLOB_WILDCARDS:
+        raise DocshelfError(
+            f"the path glob is too complex ({len(simple):,} characters, {wild:,} wildcards; at most "
+            f"{_MAX_GLOB_CHARS:,} and {_MAX_GLOB_WILDCARDS}): use a pattern such as 'runbooks/*.md'"
+        )
+    return simple
+
+
 @dataclass(frozen=True)
 class SearchFilter:
-    """Restrictions applied before ranking."""
+    """Restrictions applied before ranking (``path_glob`` is simplified, or refused if too complex)."""
 
     collections: tuple[str, ...] = ()
     path_glob: str | None = None
@@ -76,6 +98,10 @@ class SearchFilter:
     modified_after: float | None = None  # unix seconds
     modified_before: float | None = None
     include_superseded: bool = False
+
+    def __post_init__(self) -> None:
+        if self.path_glob:
+            object.__setattr__(self, "path_glob", simplify_glob(self.path_glob))
 
     def needs_doc_ids(self) -> bool:
         """True when the filter cannot be expressed by collection and lifecycle alone."""
@@ -118,6 +144,8 @@ class StoreStats:
     dim: int | None
     generation: int
     keyword_generation: int | None
+    # an unfinished re-embed: {"model", "dim", "staged" (chunks embedded so far), "chunks"}
+    reembed: dict[str, Any] | None = None
 
 
 class Catalog(Protocol):
@@ -143,6 +171,7 @@ class Catalog(Protocol):
     def document_chunks(self, doc_id: str) -> list[Chunk]: ...
     def iter_chunks(self) -> Iterator[Chunk]: ...
     def stats(self) -> StoreStats: ...
+    def reembed_pending(self) -> dict[str, Any] | None: ...
     def close(self) -> None: ...
 
 
@@ -150,7 +179,12 @@ class Writer(Protocol):
     """What a sync changes: one document swapped per call, published by ``commit``."""
 
     def set_model(self, name: str, dim: int) -> None: ...
-    def clear_vectors(self, name: str, dim: int) -> None: ...
+    # A re-embed keeps the old vectors until the new ones are all in: they are kept aside per chunk
+    # (``stage_vectors``, resumable after a kill) and swapped in by one ``finish_reembed``.
+    def begin_reembed(self, name: str, dim: int) -> None: ...
+    def staged_keys(self, chunk_ids: Sequence[str]) -> dict[str, str]: ...
+    def stage_vectors(self, rows: Sequence[tuple[str, str, Vectors]]) -> None: ...
+    def finish_reembed(self, name: str, dim: int) -> int: ...
     def set_meta(self, key: str, value: str) -> None: ...
     def set_collection_roots(self, collection: str, roots: Sequence[str]) -> None: ...
     def touch_document(self, doc_id: str, size: int, mtime_ns: int) -> None: ...

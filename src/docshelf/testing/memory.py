@@ -13,10 +13,12 @@ import threading
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from docshelf.embed.base import Vectors
+from docshelf.errors import StoreError
 from docshelf.store.base import (
     BuildRecord,
     DocState,
@@ -49,6 +51,8 @@ class MemoryStore:
         self._skipped: dict[str, list[SkippedFile]] = {}
         self._builds: list[BuildRecord] = []
         self._generation = 0
+        self._staged: dict[str, tuple[str, Vectors]] = {}  # chunk id -> new key and vector
+        self._reembed_model: tuple[str, int] | None = None
         self.closed = False
 
     # ----- model and bookkeeping -----
@@ -62,10 +66,39 @@ class MemoryStore:
     def set_model(self, name: str, dim: int) -> None:
         self._meta.update(embed_model=name, embed_dim=str(dim))
 
-    def clear_vectors(self, name: str, dim: int) -> None:
-        self._vectors.clear()
-        self.set_model(name, dim)
-        self._generation += 1
+    def reembed_pending(self) -> dict[str, Any] | None:
+        if self._reembed_model is None:
+            return None
+        ids = {c.id for chunks in self._chunks.values() for c in chunks}
+        name, dim = self._reembed_model
+        return {"model": name, "dim": dim, "staged": len(ids & set(self._staged)), "chunks": len(ids)}
+
+    def begin_reembed(self, name: str, dim: int) -> None:
+        if self._reembed_model != (name, dim):
+            self._staged.clear()
+            self._reembed_model = (name, dim)
+
+    def staged_keys(self, chunk_ids: Sequence[str]) -> dict[str, str]:
+        return {c: self._staged[c][0] for c in chunk_ids if c in self._staged}
+
+    def stage_vectors(self, rows: Sequence[tuple[str, str, Vectors]]) -> None:
+        self._staged.update({cid: (key, np.asarray(v, dtype=np.float32)) for cid, key, v in rows})
+
+    def finish_reembed(self, name: str, dim: int) -> int:
+        with self._lock:
+            chunks = [c for doc in self._chunks.values() for c in doc]
+            if missing := [c.id for c in chunks if c.id not in self._staged]:
+                raise StoreError(f"{len(missing)} chunks have no new vector yet; run the re-embed again")
+            for doc_id, doc_chunks in self._chunks.items():
+                self._chunks[doc_id] = [
+                    Chunk(**{**c.__dict__, "embed_key": self._staged[c.id][0]}) for c in doc_chunks
+                ]
+            self._vectors = {key: vector for key, vector in self._staged.values()}
+            self._staged.clear()
+            self._reembed_model = None
+            self.set_model(name, dim)
+            self._generation += 1
+            return len(chunks)
 
     def generation(self) -> int:
         return self._generation
@@ -283,6 +316,7 @@ class MemoryStore:
             dim=dim,
             generation=self._generation,
             keyword_generation=self._generation,
+            reembed=self.reembed_pending(),
         )
 
     def close(self) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
 import logging
 from pathlib import Path
@@ -17,11 +19,22 @@ __all__ = ["AnnIndex", "ann_available"]
 log = logging.getLogger("docshelf.store")
 
 Keys = npt.NDArray[np.int64]
+# Files of an older format are rebuilt: before format 2 (schema 2) a key could come back for a new
+# chunk, and such a file may hold a deleted chunk's vector under a live key.
+_FORMAT = 2
+
+
+def _import_usearch() -> Any:
+    # onnxruntime first: loaded after usearch's extension it crashes the process (segfault on
+    # import, usearch 2.26 / onnxruntime 1.32), and the embedder or a reranker may load it later
+    with contextlib.suppress(ImportError):
+        importlib.import_module("onnxruntime")
+    return importlib.import_module("usearch.index")
 
 
 def ann_available() -> bool:
     try:
-        import usearch.index  # noqa: F401
+        _import_usearch()
     except ImportError:
         return False
     return True
@@ -31,19 +44,21 @@ class AnnIndex:
     """HNSW over chunk vectors keyed by chunk ``seq``; saved next to the database.
 
     Updated by key difference (add new, remove gone), so a re-index that touches
-    a few files costs a few inserts, not a rebuild. Readers update their copy in
-    memory; only the writer saves it.
+    a few files costs a few inserts, not a rebuild; that is only right because a seq is
+    never reused (AUTOINCREMENT). Readers update their copy in memory; only the writer saves it.
     """
 
-    def __init__(self, path: Path, dim: int, threads: int = 1, expansion_search: int = 256) -> None:
-        from usearch.index import Index
-
+    def __init__(
+        self, path: Path, dim: int, epoch: str = "0", threads: int = 1, expansion_search: int = 256
+    ) -> None:
+        index_cls = _import_usearch().Index
         self.path = path
         self.meta_path = path.with_suffix(".json")
         self.dim = dim
+        self.epoch = epoch  # the store's vectors epoch: a file saved under another is rebuilt
         self.threads = threads
         self.generation = -1
-        self._index: Any = Index(
+        self._index: Any = index_cls(
             ndim=dim, metric="ip", dtype="f16", connectivity=16, expansion_add=64,
             expansion_search=expansion_search,
         )  # fmt: skip
@@ -54,8 +69,8 @@ class AnnIndex:
             return
         try:
             meta = json.loads(self.meta_path.read_text())
-            if meta.get("dim") != self.dim:
-                return
+            if (meta.get("dim"), meta.get("format"), meta.get("epoch")) != (self.dim, _FORMAT, self.epoch):
+                return  # another model, an older format or vectors re-embedded since: rebuild
             self._index.load(str(self.path))
             self.generation = int(meta["generation"])
         except (OSError, ValueError, RuntimeError) as exc:  # derived data: rebuild rather than fail
@@ -80,7 +95,8 @@ class AnnIndex:
         tmp = self.path.with_suffix(".tmp")
         self._index.save(str(tmp))
         tmp.replace(self.path)
-        self.meta_path.write_text(json.dumps({"generation": self.generation, "dim": self.dim}))
+        meta = {"generation": self.generation, "dim": self.dim, "format": _FORMAT, "epoch": self.epoch}
+        self.meta_path.write_text(json.dumps(meta))
 
     def search(self, query: Vectors, count: int) -> Keys:
         """Keys of about the ``count`` nearest vectors, best first."""

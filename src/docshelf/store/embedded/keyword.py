@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,11 +45,13 @@ def _schema() -> tantivy.Schema:
 class KeywordIndex:
     """tantivy index at ``path``; one writer per process, opened lazily."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, read_only: bool = False) -> None:
         self.path = path
+        self.read_only = read_only
         self._schema = _schema()
         self._writer: tantivy.IndexWriter | None = None
-        self._index = self._open()
+        self._shadow: Path | None = None
+        self._index = self._open_read_only() if read_only else self._open()
 
     def _open(self) -> tantivy.Index:
         self.path.mkdir(parents=True, exist_ok=True)
@@ -59,11 +62,39 @@ class KeywordIndex:
             shutil.rmtree(self.path)
             self.path.mkdir(parents=True)
             index = tantivy.Index(self._schema, path=str(self.path), reuse=True)
+        return self._tokenized(index)
+
+    def _tokenized(self, index: tantivy.Index) -> tantivy.Index:
         analyzer = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build()
         index.register_tokenizer(_TOKENIZER, analyzer)
         return index
 
+    def _open_read_only(self) -> tantivy.Index:
+        """The index as it is, changing nothing. tantivy takes a lock file even to read, so an
+        index in a folder we cannot write is read through links to its files from a temporary
+        folder (a snapshot: segments another writer adds later are not seen)."""
+        if not (self.path / "meta.json").is_file():
+            return self._tokenized(tantivy.Index(self._schema))  # none yet: empty, in memory
+        try:
+            return self._tokenized(tantivy.Index(self._schema, path=str(self.path), reuse=True))
+        except ValueError:
+            pass
+        self._shadow = Path(tempfile.mkdtemp(prefix="docshelf-keyword-"))
+        for item in self.path.iterdir():
+            if item.name not in (".managed.json", ".tantivy-meta.lock", ".tantivy-writer.lock"):
+                (self._shadow / item.name).symlink_to(item)
+        try:
+            return self._tokenized(tantivy.Index(self._schema, path=str(self._shadow), reuse=True))
+        except ValueError:
+            # damaged: a read-only open cannot reset it, so it reads as missing (the store warns
+            # and says that `docshelf index` rebuilds it) and the dense side still answers
+            shutil.rmtree(self._shadow, ignore_errors=True)
+            self._shadow = None
+            return self._tokenized(tantivy.Index(self._schema))
+
     def _w(self) -> tantivy.IndexWriter:
+        if self.read_only:
+            raise StoreError(f"the keyword index at {self.path} was opened read-only; it cannot be written")
         if self._writer is None:
             try:
                 self._writer = self._index.writer(heap_size=64_000_000, num_threads=1)
@@ -142,6 +173,13 @@ class KeywordIndex:
         writer.garbage_collect_files()
         self.release()
         self._index.reload()
+
+    def close(self) -> None:
+        """Release the writer and remove a read-only open's temporary folder (links only)."""
+        self.release()
+        if self._shadow is not None:
+            shutil.rmtree(self._shadow, ignore_errors=True)
+            self._shadow = None
 
     def release(self) -> None:
         """Drop the writer (and its lock) so another process can write."""

@@ -1,4 +1,5 @@
-"""Write transactions of the SQLite store, and the one-line errors a failed write becomes."""
+"""Opening the SQLite store's database, its write transactions, and the one-line errors a failed
+open or write becomes."""
 
 from __future__ import annotations
 
@@ -7,14 +8,58 @@ import sqlite3
 import threading
 import weakref
 from pathlib import Path
+from urllib.parse import quote
 
 from docshelf.errors import StoreError
+from docshelf.store.embedded.schema import migrate
 
-__all__ = ["ReadConnections", "SQLiteTx", "store_error"]
+__all__ = ["ReadConnections", "SQLiteTx", "connect", "damaged_error", "store_error"]
+
+_DAMAGED = ("malformed", "not a database", "corrupt")
+
+
+def damaged_error(data_dir: Path, exc: sqlite3.Error | OSError) -> StoreError | None:
+    """The StoreError for a damaged (truncated, overwritten) database, or None for other errors.
+
+    Nothing in the index is original: it is derived from the files, so rebuilding it is the fix."""
+    if not any(word in str(exc).lower() for word in _DAMAGED):
+        return None
+    return StoreError(
+        f"cannot open the index at {data_dir}: it is damaged ({exc}). It is built from your files, "
+        f"so rebuild it: move {data_dir} aside (or delete it) and run `docshelf index FOLDER` for "
+        "each folder again"
+    )
+
+
+def connect(db_path: Path, read_only: bool) -> sqlite3.Connection:
+    """The store's connection: WAL, tuned and migrated; or read-only, writing nothing at all."""
+    if not read_only:
+        conn = sqlite3.connect(db_path, timeout=30.0, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        # checkpoint every ~4 MB of WAL and shrink the file back after one, so it cannot grow unbounded
+        conn.execute("PRAGMA wal_autocheckpoint=1000")
+        conn.execute("PRAGMA journal_size_limit=67108864")
+        migrate(conn)
+        return conn
+    uri = f"file:{quote(str(db_path))}?mode=ro"
+    conn = sqlite3.connect(uri, uri=True, timeout=30.0, isolation_level=None, check_same_thread=False)
+    try:
+        conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+    except sqlite3.OperationalError:
+        # a WAL database in a folder we cannot write, its -shm file gone: only an immutable open
+        # reads it (nobody can change it there; at worst a writer with more rights is not seen)
+        conn.close()
+        conn = sqlite3.connect(f"{uri}&immutable=1", uri=True, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA query_only=ON")
+    return conn
 
 
 def store_error(data_dir: Path, exc: sqlite3.Error) -> StoreError:
     """A one-line StoreError for a failed SQLite write: disk full, locked, read-only, or other."""
+    if (damaged := damaged_error(data_dir, exc)) is not None:
+        return damaged
     text = str(exc).lower()
     if "full" in text:
         what = "the disk holding it is full; free some space and run the command again"
@@ -65,10 +110,7 @@ class ReadConnections:
             with self._guard:
                 if self._closed:
                     raise StoreError(f"the index at {self.db_path.parent} was closed")
-                conn = sqlite3.connect(
-                    self.db_path, timeout=30.0, isolation_level=None, check_same_thread=False
-                )
-                conn.execute("PRAGMA query_only=1")
+                conn = connect(self.db_path, read_only=True)
                 held = _Held(conn)
                 self._all.add(held)
             self._local.held = held

@@ -71,6 +71,37 @@ MIGRATIONS: list[str] = [
         status TEXT NOT NULL
     );
     """,
+    # 2: chunk seqs are never reused. They key the HNSW index, which is kept in step by key
+    # difference: a plain rowid handed the deleted highest seq to the next chunk written, and the
+    # index kept the old chunk's vector under it. (Saved HNSW files from before are rebuilt.)
+    """
+    CREATE TABLE chunks_v2(
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        doc_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+        ordinal INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        char_start INTEGER NOT NULL,
+        char_end INTEGER NOT NULL,
+        line_start INTEGER NOT NULL,
+        line_end INTEGER NOT NULL,
+        heading_path TEXT NOT NULL DEFAULT '[]',
+        page INTEGER,
+        token_count INTEGER NOT NULL,
+        embed_key TEXT NOT NULL
+    );
+    INSERT INTO chunks_v2 SELECT seq, id, doc_id, ordinal, text, char_start, char_end, line_start,
+        line_end, heading_path, page, token_count, embed_key FROM chunks;
+    DROP TABLE chunks;
+    ALTER TABLE chunks_v2 RENAME TO chunks;
+    CREATE INDEX chunks_doc ON chunks(doc_id, ordinal);
+    CREATE INDEX chunks_embed ON chunks(embed_key);
+    """,
+    # 3: a re-embed keeps its new vectors here, per chunk, until all are in (then one swap), so
+    # a killed re-embed leaves the old vectors in place and is continued where it stopped
+    """
+    CREATE TABLE reembed(chunk_id TEXT PRIMARY KEY, key TEXT NOT NULL, vector BLOB NOT NULL);
+    """,
 ]
 
 

@@ -30,6 +30,7 @@ class SQLiteSearch:
 
     _ann: AnnIndex | None
     _matrix: VectorMatrix | None
+    _published: int  # the generation of the last commit()
     keyword: KeywordIndex
     data_dir: Path
     ann_threshold: int
@@ -52,20 +53,36 @@ class SQLiteSearch:
             terms, k, flt.collections, self.filter_doc_ids(flt), flt.include_superseded
         )
 
+    def _versions(self) -> tuple[int, str]:
+        """(generation, vectors epoch) in one read: the epoch changes when vectors of existing
+        chunks do (a re-embed), which key differences cannot see."""
+        sql = "SELECT key, value FROM meta WHERE key IN ('generation', 'vectors_epoch')"
+        rows = dict(self._db.execute(sql).fetchall())
+        return int(rows.get("generation") or 0), str(rows.get("vectors_epoch") or "0")
+
     def _vector_matrix(self) -> VectorMatrix:
-        generation = self.generation()
+        generation, epoch = self._versions()
         matrix = self._matrix
         if matrix is not None and matrix.generation == generation:
             return matrix
-        if matrix is not None and self.keyword.writing and time.monotonic() - matrix.loaded_at < _STALE_OK_S:
+        if (
+            matrix is not None and self.keyword.writing and matrix.generation >= self._published
+            and time.monotonic() - matrix.loaded_at < _STALE_OK_S
+        ):  # fmt: skip
             # a sync of this process bumps the generation per document: reload at most this often
-            # meanwhile (a hit deleted since is dropped when hydrated; a new one shows a moment later)
+            # meanwhile (a hit deleted since is dropped when hydrated; a new one shows a moment later),
+            # but never serve a matrix older than the last commit (it brings the ANN index up to date)
             return matrix
         _, dim = self.model()
-        matrix = load_matrix(self._db, dim or 0, generation)
+        while True:
+            matrix = load_matrix(self._db, dim or 0, generation)
+            # one statement reads one snapshot; unchanged versions after it: nothing landed between
+            if (again := self._versions()) == (generation, epoch):
+                break
+            (generation, epoch), (_, dim) = again, self.model()
         if dim and len(matrix.chunk_ids) >= self.ann_threshold and ann_available():
-            if self._ann is None or self._ann.dim != dim:
-                self._ann = AnnIndex(self.data_dir / "vectors.usearch", dim)
+            if self._ann is None or self._ann.dim != dim or self._ann.epoch != epoch:
+                self._ann = AnnIndex(self.data_dir / "vectors.usearch", dim, epoch)
             self._ann.sync(matrix.seqs, matrix.matrix, np.arange(len(matrix.seqs)), generation)
             matrix.ann = self._ann
         self._matrix = matrix

@@ -14,12 +14,12 @@ from typing import Any
 import numpy as np
 
 from docshelf.embed.base import Vectors
-from docshelf.errors import DocshelfError, StoreError
+from docshelf.errors import DocshelfError, NotFoundError, StoreError
 from docshelf.store.base import DocState, DocumentRecord, StoreStats, TermAnalyzer
 from docshelf.store.embedded.ann import AnnIndex, ann_available
 from docshelf.store.embedded.keyword import KeywordDoc, KeywordIndex
-from docshelf.store.embedded.ops import ReadConnections, SQLiteTx, store_error
-from docshelf.store.embedded.schema import migrate
+from docshelf.store.embedded.ops import ReadConnections, SQLiteTx, connect, damaged_error, store_error
+from docshelf.store.embedded.reembed import SQLiteReembed
 from docshelf.store.embedded.search import SQLiteSearch
 from docshelf.store.embedded.vectors import VectorMatrix
 from docshelf.store.history import BuildLog, check_model
@@ -55,36 +55,38 @@ def _doc(row: sqlite3.Row | tuple[Any, ...]) -> DocumentRecord:
     )  # fmt: skip
 
 
-class SQLiteStore(SQLiteSearch, BuildLog):
+class SQLiteStore(SQLiteSearch, SQLiteReembed, BuildLog):
     """Store in ``data_dir``: ``docshelf.db`` plus the derived ``keyword/`` tantivy index."""
 
-    def __init__(self, data_dir: Path, analyzer: TermAnalyzer, ann_threshold: int = 50_000) -> None:
+    def __init__(
+        self, data_dir: Path, analyzer: TermAnalyzer, ann_threshold: int = 50_000, read_only: bool = False
+    ) -> None:
+        """``read_only``: write nothing (no folder, journal mode, migration or lock file), for an
+        index this user cannot write; a missing index is then an error, not a new empty one."""
         self.data_dir = data_dir
         self.analyzer = analyzer
         self.ann_threshold = ann_threshold
+        self.read_only = read_only
         self._ann: AnnIndex | None = None
-        try:
-            data_dir.mkdir(parents=True, exist_ok=True)
-            self.db_path = data_dir / "docshelf.db"
-            self._conn = sqlite3.connect(
-                self.db_path, timeout=30.0, isolation_level=None, check_same_thread=False
+        self.db_path = data_dir / "docshelf.db"
+        if read_only and not self.db_path.is_file():
+            raise NotFoundError(
+                f"there is no index at {data_dir} yet; run `docshelf index FOLDER` to build one "
+                "(or point --data-dir / store.data_dir at an existing one)"
             )
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute("PRAGMA foreign_keys=ON")
-            # checkpoint every ~4 MB of WAL and shrink the file back after one, so it cannot grow unbounded
-            self._conn.execute("PRAGMA wal_autocheckpoint=1000")
-            self._conn.execute("PRAGMA journal_size_limit=67108864")
-            migrate(self._conn)
+        try:
+            if not read_only:
+                data_dir.mkdir(parents=True, exist_ok=True)
+            self._conn = connect(self.db_path, read_only)
         except (sqlite3.Error, OSError) as exc:
-            raise StoreError(
+            raise damaged_error(data_dir, exc) or StoreError(
                 f"cannot open the index at {data_dir}: {exc}; check the folder's permissions "
                 "or point store.data_dir elsewhere"
             ) from exc
         self._lock = threading.RLock()  # the writer connection: one transaction at a time
         self._readers = ReadConnections(self.db_path)
         self._writing = threading.local()  # set on the thread inside a write transaction
-        self.keyword = KeywordIndex(data_dir / "keyword")
+        self.keyword = KeywordIndex(data_dir / "keyword", read_only)
         if self.generation() > 0 and self.keyword.generation() is None:
             # deleted, damaged and reset on open, or a first sync killed before its keyword commit:
             # keyword hits are missing until it is rebuilt
@@ -94,6 +96,7 @@ class SQLiteStore(SQLiteSearch, BuildLog):
                 data_dir / "keyword",
             )  # fmt: skip
         self._matrix: VectorMatrix | None = None
+        self._published = 0
 
     @property
     def _db(self) -> sqlite3.Connection:
@@ -263,14 +266,6 @@ class SQLiteStore(SQLiteSearch, BuildLog):
         self.keyword.delete_docs(doc_ids)
         return int(removed)
 
-    def clear_vectors(self, name: str, dim: int) -> None:
-        """Forget every vector and switch the recorded model (before a full re-embed)."""
-        with self._tx() as conn:
-            conn.execute("DELETE FROM vectors")
-            self._set_meta("embed_model", name)
-            self._set_meta("embed_dim", str(dim))
-            self._bump()
-
     def gc_vectors(self) -> None:
         """Drop vectors no chunk refers to any more."""
         with self._tx() as conn:
@@ -278,7 +273,8 @@ class SQLiteStore(SQLiteSearch, BuildLog):
 
     def commit(self) -> None:
         """Make pending keyword changes visible, stamped with the SQLite generation."""
-        self.keyword.commit(self.generation())
+        self._published = self.generation()
+        self.keyword.commit(self._published)
         self._set_meta_tx("analyzer", self.analyzer.fingerprint)
         chunks = int(self._conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
         if chunks >= self.ann_threshold and ann_available():
@@ -389,10 +385,11 @@ class SQLiteStore(SQLiteSearch, BuildLog):
             dim=dim,
             generation=self.generation(),
             keyword_generation=self.keyword.generation(),
+            reembed=self.reembed_pending(),
         )
 
     def close(self) -> None:
         with self._lock:  # waits for a transaction of another thread to finish
-            self.keyword.release()
+            self.keyword.close()
             self._readers.close()
             self._conn.close()

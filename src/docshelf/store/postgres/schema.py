@@ -97,6 +97,11 @@ MIGRATIONS: list[str] = [
         status text NOT NULL
     );
     """,
+    # 2: a re-embed keeps its new vectors here, per chunk, until all are in (then one swap), so
+    # a killed re-embed leaves the old vectors in place and is continued where it stopped
+    """
+    CREATE TABLE reembed(chunk_id text PRIMARY KEY, key text NOT NULL, embedding vector NOT NULL);
+    """,
 ]
 
 

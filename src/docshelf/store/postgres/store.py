@@ -9,12 +9,13 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from docshelf.config import redact_dsn
+from docshelf.config import hide_secrets, redact_dsn
 from docshelf.embed.base import Vectors
 from docshelf.errors import StoreError
 from docshelf.store.base import DocState, DocumentRecord, StoreStats, TermAnalyzer
 from docshelf.store.history import BuildLog, check_model
 from docshelf.store.postgres import ops
+from docshelf.store.postgres.reembed import PgReembed
 from docshelf.store.postgres.schema import migrate
 from docshelf.store.postgres.search import PgSearch
 from docshelf.types import Chunk
@@ -61,7 +62,7 @@ def _driver() -> tuple[Any, Any, Any, Any]:
     return psycopg, register_vector, Jsonb, ConnectionPool
 
 
-class PostgresStore(PgSearch, BuildLog):
+class PostgresStore(PgSearch, PgReembed, BuildLog):
     """Store in a PostgreSQL database with pgvector; ``data_dir`` keeps only local state (locks)."""
 
     def __init__(
@@ -97,17 +98,21 @@ class PostgresStore(PgSearch, BuildLog):
             )  # fmt: skip
         except (psycopg.Error, OSError) as exc:
             raise StoreError(
-                f"cannot open the PostgreSQL store at {redact_dsn(url)}: {' '.join(str(exc).split())}; check "
+                f"cannot open the PostgreSQL store at {redact_dsn(url)}: {self._why(exc)}; check "
                 "that the server runs, the DSN (store.url) is right and pgvector is installed"
             ) from exc
 
     # ----- plumbing -----
+    def _why(self, exc: Exception) -> str:
+        """The driver's message on one line, without the passwords it may quote from the DSN."""
+        return hide_secrets(" ".join(str(exc).split()), self.url)
+
     def _error(self, exc: Exception) -> StoreError | None:
         """A driver error as one line that names the server (None for anything else)."""
         if not isinstance(exc, self._driver_error):
             return None
         return StoreError(
-            f"the PostgreSQL store at {redact_dsn(self.url)} failed: {' '.join(str(exc).split())[:300]}; "
+            f"the PostgreSQL store at {redact_dsn(self.url)} failed: {self._why(exc)[:300]}; "
             "check that the server is up and reachable (and the schema intact), then retry"
         )
 
@@ -157,17 +162,6 @@ class PostgresStore(PgSearch, BuildLog):
             ops.set_meta(conn, "embed_model", name)
             ops.set_meta(conn, "embed_dim", str(dim))
             ops.ensure_vector_column(conn, dim)
-
-    def clear_vectors(self, name: str, dim: int) -> None:
-        """Forget every vector and switch the recorded model (before a full re-embed)."""
-        with self._tx() as conn:
-            conn.execute("UPDATE chunks SET embedding = NULL")
-            conn.execute("DROP INDEX IF EXISTS chunks_hnsw")
-            conn.execute("ALTER TABLE chunks ALTER COLUMN embedding TYPE vector")
-            ops.set_meta(conn, "embed_model", name)
-            ops.set_meta(conn, "embed_dim", str(dim))
-            ops.ensure_vector_column(conn, dim)
-            ops.bump(conn)
 
     def gc_vectors(self) -> None:
         """Vectors live on their chunks here: nothing to collect."""
@@ -374,6 +368,7 @@ class PostgresStore(PgSearch, BuildLog):
             dim=dim,
             generation=generation,
             keyword_generation=generation,  # postings commit with the rows they index
+            reembed=self.reembed_pending(),
         )
 
     def close(self) -> None:

@@ -1,0 +1,44 @@
+"""PostgreSQL DSNs in messages and status: never with their passwords."""
+
+from __future__ import annotations
+
+__all__ = ["hide_secrets", "redact_dsn"]
+
+_SECRET_PARAMS = frozenset({"password", "sslpassword"})
+
+
+def _dsn_secrets(url: str) -> list[str]:
+    """The password values in a DSN, raw and decoded (longest first)."""
+    from urllib.parse import unquote
+
+    rest = url.split("://", 1)[-1].partition("#")[0]
+    rest, _, query = rest.partition("?")
+    found = []
+    if "@" in rest and ":" in (creds := rest.rsplit("@", 1)[0]):
+        found.append(creds.split(":", 1)[1])
+    found += [v for n, _, v in (p.partition("=") for p in query.split("&")) if n.lower() in _SECRET_PARAMS]
+    return sorted({x for v in found if v for x in (v, unquote(v))}, key=len, reverse=True)
+
+
+def hide_secrets(text: str, url: str) -> str:
+    """``text`` (a driver's error, which may quote parts of the DSN) with the DSN's passwords masked."""
+    for secret in _dsn_secrets(url):
+        text = text.replace(secret, "***")
+    return text
+
+
+def redact_dsn(url: str) -> str:
+    """A DSN without its passwords (``user:pass@`` and ``?password=``), for messages and status."""
+    if "://" not in url:
+        return url
+    scheme, rest = url.split("://", 1)
+    rest, _, fragment = rest.partition("#")
+    rest, sep, query = rest.partition("?")
+    if "@" in rest:
+        creds, host = rest.rsplit("@", 1)
+        rest = f"{creds.split(':', 1)[0]}@{host}"
+    params = [
+        f"{name}=***" if name.lower() in _SECRET_PARAMS else (name + eq + value)
+        for name, eq, value in (p.partition("=") for p in query.split("&") if p)
+    ]
+    return f"{scheme}://{rest}{sep}{'&'.join(params)}" + (f"#{fragment}" if fragment else "")

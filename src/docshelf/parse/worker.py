@@ -1,0 +1,250 @@
+"""Parsing in a worker process: killed at ``parse.timeout_s``, its memory capped.
+
+Parsers check their deadline between pages, rows and chapters, but a single step can run for
+minutes (one 10 MB PDF content stream, a 5,000-level nested list) and Python code cannot be
+stopped from outside; a worker process can be. One worker serves the whole process, one file at
+a time; it is started on first use, replaced after a kill or a crash, and dies with its parent
+(it exits when its pipe closes). Its memory is capped with RLIMIT_DATA, so a decompression bomb
+ends as a MemoryError there instead of swapping the machine.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import logging
+import os
+import pickle
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from typing import TYPE_CHECKING, Any
+
+from docshelf.errors import ParseError
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+
+    from docshelf.parse.registry import ParserRegistry
+    from docshelf.types import ParsedDocument
+
+__all__ = ["ParseWorker", "parse_isolated"]
+
+log = logging.getLogger("docshelf.parse")
+
+_GRACE_S = 1.0  # past the limit: a parser's own deadline check reports first, with its reason
+_PR_SET_PDEATHSIG = 1
+
+
+class _Collect(logging.Handler):
+    """The worker's log records (INFO and up), sent back with each answer: parsers log what
+    libraries complain about, and that belongs in the parent's log, not the worker's stderr."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        record.msg, record.args = record.getMessage(), None  # arguments may not pickle
+        if record.exc_info:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+            record.exc_info = None
+        self.records.append(record)
+
+    def take(self) -> list[logging.LogRecord]:
+        out, self.records = self.records, []
+        return out
+
+
+def _serve(conn: Connection, memory_bytes: int) -> None:
+    """The worker's loop: (registry | env | parse) messages in, one answer per parse out."""
+    with contextlib.suppress(OSError, AttributeError):  # Linux: die with the parent, whatever happens
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() == 1:
+        return  # the parent is already gone
+    collect = _Collect()
+    root = logging.getLogger()
+    root.handlers[:] = [collect]
+    root.setLevel(logging.INFO)
+    if memory_bytes > 0:
+        import resource
+
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_DATA, (memory_bytes, memory_bytes))
+    registry: ParserRegistry | None = None
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return  # the parent is gone
+        kind = msg[0]
+        if kind == "registry":
+            sys.path[:] = msg[2]  # where the parent found its parsers' modules
+            try:
+                registry = pickle.loads(msg[1])
+                conn.send(("ready", "", collect.take()))
+            except Exception as exc:  # a parser class this process cannot import
+                conn.send(("unpicklable", f"{type(exc).__name__}: {exc}", collect.take()))
+            continue
+        if kind == "env":
+            os.environ.clear()
+            os.environ.update(msg[1])
+            continue
+        _, data, path = msg
+        assert registry is not None
+        try:
+            answer: tuple[str, Any] = ("ok", registry.parse(data, path))
+        except ParseError as exc:
+            answer = ("parse", str(exc))
+        except MemoryError:
+            answer = ("memory", "")
+        except Exception as exc:  # the parser's bug: reported for this file, the worker goes on
+            answer = ("failed", f"{type(exc).__name__}: {exc}")
+        conn.send((*answer, collect.take()))
+
+
+class ParseWorker:
+    """A parsing process; ``parse`` answers like ``registry.parse`` or raises ParseError."""
+
+    def __init__(self, memory_mb: float) -> None:
+        self.memory_bytes = int(memory_mb * 1_048_576)
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._conn: Connection | None = None
+        self._registry: tuple[int, bytes] | None = None
+        self._env: dict[str, str] | None = None
+
+    def _start(self) -> Connection:
+        # a plain child process, not multiprocessing's spawn: that re-runs the caller's main
+        # module (a script without a __main__ guard would index itself again)
+        from multiprocessing.connection import Connection
+
+        ours, theirs = socket.socketpair()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "docshelf.parse.worker", str(theirs.fileno()), str(self.memory_bytes)],
+            pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
+            # never the caller's stdout (the MCP stream) or stderr pipes: what libraries print comes
+            # back as log records, and a worker must not keep a caller waiting for end of file
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True,  # its own group: a kill also stops what it started (tesseract)
+        )  # fmt: skip
+        theirs.close()
+        conn = Connection(ours.detach())
+        self._proc, self._conn, self._registry, self._env = proc, conn, None, None
+        return conn
+
+    def stop(self) -> None:
+        """Kill the worker (and what it started); the next parse starts a new one."""
+        proc, conn, self._proc, self._conn = self._proc, self._conn, None, None
+        if proc is not None:
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(OSError):
+                proc.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(5)
+        if conn is not None:
+            conn.close()
+
+    def parse(
+        self, registry: ParserRegistry, blob: bytes, data: bytes, path: str, timeout_s: float
+    ) -> ParsedDocument | None:
+        """The parsed file (``blob``: the pickled ``registry``); None when the worker cannot load
+        the registry's parsers (then parse in this process)."""
+        alive = self._proc is not None and self._proc.poll() is None
+        conn = self._conn if alive and self._conn is not None else self._start()
+        if self._registry != (id(registry), blob):
+            conn.send(("registry", blob, list(sys.path)))
+            kind, why = self._answer(conn, path, 60.0)
+            if kind != "ready":
+                log.info("parsing in-process: the worker cannot load these parsers (%s)", why)
+                return None
+            self._registry = (id(registry), blob)
+        env = dict(os.environ)  # what tesseract lookups and the like see, as in-process
+        if env != self._env:
+            conn.send(("env", env))
+            self._env = env
+        conn.send(("parse", data, path))
+        kind, payload = self._answer(conn, path, timeout_s + _GRACE_S)
+        if kind == "ok":
+            parsed: ParsedDocument = payload
+            return parsed
+        if kind == "parse":
+            raise ParseError(payload)
+        if kind == "memory":
+            raise ParseError(
+                f"{path}: parsing needed more than {self.memory_bytes // 1_048_576:,} MB "
+                "(parse.max_memory_mb); raise the limit or exclude the file"
+            )
+        raise ParseError(f"{path}: parser failed: {payload}")
+
+    def _answer(self, conn: Connection, path: str, timeout_s: float) -> tuple[str, Any]:
+        try:
+            if conn.poll(timeout_s):
+                kind, payload, *logged = conn.recv()
+                for record in logged[0] if logged else ():
+                    logger = logging.getLogger(record.name)
+                    if logger.isEnabledFor(record.levelno):
+                        logger.handle(record)  # as if the parser had logged here
+                return str(kind), payload
+        except (EOFError, OSError):
+            code = self._proc.wait(5) if self._proc is not None else None
+            self.stop()
+            if code is not None and code < 0 and -code == signal.SIGKILL:
+                why = "it was killed (out of memory?)"
+            else:
+                why = f"exit code {code}"
+            raise ParseError(f"{path}: the parser crashed ({why}); exclude the file or report it") from None
+        self.stop()
+        raise ParseError(
+            f"{path}: parsing took over {timeout_s - _GRACE_S:g} s (parse.timeout_s); raise the "
+            "limit or exclude the file"
+        )
+
+
+_WORKER: ParseWorker | None = None
+_GUARD = threading.Lock()
+
+
+def _drop_in_child() -> None:
+    global _WORKER, _GUARD
+    _WORKER, _GUARD = None, threading.Lock()  # a forked child never talks to its parent's worker
+
+
+os.register_at_fork(after_in_child=_drop_in_child)
+
+
+@atexit.register
+def _stop_at_exit() -> None:
+    if _WORKER is not None:
+        _WORKER.stop()
+
+
+def parse_isolated(
+    registry: ParserRegistry, data: bytes, path: str, timeout_s: float, memory_mb: float
+) -> ParsedDocument:
+    """``registry.parse(data, path)`` in the process's parse worker, bounded in time and memory;
+    in this process when the registry's parsers cannot be sent there (classes defined locally)."""
+    global _WORKER
+    with _GUARD:  # one file at a time through the one worker
+        if _WORKER is None or _WORKER.memory_bytes != int(memory_mb * 1_048_576):
+            if _WORKER is not None:
+                _WORKER.stop()
+            _WORKER = ParseWorker(memory_mb)
+        try:
+            blob = pickle.dumps(registry)
+        except (pickle.PicklingError, AttributeError, TypeError) as exc:  # e.g. a local class
+            log.info("parsing in-process: these parsers cannot be sent to a worker (%s)", exc)
+            parsed = None
+        else:
+            parsed = _WORKER.parse(registry, blob, data, path, timeout_s)
+    return parsed if parsed is not None else registry.parse(data, path)
+
+
+if __name__ == "__main__":  # the worker process: python -m docshelf.parse.worker FD MEMORY_BYTES
+    from multiprocessing.connection import Connection as _Connection
+
+    _serve(_Connection(int(sys.argv[1])), int(sys.argv[2]))
