@@ -293,7 +293,6 @@ class WatchSettings(_Section):
     )  # fmt: skip
 
 
-
 class ServerSettings(_Section):
     """The MCP server (`docshelf serve`)."""
 
@@ -362,6 +361,7 @@ class Settings(BaseSettings):
             return check_collection(v)
         except ConfigError as exc:  # pydantic reports it with the setting's name
             raise ValueError(str(exc)) from None
+
     sources: SourceSettings = Field(default_factory=SourceSettings)  # type: ignore[arg-type]
     chunk: ChunkSettings = Field(default_factory=ChunkSettings)  # type: ignore[arg-type]
     embed: EmbedSettings = Field(default_factory=EmbedSettings)  # type: ignore[arg-type]
@@ -419,4 +419,3 @@ def load_settings(config: Path | None = None, **overrides: Any) -> Settings:
         raise ConfigError(f"cannot read config {config}: {exc}") from exc
     finally:
         _TOML_FILE.reset(token)
-

@@ -136,9 +136,11 @@ class AnnRig:
 
     def corrupt_ann(self, doc_id: str) -> None:
         """Give the first chunk of ``doc_id`` another vector inside the HNSW index only."""
-        seq = self._db().execute(
-            "SELECT seq FROM chunks WHERE doc_id=? ORDER BY ordinal LIMIT 1", (doc_id,)
-        ).fetchone()[0]
+        seq = (
+            self._db()
+            .execute("SELECT seq FROM chunks WHERE doc_id=? ORDER BY ordinal LIMIT 1", (doc_id,))
+            .fetchone()[0]
+        )
         self.store.vector_search(_vectors(0, 0, 1)[0], 1, SearchFilter())  # the ANN index is loaded
         ann = self.store._ann
         assert ann is not None

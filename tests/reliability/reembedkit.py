@@ -162,5 +162,9 @@ def reembed_trial(rig: CrashRig, rng: random.Random, seconds: float | None = Non
     if model != NEW_MODEL:
         problems.append(f"the next index left model {model}, not {NEW_MODEL}")
     return {
-        "delay_s": round(delay, 3), "killed": killed, "started": started, "lost": lost, "problems": problems
+        "delay_s": round(delay, 3),
+        "killed": killed,
+        "started": started,
+        "lost": lost,
+        "problems": problems,
     }

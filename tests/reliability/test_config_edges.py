@@ -148,9 +148,7 @@ def _tiny_graph(path: Path) -> None:
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
 
 
-def test_a_damaged_cached_int8_graph_is_rebuilt_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_damaged_cached_int8_graph_is_rebuilt_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("onnxruntime")
     from docshelf.embed import _e5_onnx
 
