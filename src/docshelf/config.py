@@ -165,6 +165,16 @@ class SearchSettings(BaseModel):
     ann_threshold: int = Field(
         50_000, ge=0, description="from this many vectors on, search an HNSW index (exact below)"
     )
+    ann_dtype: Literal["i8", "f16", "f32"] = Field(
+        "i8", description="scalars in the HNSW index; hits are re-scored with the stored float32 vectors"
+    )
+    ann_ef_search: int = Field(256, ge=16, le=4096, description="HNSW search breadth (recall vs latency)")
+    ann_rebuild_rows: int = Field(
+        20_000, ge=1,
+        description="vectors written since the saved HNSW index are scanned exactly; from this many "
+        "on, the writer folds them into the index at its next commit",
+    )  # fmt: skip
+    ann_threads: int = Field(1, ge=1, description="threads building or updating the HNSW index")
 
 
 class ParseSettings(BaseModel):

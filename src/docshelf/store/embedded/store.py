@@ -16,12 +16,12 @@ import numpy as np
 from docshelf.embed.base import Vectors
 from docshelf.errors import DocshelfError, StoreError
 from docshelf.store.base import DocState, DocumentRecord, StoreStats, TermAnalyzer
-from docshelf.store.embedded.ann import AnnIndex, ann_available
+from docshelf.store.embedded.ann import AnnOptions
+from docshelf.store.embedded.dense import DenseIndex
 from docshelf.store.embedded.keyword import KeywordDoc, KeywordIndex
 from docshelf.store.embedded.ops import SQLiteTx, store_error
 from docshelf.store.embedded.schema import migrate
 from docshelf.store.embedded.search import SQLiteSearch
-from docshelf.store.embedded.vectors import VectorMatrix
 from docshelf.store.history import BuildLog, check_model
 from docshelf.types import Chunk
 
@@ -58,11 +58,13 @@ def _doc(row: sqlite3.Row | tuple[Any, ...]) -> DocumentRecord:
 class SQLiteStore(SQLiteSearch, BuildLog):
     """Store in ``data_dir``: ``docshelf.db`` plus the derived ``keyword/`` tantivy index."""
 
-    def __init__(self, data_dir: Path, analyzer: TermAnalyzer, ann_threshold: int = 50_000) -> None:
+    def __init__(
+        self, data_dir: Path, analyzer: TermAnalyzer, ann_threshold: int = 50_000,
+        ann: AnnOptions | None = None,
+    ) -> None:  # fmt: skip
         self.data_dir = data_dir
         self.analyzer = analyzer
-        self.ann_threshold = ann_threshold
-        self._ann: AnnIndex | None = None
+        ann = ann or AnnOptions(threshold=ann_threshold)
         try:
             data_dir.mkdir(parents=True, exist_ok=True)
             self.db_path = data_dir / "docshelf.db"
@@ -82,6 +84,7 @@ class SQLiteStore(SQLiteSearch, BuildLog):
                 "or point store.data_dir elsewhere"
             ) from exc
         self._lock = threading.RLock()
+        self.dense = DenseIndex(self._conn, self._lock, data_dir, ann)
         self.keyword = KeywordIndex(data_dir / "keyword")
         if self.generation() > 0 and self.keyword.generation() is None:
             # deleted, damaged and reset on open, or a first sync killed before its keyword commit:
@@ -91,7 +94,6 @@ class SQLiteStore(SQLiteSearch, BuildLog):
                 "running); `docshelf index` rebuilds it from the database, no re-embedding",
                 data_dir / "keyword",
             )  # fmt: skip
-        self._matrix: VectorMatrix | None = None
 
     # ----- meta -----
     def _meta(self, key: str) -> str | None:
@@ -277,11 +279,7 @@ class SQLiteStore(SQLiteSearch, BuildLog):
         """Make pending keyword changes visible, stamped with the SQLite generation."""
         self.keyword.commit(self.generation())
         self._set_meta_tx("analyzer", self.analyzer.fingerprint)
-        chunks = int(self._conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
-        if chunks >= self.ann_threshold and ann_available():
-            self._vector_matrix()  # brings the ANN index up to this generation
-            if self._ann is not None:
-                self._ann.save()
+        self.publish_vectors()
 
     def end_write(self, failed: bool) -> None:
         """Hand the tantivy writer back and bound the WAL, so the next writer process starts clean.
