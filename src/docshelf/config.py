@@ -81,7 +81,12 @@ class EmbedSettings(BaseModel):
     # e5 by measurement: hybrid nDCG@10 0.71 vs 0.70 (scifact), 0.33 vs 0.32 (nfcorpus) with USE;
     # USE indexes several times faster (docs/benchmarks.md)
     model: str = Field("e5", description="e5 | use | hash | st:<name or path> | openai:<model>")
-    threads: int = Field(1, ge=1, description="BLAS/ONNX threads; one was fastest on 2 cores")
+    threads: int = Field(1, ge=1, description="BLAS/ONNX intra-op threads per worker")
+    workers: int = Field(
+        2, ge=1, le=64,
+        description="e5: texts embedded at once (one core each with threads = 1); 2 uses both cores "
+        "of a 2-core machine (docs/benchmarks.md)",
+    )  # fmt: skip
     batch_size: int = Field(32, ge=1)
     endpoint: str | None = Field(None, description="base URL for openai: models")
     cache_dir: Path = Field(

@@ -17,6 +17,7 @@ from docshelf.errors import DocshelfError, ParseError, SourceError
 from docshelf.index.gitinfo import git_state
 from docshelf.index.ids import chunk_ids, content_hash, document_id, embed_key
 from docshelf.index.lock import WriterLock
+from docshelf.index.pipeline import EmbedPipeline
 from docshelf.parse import ParserRegistry, default_registry
 from docshelf.sources import walk_roots
 from docshelf.sources.mirror import source_metadata
@@ -145,6 +146,7 @@ class Indexer:
         self.registry = registry or default_registry(settings)
         self.progress = progress or (lambda phase, done, total: None)
         self.counter = _Counter(embedder)
+        self._pipeline = EmbedPipeline(store, embedder)
         self.max_tokens = max(16, min(settings.chunk.max_tokens, embedder.max_tokens - _HEADER_RESERVE))
 
     # ----- public -----
@@ -178,6 +180,7 @@ class Indexer:
         self, collection: str, roots: Sequence[Path], skipped: Sequence[SkippedFile], force: bool
     ) -> SyncReport:
         started = time.time()
+        self._pipeline.reset()  # a batch left by a failed sync is not written
         self.store.check_model(self.embedder.name, self.embedder.dim)
         known = [Path(r) for r in self.store.collection_roots(collection)]
         all_roots = list(dict.fromkeys([*known, *(Path(r).expanduser().resolve() for r in roots)]))
@@ -253,7 +256,7 @@ class Indexer:
             batch.append(pending)
             batch_chunks += len(pending.chunks)
             if batch_chunks >= self.settings.embed.batch_size * 4:
-                self._flush(batch, report)
+                self._submit(batch, report)  # embedded while the next batch is parsed
                 batch, batch_chunks = [], 0
         self._flush(batch, report)
 
@@ -396,15 +399,19 @@ class Indexer:
             cached.update(zip(missing, vectors, strict=False))
         return cached
 
+    def _submit(self, batch: list[_Pending], report: SyncReport) -> None:
+        """Embed ``batch`` in the background; the batch before it is swapped in meanwhile."""
+        texts = {k: t for p in batch for k, t in p.texts.items()}
+        self._pipeline.submit(texts, lambda vectors: self._write(batch, vectors, report))
+
     def _flush(self, batch: list[_Pending], report: SyncReport) -> None:
-        """Embed a batch (one call), then swap each document in; isolate failures per document."""
-        if not batch:
-            return
-        all_texts = {k: t for p in batch for k, t in p.texts.items()}
-        try:
-            vectors = self._embed(all_texts)
-        except Exception:
-            vectors = {}
+        """Embed a batch and swap it in (after the one in flight)."""
+        if batch:
+            self._submit(batch, report)
+        self._pipeline.drain()
+
+    def _write(self, batch: list[_Pending], vectors: dict[str, Vectors], report: SyncReport) -> None:
+        """Swap each document in; isolate failures per document (embedded alone after a batch failed)."""
         for pending in batch:
             rel = pending.doc.path
             try:
