@@ -171,6 +171,37 @@ def test_migrate_copies_the_embedded_store_without_re_embedding(
     assert again.exit_code == 0 and json.loads(again.stdout)["chunks"] == report["chunks"]
 
 
+def test_migrate_builds_the_hnsw_index_once_after_the_copy(
+    tmp_path: Path, corpus: Path, pg_database: str
+) -> None:
+    """The copy runs without the HNSW index (kept up row by row it costs more than one build)."""
+    import psycopg
+
+    from docshelf.store.copy import copy_store
+
+    local = _pg_settings(tmp_path, pg_database)
+    local.store.url = None
+    local.store.backend = "sqlite"
+    shared = _pg_settings(tmp_path, pg_database, "pg-data")
+
+    def hnsw_present() -> bool:
+        with psycopg.connect(pg_database) as conn:
+            sql = "SELECT count(*) FROM pg_indexes WHERE indexname = 'chunks_hnsw'"
+            return bool(conn.execute(sql).fetchone()[0])
+
+    seen: list[bool] = []
+    with Runtime(local, embedder=HashEmbedder()) as a, Runtime(shared, embedder=HashEmbedder()) as b:
+        a.indexer().sync("test", [corpus])
+        assert b.store.model() == (None, None)
+        copy_store(a.store, b.store, lambda done, total: seen.append(hnsw_present()))
+        assert seen and not any(seen)  # no HNSW index while documents were copied
+        assert hnsw_present()
+        query = b.embedder.embed_query("page the on-call engineer")
+        assert [c for c, _ in b.store.vector_search(query, 3, SearchFilter())] == [
+            c for c, _ in a.store.vector_search(query, 3, SearchFilter())
+        ]
+
+
 def test_driver_errors_become_one_line_store_errors(
     pg_database: str, tmp_path: Path, corpus: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -9,15 +9,19 @@ from typing import Any
 
 import numpy as np
 
+from docshelf.config import redact_dsn
 from docshelf.embed.base import Vectors
+from docshelf.errors import StoreError
 
 __all__ = [
+    "HNSW_SQL",
     "Tx",
     "as_array",
     "bump",
     "delete_docs",
     "ensure_vector_column",
     "jsonable",
+    "replica_error",
     "set_meta",
     "vector_text",
     "write_postings",
@@ -54,6 +58,14 @@ class Tx:
             raise mine from exc
 
 
+def replica_error(url: str) -> StoreError:
+    """The one line a write on a read-only replica becomes."""
+    return StoreError(
+        f"the PostgreSQL store at {redact_dsn(url)} is a read-only replica (hot standby): it answers "
+        "searches, but indexing, ingest, forget and reindex must run against the primary's DSN"
+    )
+
+
 def set_meta(conn: Any, key: str, value: str) -> None:
     conn.execute(
         "INSERT INTO meta(key, value) VALUES(%s, %s) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
@@ -85,7 +97,10 @@ def ensure_vector_column(conn: Any, dim: int) -> None:
     if row is not None and int(row[0]) == dim:
         return
     conn.execute(f"ALTER TABLE chunks ALTER COLUMN embedding TYPE vector({int(dim)})")
-    conn.execute("CREATE INDEX IF NOT EXISTS chunks_hnsw ON chunks USING hnsw (embedding vector_cosine_ops)")
+    conn.execute(HNSW_SQL)
+
+
+HNSW_SQL = "CREATE INDEX IF NOT EXISTS chunks_hnsw ON chunks USING hnsw (embedding vector_cosine_ops)"
 
 
 def write_postings(

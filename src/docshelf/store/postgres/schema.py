@@ -101,7 +101,12 @@ MIGRATIONS: list[str] = [
 
 
 def migrate(conn: Any) -> int:
-    """Apply pending migrations under an advisory lock; return the schema version."""
+    """Apply pending migrations under an advisory lock; return the schema version.
+
+    On a hot standby (a streaming replica) nothing can be written: the schema must already be
+    the one this docshelf expects, migrated on the primary and replicated."""
+    if conn.execute("SELECT pg_is_in_recovery()").fetchone()[0]:
+        return _replica_version(conn)
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
         conn.execute("CREATE TABLE IF NOT EXISTS docshelf_schema(version integer NOT NULL)")
@@ -113,3 +118,18 @@ def migrate(conn: Any) -> int:
                     conn.execute(statement)
             conn.execute("INSERT INTO docshelf_schema(version) VALUES (%s)", (number,))
     return len(MIGRATIONS)
+
+
+def _replica_version(conn: Any) -> int:
+    from docshelf.errors import StoreError
+
+    present = conn.execute("SELECT to_regclass('docshelf_schema') IS NOT NULL").fetchone()[0]
+    row = conn.execute("SELECT max(version) FROM docshelf_schema").fetchone() if present else None
+    version = int(row[0] or 0) if row else 0
+    if version < len(MIGRATIONS):
+        raise StoreError(
+            f"this PostgreSQL server is a read-only replica and its docshelf schema is at version {version} "
+            f"of {len(MIGRATIONS)}: run `docshelf index` (or any docshelf command) against the primary "
+            "once, then retry when the replica has caught up"
+        )
+    return version

@@ -15,6 +15,7 @@ from docshelf.errors import StoreError
 from docshelf.store.base import DocState, DocumentRecord, StoreStats, TermAnalyzer
 from docshelf.store.history import BuildLog, check_model
 from docshelf.store.postgres import ops
+from docshelf.store.postgres.maintenance import PgMaintenance
 from docshelf.store.postgres.schema import migrate
 from docshelf.store.postgres.search import PgSearch
 from docshelf.types import Chunk
@@ -61,7 +62,7 @@ def _driver() -> tuple[Any, Any, Any, Any]:
     return psycopg, register_vector, Jsonb, ConnectionPool
 
 
-class PostgresStore(PgSearch, BuildLog):
+class PostgresStore(PgSearch, PgMaintenance, BuildLog):
     """Store in a PostgreSQL database with pgvector; ``data_dir`` keeps only local state (locks)."""
 
     def __init__(
@@ -83,6 +84,8 @@ class PostgresStore(PgSearch, BuildLog):
             data_dir.mkdir(parents=True, exist_ok=True)
             with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
                 migrate(conn)
+                # a hot standby (streaming replica) answers searches; writes go to the primary
+                self.read_only = bool(conn.execute("SELECT pg_is_in_recovery()").fetchone()[0])
 
             def configure(conn: Any) -> None:
                 register_vector(conn)
@@ -106,6 +109,8 @@ class PostgresStore(PgSearch, BuildLog):
         """A driver error as one line that names the server (None for anything else)."""
         if not isinstance(exc, self._driver_error):
             return None
+        if getattr(exc, "sqlstate", None) == "25006":  # read_only_sql_transaction: promoted, demoted
+            return ops.replica_error(self.url)
         return StoreError(
             f"the PostgreSQL store at {redact_dsn(self.url)} failed: {' '.join(str(exc).split())[:300]}; "
             "check that the server is up and reachable (and the schema intact), then retry"
@@ -123,6 +128,8 @@ class PostgresStore(PgSearch, BuildLog):
         return rows[0] if rows else None
 
     def _tx(self) -> Any:
+        if self.read_only:
+            raise ops.replica_error(self.url)
         return ops.Tx(self._pool, self._error)
 
     _PARAM = "%s"
@@ -280,47 +287,6 @@ class PostgresStore(PgSearch, BuildLog):
     def needs_keyword_rebuild(self) -> bool:
         stamp = self.get_meta("analyzer")
         return stamp is not None and stamp != self.analyzer.fingerprint
-
-    def rebuild_keyword_index(self) -> int:
-        """Re-derive every posting with the configured analyzer (no re-embedding)."""
-        docs = {d.id: d for d in self.iter_documents()}
-        count = 0
-        with self._tx() as conn:
-            conn.execute("TRUNCATE postings")
-            total = 0
-            rows = conn.execute(
-                "SELECT seq, doc_id, text, heading_path, collection, superseded FROM chunks"
-            ).fetchall()
-            with conn.cursor() as cur:
-                for seq, doc_id, text, heading, collection, superseded in rows:
-                    doc = docs.get(doc_id)
-                    counts = Counter(self.analyzer.chunk_terms(doc.title if doc else None, heading, text))
-                    total += sum(counts.values())
-                    cur.execute("UPDATE chunks SET n_terms=%s WHERE seq=%s", (sum(counts.values()), seq))
-                    ops.write_postings(cur, collection, superseded, [(seq, counts)])
-                    count += 1
-            conn.execute("UPDATE corpus_stats SET chunks=%s, terms=%s", (count, total))
-            ops.set_meta(conn, "analyzer", self.analyzer.fingerprint)
-            ops.bump(conn)
-        return count
-
-    def compact(self) -> tuple[int, int]:
-        """VACUUM ANALYZE the docshelf tables; returns database bytes before and after."""
-        before = self._size()
-        with self._pool.connection() as conn:
-            conn.autocommit = True
-            for table in ("postings", "chunks", "documents", "meta"):
-                conn.execute(f"VACUUM ANALYZE {table}")
-            conn.autocommit = False
-        return before, self._size()
-
-    def _size(self) -> int:
-        row = self._one(
-            "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
-            "WHERE c.relkind = 'r' AND c.relname = ANY(%s)",
-            (["meta", "collections", "documents", "chunks", "postings", "skipped", "builds"],),
-        )
-        return int(row[0])
 
     # ----- reads -----
     def iter_documents(self, collection: str | None = None) -> Iterator[DocumentRecord]:
