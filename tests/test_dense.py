@@ -58,7 +58,8 @@ def _exact(path: Path, query: np.ndarray, k: int, collection: str | None = None)
 
 
 def _same(got: list[tuple[str, float]], want: list[tuple[str, float]]) -> bool:
-    return [c for c, _ in got] == [c for c, _ in want] and np.allclose([s for _, s in got], [s for _, s in want])
+    same_ids = [c for c, _ in got] == [c for c, _ in want]
+    return same_ids and np.allclose([s for _, s in got], [s for _, s in want])
 
 
 def _query(seed: int) -> np.ndarray:
