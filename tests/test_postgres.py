@@ -23,6 +23,7 @@ from docshelf.config import Settings, load_settings
 from docshelf.embed import HashEmbedder
 from docshelf.runtime import Runtime
 from docshelf.store.base import SearchFilter
+from docshelf.store.postgres.schema import MIGRATIONS
 from docshelf.store.postgres.sql import glob_to_regex
 
 
@@ -81,7 +82,35 @@ def test_migrations_are_versioned_and_run_once(pg_database: str, tmp_path: Path)
         Runtime(_pg_settings(tmp_path, pg_database), embedder=HashEmbedder()).store.close()
     with psycopg.connect(pg_database) as conn:
         versions = [r[0] for r in conn.execute("SELECT version FROM docshelf_schema ORDER BY version")]
-    assert versions == [1]
+    assert versions == list(range(1, len(MIGRATIONS) + 1))
+
+
+def test_a_schema_1_database_is_upgraded_and_ranks_the_same(
+    pg_database: str, tmp_path: Path, corpus: Path
+) -> None:
+    """Migration 2 (impacts, term_stats) fills in what the writers of schema 1 never wrote."""
+    import psycopg
+
+    settings = _pg_settings(tmp_path, pg_database)
+    queries = ("page the on-call engineer", "Urlaub beantragen", "deploy rollback release")
+    with Runtime(settings, embedder=HashEmbedder()) as rt:
+        rt.indexer().sync("test", [corpus])
+        before = {q: rt.searcher().search(q, k=5, mode="keyword").hits for q in queries}
+    with psycopg.connect(pg_database, autocommit=True) as conn:  # back to what schema 1 had
+        conn.execute("DROP INDEX postings_impact")
+        conn.execute("ALTER TABLE postings DROP COLUMN impact")
+        conn.execute("DROP TABLE term_stats")
+        conn.execute("DELETE FROM docshelf_schema WHERE version > 1")
+    with Runtime(settings, embedder=HashEmbedder()) as rt:
+        for q in queries:
+            after = rt.searcher().search(q, k=5, mode="keyword").hits
+            assert [(h.chunk_id, round(h.score, 6)) for h in after] == [
+                (h.chunk_id, round(h.score, 6)) for h in before[q]
+            ]
+    with psycopg.connect(pg_database) as conn:
+        df = dict(conn.execute("SELECT term, df FROM term_stats").fetchall())
+        counted = dict(conn.execute("SELECT term, count(*) FROM postings GROUP BY term").fetchall())
+    assert df == counted
 
 
 def test_concurrent_indexers_converge(pg_database: str, tmp_path: Path, corpus: Path) -> None:

@@ -50,7 +50,7 @@ class PgMaintenance:
         docs = {d.id: d for d in self.iter_documents()}
         count = 0
         with self._tx() as conn:
-            conn.execute("TRUNCATE postings")
+            conn.execute("TRUNCATE postings, term_stats")
             total = 0
             rows = conn.execute(
                 "SELECT seq, doc_id, text, heading_path, collection, superseded FROM chunks"
@@ -63,6 +63,7 @@ class PgMaintenance:
                     cur.execute("UPDATE chunks SET n_terms=%s WHERE seq=%s", (sum(counts.values()), seq))
                     ops.write_postings(cur, collection, superseded, [(seq, counts)])
                     count += 1
+            conn.execute("INSERT INTO term_stats(term, df) SELECT term, count(*) FROM postings GROUP BY term")
             conn.execute("UPDATE corpus_stats SET chunks=%s, terms=%s", (count, total))
             ops.set_meta(conn, "analyzer", self.analyzer.fingerprint)
             ops.bump(conn)
@@ -73,7 +74,7 @@ class PgMaintenance:
         before = self._size()
         with self._pool.connection() as conn:
             conn.autocommit = True
-            for table in ("postings", "chunks", "documents", "meta"):
+            for table in ("postings", "term_stats", "chunks", "documents", "meta"):
                 conn.execute(f"VACUUM ANALYZE {table}")
             conn.autocommit = False
         return before, self._size()
@@ -82,6 +83,6 @@ class PgMaintenance:
         row = self._one(
             "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
             "WHERE c.relkind = 'r' AND c.relname = ANY(%s)",
-            (["meta", "collections", "documents", "chunks", "postings", "skipped", "builds"],),
+            (["meta", "collections", "documents", "chunks", "postings", "term_stats", "skipped", "builds"],),
         )
         return int(row[0])

@@ -12,12 +12,14 @@ import numpy as np
 from docshelf.config import redact_dsn
 from docshelf.embed.base import Vectors
 from docshelf.errors import StoreError
+from docshelf.store.postgres.bm25 import impact
 
 __all__ = [
     "HNSW_SQL",
     "Tx",
     "as_array",
     "bump",
+    "count_terms",
     "delete_docs",
     "ensure_vector_column",
     "jsonable",
@@ -81,9 +83,19 @@ def bump(conn: Any) -> None:
 
 
 def delete_docs(conn: Any, doc_ids: list[str]) -> int:
+    # the statistics row first: every write transaction updates it and term_stats, and taking it
+    # before any term row orders the locks (otherwise two writers deadlock over the two)
+    conn.execute("SELECT 1 FROM corpus_stats FOR UPDATE")
     row = conn.execute(
         "SELECT count(*), coalesce(sum(n_terms), 0) FROM chunks WHERE doc_id = ANY(%s)", (doc_ids,)
     ).fetchone()
+    if row[0]:
+        gone = conn.execute(
+            "SELECT term, count(*) FROM postings "
+            "WHERE chunk IN (SELECT seq FROM chunks WHERE doc_id = ANY(%s)) GROUP BY term ORDER BY term",
+            (doc_ids,),
+        ).fetchall()
+        count_terms(conn, {term: -int(n) for term, n in gone})
     removed = conn.execute("DELETE FROM documents WHERE id = ANY(%s)", (doc_ids,)).rowcount
     conn.execute("UPDATE corpus_stats SET chunks = chunks - %s, terms = terms - %s", (row[0], row[1]))
     return int(removed)
@@ -105,13 +117,29 @@ HNSW_SQL = "CREATE INDEX IF NOT EXISTS chunks_hnsw ON chunks USING hnsw (embeddi
 
 def write_postings(
     cur: Any, collection: str, superseded: bool, chunks: Iterable[tuple[int, Counter[str]]]
-) -> None:
-    """One COPY for the term counts of several chunks."""
-    with cur.copy("COPY postings(term, chunk, tf, dl, collection, superseded) FROM STDIN") as copy:
+) -> Counter[str]:
+    """One COPY for the term counts of several chunks; returns each term's number of chunks."""
+    df: Counter[str] = Counter()
+    with cur.copy("COPY postings(term, chunk, tf, dl, collection, superseded, impact) FROM STDIN") as copy:
         for seq, counts in chunks:
             length = sum(counts.values())
+            df.update(counts.keys())
             for term, tf in counts.items():
-                copy.write_row((term, seq, tf, length, collection, superseded))
+                copy.write_row((term, seq, tf, length, collection, superseded, impact(tf, length)))
+    return df
+
+
+def count_terms(conn: Any, delta: dict[str, int]) -> None:
+    """Add to the document frequencies in ``term_stats`` (after ``delete_docs`` took the
+    statistics row in the same transaction)."""
+    if not delta:
+        return
+    terms = sorted(delta)
+    conn.execute(
+        "INSERT INTO term_stats(term, df) SELECT t, n FROM unnest(%s::text[], %s::bigint[]) AS x(t, n) "
+        "ORDER BY t ON CONFLICT (term) DO UPDATE SET df = term_stats.df + excluded.df",
+        (terms, [delta[t] for t in terms]),
+    )
 
 
 def vector_text(vec: Vectors) -> str:

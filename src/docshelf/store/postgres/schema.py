@@ -97,6 +97,18 @@ MIGRATIONS: list[str] = [
         status text NOT NULL
     );
     """,
+    # 2: keyword search reads a bounded share of each posting list (store/postgres/bm25.py): an
+    # impact per posting (BM25's tf factor at the reference length 128) ordered by a second
+    # index, and document frequencies kept per term instead of counted per query
+    """
+    ALTER TABLE postings ADD COLUMN impact real;
+    UPDATE postings SET impact = tf / (tf + 0.3 + 0.9 * dl / 128.0);
+    ALTER TABLE postings ALTER COLUMN impact SET NOT NULL;
+    CREATE INDEX postings_impact ON postings (term, impact DESC)
+        INCLUDE (chunk, tf, dl, collection, superseded);
+    CREATE TABLE term_stats(term text PRIMARY KEY, df bigint NOT NULL);
+    INSERT INTO term_stats SELECT term, count(*) FROM postings GROUP BY term;
+    """,
 ]
 
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from docshelf.embed.base import Vectors
 from docshelf.store.base import SearchFilter
+from docshelf.store.postgres import bm25
 from docshelf.store.postgres.sql import coverage_sql, doc_filter, keyword_sql, vector_sql
 
 __all__ = ["PgSearch"]
@@ -46,17 +47,19 @@ class PgSearch:
         self, terms: Sequence[str], query: Vectors | None, k: int, flt: SearchFilter,
         keyword: bool = True, coverage: bool = False,
     ) -> tuple[dict[str, list[tuple[str, float]]], float]:  # fmt: skip
-        """Both retrievers' top-k (and the query's term coverage) in one SQL round trip."""
+        """Both retrievers' top-k (and the query's term coverage) in one SQL round trip; a keyword
+        top-k that pass one cannot prove exact takes one or two more (bm25.py)."""
         params: dict[str, Any] = {"k": k, "terms": list(terms), "uterms": list(dict.fromkeys(terms))}
         parts = []
         if keyword and terms:
-            parts.append(f"SELECT 'keyword' AS side, id, score FROM ({keyword_sql(flt, params)}) kw")
+            parts.append(f"SELECT * FROM ({bm25.pass_sql(flt, params)}) kw")
         if query is not None:
             params["vec"] = np.asarray(query, dtype=np.float32)
             exact = self._chunk_count() < self.ann_threshold
-            parts.append(f"SELECT 'semantic', id, score FROM ({vector_sql(flt, params, exact)}) vec")
+            vec = vector_sql(flt, params, exact)
+            parts.append(f"SELECT 'semantic', id, score, NULL::float8, NULL::text[] FROM ({vec}) v")
         if coverage and terms:
-            parts.append(f"SELECT 'coverage', NULL, ({coverage_sql()})")
+            parts.append(f"SELECT 'coverage', NULL, ({coverage_sql()}), NULL::float8, NULL::text[]")
         lists: dict[str, list[tuple[str, float]]] = {}
         if keyword:
             lists["keyword"] = []
@@ -65,14 +68,36 @@ class PgSearch:
         cover = 0.0
         if not parts:
             return lists, cover
-        for side, cid, score in self._q(" UNION ALL ".join(f"({p})" for p in parts), params):
+        first = bm25.Pass(k, int(params.get("kw_m", bm25.PER_TERM)))
+        for side, cid, score, n, extra in self._q(" UNION ALL ".join(f"({p})" for p in parts), params):
             if side == "coverage":
                 cover = float(score)
-            else:
+            elif side == "semantic":
                 lists[side].append((cid, float(score)))
-        for hits in lists.values():  # UNION ALL and relaxed HNSW order promise no order
-            hits.sort(key=lambda h: -h[1])
+            else:
+                first.add(side, cid, score, n, extra)
+        if query is not None:  # UNION ALL and relaxed HNSW order promise no order
+            lists["semantic"].sort(key=lambda h: -h[1])
+        if keyword and terms:
+            lists["keyword"] = self._exact_keyword(first, flt, params)
         return lists, cover
+
+    def _exact_keyword(
+        self, first: bm25.Pass, flt: SearchFilter, params: dict[str, Any]
+    ) -> list[tuple[str, float]]:
+        pairs = first.missing()
+        extra: dict[int, float] = {}
+        if pairs:
+            k1 = bm25.K1 * bm25.B / first.avgdl
+            fix = {"k1": k1, "fc": [p[0] for p in pairs], "ft": [p[1] for p in pairs]}
+            fix["fw"] = [p[2] for p in pairs]
+            extra = {int(seq): float(x) for seq, x in self._q(bm25.fixup_sql(), fix)}
+        found = bm25.resolve(first, extra, {p[0] for p in pairs})
+        if found is not None:
+            return found
+        full = {"k": params["k"], "terms": params["terms"]}
+        rows = [(cid, float(score)) for cid, score in self._q(keyword_sql(flt, full), full)]
+        return sorted(rows, key=lambda h: -h[1])  # the join with chunks keeps no order
 
     def _chunk_count(self) -> int:
         return int(self._one("SELECT chunks FROM corpus_stats")[0])

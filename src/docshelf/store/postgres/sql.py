@@ -111,7 +111,8 @@ def chunk_filter(flt: SearchFilter, alias: str, seq_col: str, params: dict[str, 
 def keyword_sql(flt: SearchFilter, params: dict[str, Any]) -> str:
     """BM25 top ``%(k)s`` for ``%(terms)s``: rows (chunk id, score).
 
-    Document frequency counts every posting of a term (filters do not change idf), and a
+    Document frequency counts every posting of a term (filters do not change idf; kept in
+    ``term_stats`` by the writers), and a
     repeated query term counts twice, as in the embedded store's tantivy query. Unlike tantivy,
     document length is exact rather than quantised to one byte, so scores differ slightly.
     Per-term factors are computed once (``w``) so the per-posting work is one division.
@@ -126,7 +127,8 @@ def keyword_sql(flt: SearchFilter, params: dict[str, Any]) -> str:
             FROM (SELECT t AS term, count(*)::float8 AS qtf FROM unnest(%(terms)s::text[]) t GROUP BY t) q
             CROSS JOIN (SELECT greatest(chunks, 1)::float8 AS n,
                                greatest(terms, 1)::float8 / greatest(chunks, 1) AS avgdl FROM corpus_stats) st
-            CROSS JOIN LATERAL (SELECT count(*)::float8 AS df FROM postings p0 WHERE p0.term = q.term) d
+            CROSS JOIN LATERAL (
+                SELECT coalesce((SELECT s.df FROM term_stats s WHERE s.term = q.term), 0)::float8 AS df) d
         ) w
         JOIN postings p ON p.term = w.term
         WHERE {where}
@@ -152,5 +154,5 @@ def coverage_sql() -> str:
     """Share of the distinct ``%(uterms)s`` that occur in the index: one row."""
     return """
     SELECT (SELECT count(*) FROM unnest(%(uterms)s::text[]) t
-            WHERE EXISTS (SELECT 1 FROM postings p WHERE p.term = t))::float8
+            WHERE EXISTS (SELECT 1 FROM term_stats s WHERE s.term = t AND s.df > 0))::float8
            / greatest(cardinality(%(uterms)s::text[]), 1)"""

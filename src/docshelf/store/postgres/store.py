@@ -261,7 +261,8 @@ class PostgresStore(PgSearch, PgMaintenance, BuildLog):
                              c.token_count, c.embed_key, doc.collection, superseded, sum(counts.values()),
                              None if vec is None else ops.vector_text(vec)),
                         )  # fmt: skip
-                ops.write_postings(cur, doc.collection, superseded, zip(seqs, terms, strict=True))
+                df = ops.write_postings(cur, doc.collection, superseded, zip(seqs, terms, strict=True))
+            ops.count_terms(conn, dict(df))
             conn.execute(
                 "UPDATE corpus_stats SET chunks = chunks + %s, terms = terms + %s",
                 (len(chunks), total_terms),
