@@ -14,6 +14,7 @@ from docshelf.chunk import LineIndex, chunk_document
 from docshelf.config import Settings
 from docshelf.embed.base import Embedder, Vectors
 from docshelf.errors import DocshelfError, ParseError, SourceError
+from docshelf.index import changes
 from docshelf.index.gitinfo import git_state
 from docshelf.index.ids import chunk_ids, content_hash, document_id, embed_key
 from docshelf.index.lock import WriterLock
@@ -166,19 +167,21 @@ class Indexer:
 
     def sync(
         self, collection: str, roots: Sequence[Path] = (), skipped: Sequence[SkippedFile] = (),
-        force: bool = False,
+        force: bool = False, changed: Sequence[Path] | None = None,
     ) -> SyncReport:  # fmt: skip
         """Index new and changed files under the collection's roots; drop vanished ones.
 
         ``skipped`` (e.g. URLs that could not be fetched) is recorded with the files this sync
         skips, under the same writer lock; ``force`` re-parses unchanged files too (after the
-        chunk or parse settings changed).
+        chunk or parse settings changed). ``changed`` (a watcher's events, absolute file paths):
+        only these files are looked at, created, updated or removed.
         """
-        return self._locked(lambda: self._sync(collection, roots, skipped, force))
+        return self._locked(lambda: self._sync(collection, roots, skipped, force, changed))
 
     def _sync(
-        self, collection: str, roots: Sequence[Path], skipped: Sequence[SkippedFile], force: bool
-    ) -> SyncReport:
+        self, collection: str, roots: Sequence[Path], skipped: Sequence[SkippedFile], force: bool,
+        changed: Sequence[Path] | None = None,
+    ) -> SyncReport:  # fmt: skip
         started = time.time()
         self._pipeline.reset()  # a batch left by a failed sync is not written
         self.store.check_model(self.embedder.name, self.embedder.dim)
@@ -186,17 +189,15 @@ class Indexer:
         all_roots = list(dict.fromkeys([*known, *(Path(r).expanduser().resolve() for r in roots)]))
         if not all_roots:
             raise SourceError(f"collection {collection!r} has no folders yet; run `docshelf index PATH`")
-        walked = list(
-            walk_roots(
-                all_roots,
-                self.settings.sources.include,
-                self.settings.sources.exclude,
-                self.settings.sources.respect_gitignore,
-                self.settings.sources.max_file_mb,
-                self.registry.binary_extensions,
-            )
-        )
-        self.store.set_collection_roots(collection, [str(r) for r, _ in walked])
+        src = self.settings.sources
+        if changed is not None:
+            walked = changes.walk_changed(all_roots, changed, src, self.registry.binary_extensions)
+        else:
+            walked = list(
+                walk_roots(all_roots, src.include, src.exclude, src.respect_gitignore, src.max_file_mb,
+                           self.registry.binary_extensions)
+            )  # fmt: skip
+            self.store.set_collection_roots(collection, [str(r) for r, _ in walked])
         self.store.set_model(self.embedder.name, self.embedder.dim)
         if self.store.needs_keyword_rebuild():
             log.warning("keyword index behind the database: rebuilding it from the database")
@@ -221,7 +222,10 @@ class Indexer:
                 else:
                     files[f.rel_path] = f
 
-        states = self.store.document_states(collection)
+        if changed is None:
+            states = self.store.document_states(collection)
+        else:
+            states = changes.changed_states(self.store, collection, all_roots, changed)
         batch: list[_Pending] = []
         batch_chunks = 0
         for done, (rel, f) in enumerate(sorted(files.items()), start=1):
@@ -266,7 +270,10 @@ class Indexer:
         report.removed = [s.path for s in gone]
         self.store.gc_vectors()
         self.store.commit()
-        self.store.set_skipped(collection, report.skipped)
+        kept = report.skipped
+        if changed is not None:  # the other files' skip records stay
+            kept = changes.merged_skips(self.store, collection, all_roots, changed, report.skipped)
+        self.store.set_skipped(collection, kept)
         report.seconds = time.time() - started
         self.store.record_build(
             BuildRecord(
