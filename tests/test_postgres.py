@@ -9,6 +9,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import threading
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -86,31 +87,44 @@ def test_migrations_are_versioned_and_run_once(pg_database: str, tmp_path: Path)
 
 
 def test_a_schema_1_database_is_upgraded_and_ranks_the_same(
-    pg_database: str, tmp_path: Path, corpus: Path
+    pg_database: str, tmp_path: Path, corpus: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Migration 2 (impacts, term_stats) fills in what the writers of schema 1 never wrote."""
+    """Migration 2 packs the row-per-posting table of schema 1 and drops it; rankings stay."""
     import psycopg
 
+    from docshelf.store.postgres import postings
+
+    monkeypatch.setattr(postings, "TAIL_MIN", 10**9)  # every posting stays in the tail
     settings = _pg_settings(tmp_path, pg_database)
     queries = ("page the on-call engineer", "Urlaub beantragen", "deploy rollback release")
     with Runtime(settings, embedder=HashEmbedder()) as rt:
         rt.indexer().sync("test", [corpus])
         before = {q: rt.searcher().search(q, k=5, mode="keyword").hits for q in queries}
     with psycopg.connect(pg_database, autocommit=True) as conn:  # back to what schema 1 had
-        conn.execute("DROP INDEX postings_impact")
-        conn.execute("ALTER TABLE postings DROP COLUMN impact")
-        conn.execute("DROP TABLE term_stats")
+        conn.execute(
+            "CREATE TABLE postings(term text NOT NULL, chunk bigint NOT NULL REFERENCES chunks(seq) "
+            "ON DELETE CASCADE, tf integer NOT NULL, dl integer NOT NULL, collection text NOT NULL, "
+            "superseded boolean NOT NULL, PRIMARY KEY(term, chunk) INCLUDE (tf, dl, collection, superseded))"
+        )
+        conn.execute(
+            "INSERT INTO postings SELECT term, chunk, tf, dl, collection, superseded FROM posting_tail"
+        )
+        conn.execute("CREATE INDEX postings_chunk ON postings(chunk)")
+        conn.execute("DROP TABLE posting_tail, posting_blocks, term_stats")
+        conn.execute("ALTER TABLE chunks DROP COLUMN terms")
+        conn.execute("ALTER TABLE corpus_stats DROP COLUMN postings, DROP COLUMN packed")
         conn.execute("DELETE FROM docshelf_schema WHERE version > 1")
+    monkeypatch.undo()
     with Runtime(settings, embedder=HashEmbedder()) as rt:
         for q in queries:
             after = rt.searcher().search(q, k=5, mode="keyword").hits
             assert [(h.chunk_id, round(h.score, 6)) for h in after] == [
                 (h.chunk_id, round(h.score, 6)) for h in before[q]
             ]
-    with psycopg.connect(pg_database) as conn:
-        df = dict(conn.execute("SELECT term, df FROM term_stats").fetchall())
-        counted = dict(conn.execute("SELECT term, count(*) FROM postings GROUP BY term").fetchall())
-    assert df == counted
+        store: Any = rt.store
+        assert store._one("SELECT to_regclass('postings')")[0] is None
+        packed, live = store._one("SELECT packed, postings FROM corpus_stats")
+        assert packed == live > 0 and store._one("SELECT count(*) FROM posting_tail")[0] == 0
 
 
 def test_concurrent_indexers_converge(pg_database: str, tmp_path: Path, corpus: Path) -> None:
@@ -138,10 +152,8 @@ def test_concurrent_indexers_converge(pg_database: str, tmp_path: Path, corpus: 
         docs = store._q("SELECT count(*) FROM documents")[0][0]
         chunks, terms = store._q("SELECT count(*), coalesce(sum(n_terms), 0) FROM chunks")[0]
         assert store._q("SELECT chunks, terms FROM corpus_stats")[0] == (chunks, terms)
-        orphans = store._q(
-            "SELECT count(*) FROM postings p LEFT JOIN chunks c ON c.seq = p.chunk WHERE c.seq IS NULL"
-        )
-        assert orphans[0][0] == 0
+        df = dict(store._q("SELECT term, df FROM term_stats WHERE df > 0"))
+        assert df == dict(Counter(t for row in store._q("SELECT terms FROM chunks") for t in row[0]))
         # the same as one writer alone
         single = Runtime(_pg_settings(tmp_path, pg_database, "node9"), embedder=HashEmbedder())
         report = single.indexer().sync("test", [corpus])
@@ -241,11 +253,11 @@ def test_driver_errors_become_one_line_store_errors(
     rt.indexer().sync("test", [corpus])
     store: Any = rt.store
     with store._tx() as conn:
-        conn.execute("DROP TABLE postings")
-    with pytest.raises(StoreError, match=r"PostgreSQL store at .* failed: .*postings"):
+        conn.execute("DROP TABLE posting_blocks")
+    with pytest.raises(StoreError, match=r"PostgreSQL store at .* failed: .*posting_blocks"):
         rt.searcher().search("page the on-call engineer", mode="keyword")
     with pytest.raises(StoreError, match="failed"), store._tx() as conn:
-        conn.execute("INSERT INTO postings VALUES ('x', 1, 1, 1, 'test', false)")
+        conn.execute("INSERT INTO posting_blocks VALUES (1, 'x', 'test', false, 0, '', '', '')")
     assert len(list(store.iter_chunks())) == store.stats().chunks  # the connection pool recovered
     rt.close()
     monkeypatch.setenv("DOCSHELF_STORE", pg_database)

@@ -64,18 +64,21 @@ def replay_lag(primary: str, replica: str) -> int:
     import psycopg
 
     with psycopg.connect(primary, autocommit=True) as p, psycopg.connect(replica, autocommit=True) as r:
-        target = p.execute("SELECT pg_current_wal_lsn()").fetchone()[0]  # type: ignore[index]
+        target = p.execute("SELECT pg_current_wal_insert_lsn()").fetchone()[0]  # type: ignore[index]
         row = r.execute("SELECT pg_wal_lsn_diff(%s, pg_last_wal_replay_lsn())", (target,)).fetchone()
     return max(0, int(row[0])) if row and row[0] is not None else 0
 
 
 def wait_replayed(primary: str, replica: str, timeout: float = 30.0) -> float:
-    """Wait until ``replica`` has replayed everything ``primary`` committed so far; seconds waited."""
+    """Wait until ``replica`` has replayed everything ``primary`` committed so far; seconds waited.
+
+    The target is the primary's WAL insert position: with asynchronous commit a commit record
+    may not be written yet when the transaction returns, so the write position could be behind it."""
     import psycopg
 
     started = time.perf_counter()
     with psycopg.connect(primary, autocommit=True) as p:
-        target = p.execute("SELECT pg_current_wal_lsn()").fetchone()[0]  # type: ignore[index]
+        target = p.execute("SELECT pg_current_wal_insert_lsn()").fetchone()[0]  # type: ignore[index]
     with psycopg.connect(replica, autocommit=True) as r:
         while True:
             row = r.execute("SELECT pg_wal_lsn_diff(pg_last_wal_replay_lsn(), %s) >= 0", (target,)).fetchone()

@@ -8,9 +8,14 @@ from contextlib import contextmanager
 from typing import Any
 
 from docshelf.store.base import DocumentRecord, TermAnalyzer
-from docshelf.store.postgres import ops
+from docshelf.store.postgres import ops, postings
 
 __all__ = ["PgMaintenance"]
+
+_TABLES = (
+    "meta", "collections", "documents", "chunks", "posting_blocks", "posting_tail", "term_stats", "skipped",
+    "builds",
+)  # fmt: skip
 
 
 class PgMaintenance:
@@ -48,10 +53,11 @@ class PgMaintenance:
     def rebuild_keyword_index(self) -> int:
         """Re-derive every posting with the configured analyzer (no re-embedding)."""
         docs = {d.id: d for d in self.iter_documents()}
-        count = 0
+        count = total = 0
+        df: Counter[str] = Counter()
         with self._tx() as conn:
-            conn.execute("TRUNCATE postings, term_stats")
-            total = 0
+            conn.execute("SELECT 1 FROM corpus_stats FOR UPDATE")
+            conn.execute("TRUNCATE posting_tail, posting_blocks, term_stats")
             rows = conn.execute(
                 "SELECT seq, doc_id, text, heading_path, collection, superseded FROM chunks"
             ).fetchall()
@@ -60,21 +66,41 @@ class PgMaintenance:
                     doc = docs.get(doc_id)
                     counts = Counter(self.analyzer.chunk_terms(doc.title if doc else None, heading, text))
                     total += sum(counts.values())
-                    cur.execute("UPDATE chunks SET n_terms=%s WHERE seq=%s", (sum(counts.values()), seq))
-                    ops.write_postings(cur, collection, superseded, [(seq, counts)])
+                    cur.execute(
+                        "UPDATE chunks SET n_terms=%s, terms=%s WHERE seq=%s",
+                        (sum(counts.values()), sorted(counts), seq),
+                    )
+                    df += ops.write_postings(cur, collection, superseded, [(seq, counts)])
                     count += 1
-            conn.execute("INSERT INTO term_stats(term, df) SELECT term, count(*) FROM postings GROUP BY term")
-            conn.execute("UPDATE corpus_stats SET chunks=%s, terms=%s", (count, total))
+            ops.count_terms(conn, dict(df))
+            conn.execute(
+                "UPDATE corpus_stats SET chunks=%s, terms=%s, postings=%s, packed=0",
+                (count, total, sum(df.values())),
+            )
+            conn.execute(postings.compact_sql())
             ops.set_meta(conn, "analyzer", self.analyzer.fingerprint)
             ops.bump(conn)
         return count
+
+    def pack_postings(self, force: bool = False) -> None:
+        """Move the tail into blocks once it holds ``postings.TAIL_MIN`` rows; repack when the
+        postings of deleted chunks are ``postings.STALE_SHARE`` of the packed ones."""
+        with self._tx() as conn:
+            conn.execute("SELECT 1 FROM corpus_stats FOR UPDATE")
+            tail = conn.execute(
+                f"SELECT count(*) FROM (SELECT 1 FROM posting_tail LIMIT {postings.TAIL_MIN}) t"
+            ).fetchone()[0]
+            if force or tail >= postings.TAIL_MIN:
+                conn.execute(postings.compact_sql())
+            if force or postings.stale_share(conn) >= postings.STALE_SHARE:
+                postings.repack(conn)
 
     def compact(self) -> tuple[int, int]:
         """VACUUM ANALYZE the docshelf tables; returns database bytes before and after."""
         before = self._size()
         with self._pool.connection() as conn:
             conn.autocommit = True
-            for table in ("postings", "term_stats", "chunks", "documents", "meta"):
+            for table in ("posting_blocks", "posting_tail", "term_stats", "chunks", "documents", "meta"):
                 conn.execute(f"VACUUM ANALYZE {table}")
             conn.autocommit = False
         return before, self._size()
@@ -83,6 +109,6 @@ class PgMaintenance:
         row = self._one(
             "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
             "WHERE c.relkind = 'r' AND c.relname = ANY(%s)",
-            (["meta", "collections", "documents", "chunks", "postings", "term_stats", "skipped", "builds"],),
+            (list(_TABLES),),
         )
         return int(row[0])

@@ -12,7 +12,6 @@ import numpy as np
 from docshelf.config import redact_dsn
 from docshelf.embed.base import Vectors
 from docshelf.errors import StoreError
-from docshelf.store.postgres.bm25 import impact
 
 __all__ = [
     "HNSW_SQL",
@@ -86,18 +85,15 @@ def delete_docs(conn: Any, doc_ids: list[str]) -> int:
     # the statistics row first: every write transaction updates it and term_stats, and taking it
     # before any term row orders the locks (otherwise two writers deadlock over the two)
     conn.execute("SELECT 1 FROM corpus_stats FOR UPDATE")
-    row = conn.execute(
-        "SELECT count(*), coalesce(sum(n_terms), 0) FROM chunks WHERE doc_id = ANY(%s)", (doc_ids,)
-    ).fetchone()
-    if row[0]:
-        gone = conn.execute(
-            "SELECT term, count(*) FROM postings "
-            "WHERE chunk IN (SELECT seq FROM chunks WHERE doc_id = ANY(%s)) GROUP BY term ORDER BY term",
-            (doc_ids,),
-        ).fetchall()
-        count_terms(conn, {term: -int(n) for term, n in gone})
+    gone = conn.execute("SELECT n_terms, terms FROM chunks WHERE doc_id = ANY(%s)", (doc_ids,)).fetchall()
+    df: Counter[str] = Counter(t for _, terms in gone for t in terms)
+    count_terms(conn, {term: -n for term, n in df.items()})
+    # the chunks' tail postings go with them (cascade); packed ones stay until a repack (postings.py)
     removed = conn.execute("DELETE FROM documents WHERE id = ANY(%s)", (doc_ids,)).rowcount
-    conn.execute("UPDATE corpus_stats SET chunks = chunks - %s, terms = terms - %s", (row[0], row[1]))
+    conn.execute(
+        "UPDATE corpus_stats SET chunks = chunks - %s, terms = terms - %s, postings = postings - %s",
+        (len(gone), sum(n for n, _ in gone), sum(df.values())),
+    )
     return int(removed)
 
 
@@ -118,14 +114,15 @@ HNSW_SQL = "CREATE INDEX IF NOT EXISTS chunks_hnsw ON chunks USING hnsw (embeddi
 def write_postings(
     cur: Any, collection: str, superseded: bool, chunks: Iterable[tuple[int, Counter[str]]]
 ) -> Counter[str]:
-    """One COPY for the term counts of several chunks; returns each term's number of chunks."""
+    """One COPY into the unpacked tail for the term counts of several chunks; returns each term's
+    number of chunks."""
     df: Counter[str] = Counter()
-    with cur.copy("COPY postings(term, chunk, tf, dl, collection, superseded, impact) FROM STDIN") as copy:
+    with cur.copy("COPY posting_tail(term, chunk, tf, dl, collection, superseded) FROM STDIN") as copy:
         for seq, counts in chunks:
             length = sum(counts.values())
             df.update(counts.keys())
             for term, tf in counts.items():
-                copy.write_row((term, seq, tf, length, collection, superseded, impact(tf, length)))
+                copy.write_row((term, seq, tf, length, collection, superseded))
     return df
 
 

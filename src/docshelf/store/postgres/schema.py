@@ -97,19 +97,54 @@ MIGRATIONS: list[str] = [
         status text NOT NULL
     );
     """,
-    # 2: keyword search reads a bounded share of each posting list (store/postgres/bm25.py): an
-    # impact per posting (BM25's tf factor at the reference length 128) ordered by a second
-    # index, and document frequencies kept per term instead of counted per query
+    # 2: postings packed per term (store/postgres/postings.py): BM25 summed in the client over a
+    # few rows per term instead of one row per posting in the executor. Chunks keep their distinct
+    # terms (a delete keeps document frequencies exact without reading postings); new postings
+    # wait in posting_tail until a commit packs them.
     """
-    ALTER TABLE postings ADD COLUMN impact real;
-    UPDATE postings SET impact = tf / (tf + 0.3 + 0.9 * dl / 128.0);
-    ALTER TABLE postings ALTER COLUMN impact SET NOT NULL;
-    CREATE INDEX postings_impact ON postings (term, impact DESC)
-        INCLUDE (chunk, tf, dl, collection, superseded);
+    ALTER TABLE chunks ADD COLUMN terms text[] NOT NULL DEFAULT '{}';
+    UPDATE chunks c SET terms = x.terms
+        FROM (SELECT chunk, array_agg(term ORDER BY term) AS terms FROM postings GROUP BY chunk) x
+        WHERE c.seq = x.chunk;
+    ALTER TABLE corpus_stats ADD COLUMN postings bigint NOT NULL DEFAULT 0,
+        ADD COLUMN packed bigint NOT NULL DEFAULT 0;
     CREATE TABLE term_stats(term text PRIMARY KEY, df bigint NOT NULL);
     INSERT INTO term_stats SELECT term, count(*) FROM postings GROUP BY term;
+    CREATE TABLE posting_tail(
+        term text NOT NULL,
+        chunk bigint NOT NULL REFERENCES chunks(seq) ON DELETE CASCADE,
+        tf integer NOT NULL,
+        dl integer NOT NULL,
+        collection text NOT NULL,
+        superseded boolean NOT NULL,
+        PRIMARY KEY(term, chunk)
+    );
+    CREATE INDEX posting_tail_chunk ON posting_tail(chunk);
+    CREATE TABLE posting_blocks(
+        id bigserial PRIMARY KEY,
+        term text NOT NULL,
+        collection text NOT NULL,
+        superseded boolean NOT NULL,
+        n integer NOT NULL,
+        chunks bytea NOT NULL,
+        tfs bytea NOT NULL,
+        dls bytea NOT NULL
+    );
+    INSERT INTO posting_blocks(term, collection, superseded, n, chunks, tfs, dls) {PACK_POSTINGS};
+    CREATE INDEX posting_blocks_term ON posting_blocks(term, collection, superseded);
+    UPDATE corpus_stats SET postings = (SELECT count(*) FROM postings),
+        packed = (SELECT coalesce(sum(n), 0) FROM posting_blocks);
+    DROP TABLE postings;
     """,
 ]
+
+
+def _script(number: int, script: str) -> str:
+    if number == 2:  # the packing SELECT is shared with the commit-time packer
+        from docshelf.store.postgres.postings import pack_sql
+
+        return script.replace("{PACK_POSTINGS}", pack_sql("postings"))
+    return script
 
 
 def migrate(conn: Any) -> int:
@@ -125,7 +160,7 @@ def migrate(conn: Any) -> int:
         row = conn.execute("SELECT max(version) FROM docshelf_schema").fetchone()
         version = int(row[0] or 0)
         for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
-            for statement in script.split(";"):
+            for statement in _script(number, script).split(";"):
                 if statement.strip():
                     conn.execute(statement)
             conn.execute("INSERT INTO docshelf_schema(version) VALUES (%s)", (number,))

@@ -251,21 +251,21 @@ class PostgresStore(PgSearch, PgMaintenance, BuildLog):
             ]
             total_terms = sum(sum(c.values()) for c in terms)
             with conn.cursor() as cur:
-                with cur.copy(f"COPY chunks(seq, {_CHUNK_COLS}, collection, superseded, n_terms, embedding) "
-                              "FROM STDIN") as copy:  # fmt: skip
+                with cur.copy(f"COPY chunks(seq, {_CHUNK_COLS}, collection, superseded, n_terms, terms, "
+                              "embedding) FROM STDIN") as copy:  # fmt: skip
                     for seq, c, counts in zip(seqs, chunks, terms, strict=True):
                         vec = vectors.get(c.embed_key)
                         copy.write_row(
                             (seq, c.id, c.doc_id, c.ordinal, c.text, c.char_start, c.char_end, c.line_start,
                              c.line_end, json.dumps(list(c.heading_path), ensure_ascii=False), c.page,
                              c.token_count, c.embed_key, doc.collection, superseded, sum(counts.values()),
-                             None if vec is None else ops.vector_text(vec)),
+                             sorted(counts), None if vec is None else ops.vector_text(vec)),
                         )  # fmt: skip
                 df = ops.write_postings(cur, doc.collection, superseded, zip(seqs, terms, strict=True))
             ops.count_terms(conn, dict(df))
             conn.execute(
-                "UPDATE corpus_stats SET chunks = chunks + %s, terms = terms + %s",
-                (len(chunks), total_terms),
+                "UPDATE corpus_stats SET chunks = chunks + %s, terms = terms + %s, postings = postings + %s",
+                (len(chunks), total_terms, sum(df.values())),
             )
             ops.bump(conn)
 
@@ -278,7 +278,9 @@ class PostgresStore(PgSearch, PgMaintenance, BuildLog):
         return removed
 
     def commit(self) -> None:
-        """Keyword postings commit with their rows; only the analyzer stamp is left to record."""
+        """Keyword postings commit with their rows: pack the tail once it is long (and repack
+        once deleted chunks hold a fifth of the packed postings); record the analyzer stamp."""
+        self.pack_postings()
         if self.get_meta("analyzer") != self.analyzer.fingerprint:
             self.set_meta("analyzer", self.analyzer.fingerprint)
 
