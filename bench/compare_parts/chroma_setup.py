@@ -118,6 +118,22 @@ def run_eval(job: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def run_throughput(job: dict[str, Any]) -> dict[str, Any]:
+    """Chunk, embed (``job["cores"]`` intra-op threads) and add the corpus; indexing time only."""
+    model = MiniLM(threads=job["cores"])
+    model.embed(["warm-up"])
+    t0 = time.perf_counter()
+    ids, texts, metas, docs = [], [], [], 0
+    for doc_id, title, text in iter_corpus(Path(job["corpus"])):
+        docs += 1
+        for n, chunk in enumerate(word_chunks(doc_text(title, text))):
+            ids.append(f"{doc_id}#{n}")
+            texts.append(chunk)
+            metas.append({"doc": doc_id})
+    add_all(open_collection(Path(job["work"]) / "chroma"), ids, model.embed(texts), texts, metas)
+    return {"index_s": time.perf_counter() - t0, "docs": docs, "units": len(ids)}
+
+
 def run_scale(job: dict[str, Any], units: list[str]) -> dict[str, Any]:
     folder = Path(tempfile.mkdtemp(dir=job["work"]))
     t0 = time.perf_counter()
