@@ -18,11 +18,11 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from docshelf.config import Settings, load_settings
 from docshelf.embed import HashEmbedder
 from docshelf.errors import StoreError
 from docshelf.runtime import Runtime
 from docshelf.testing.replication import Cluster, wait_replayed
+from test_postgres import _pg_settings
 
 pytestmark = pytest.mark.skipif(
     not __import__("docshelf.testing.pglocal", fromlist=["x"]).pgserver_available(),
@@ -38,27 +38,17 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         yield c
 
 
-def _settings(tmp: Path, url: str, name: str) -> Settings:
-    s = load_settings(collection="test")
-    s.store.data_dir = tmp / name
-    s.store.url = url
-    s.embed.model = "hash"
-    s.chunk.max_tokens = 64
-    s.chunk.overlap_tokens = 8
-    return s
-
-
 def _hits(rt: Runtime, query: str, mode: str = "hybrid") -> list[tuple[str, float]]:
     return [(h.chunk_id, round(h.score, 6)) for h in rt.searcher().search(query, k=5, mode=mode).hits]  # type: ignore[arg-type]
 
 
 def test_replicas_answer_what_the_primary_committed(cluster: Cluster, corpus: Path, tmp_path: Path) -> None:
-    with Runtime(_settings(tmp_path, cluster.primary, "primary"), embedder=HashEmbedder()) as writer:
+    with Runtime(_pg_settings(tmp_path, cluster.primary, "primary"), embedder=HashEmbedder()) as writer:
         writer.indexer().sync("test", [corpus])
         lags = [wait_replayed(cluster.primary, r, LAG_BOUND_S) for r in cluster.replicas]
         print(f"replay lag after the first index: {', '.join(f'{lag * 1000:.0f} ms' for lag in lags)}")
         readers = [
-            Runtime(_settings(tmp_path, url, f"replica{i}"), embedder=HashEmbedder())
+            Runtime(_pg_settings(tmp_path, url, f"replica{i}"), embedder=HashEmbedder())
             for i, url in enumerate(cluster.replicas)
         ]
         try:
@@ -82,7 +72,7 @@ def test_replicas_answer_what_the_primary_committed(cluster: Cluster, corpus: Pa
 def test_serve_on_a_replica_searches_and_refuses_writes(
     cluster: Cluster, corpus: Path, tmp_path: Path
 ) -> None:
-    with Runtime(_settings(tmp_path, cluster.primary, "primary"), embedder=HashEmbedder()) as writer:
+    with Runtime(_pg_settings(tmp_path, cluster.primary, "primary"), embedder=HashEmbedder()) as writer:
         writer.indexer().sync("test", [corpus])
         want = [h.chunk_id for h in writer.searcher().search("rollback", k=3).hits]
         assert want

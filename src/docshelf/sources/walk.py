@@ -176,18 +176,20 @@ def walk_roots(
     """
     for root in roots:
         resolved = resolve_root(root)
-        result = WalkResult()
-        walker = _Walker(
-            root=resolved,
-            include=_spec(include),
-            exclude=_spec(exclude),
-            respect_gitignore=respect_gitignore,
-            max_bytes=int(max_file_mb * 1_048_576),
-            binary_ok=frozenset(e.lower() for e in binary_extensions),
-            result=result,
-        )
+        walker = _walker(resolved, include, exclude, respect_gitignore, max_file_mb, binary_extensions)
         walker.walk(resolved, [])
-        yield resolved, result
+        yield resolved, walker.result
+
+
+def _walker(
+    root: Path, include: Sequence[str], exclude: Sequence[str], respect_gitignore: bool, max_file_mb: float,
+    binary_extensions: Sequence[str],
+) -> _Walker:  # fmt: skip
+    return _Walker(
+        root=root, include=_spec(include), exclude=_spec(exclude), respect_gitignore=respect_gitignore,
+        max_bytes=int(max_file_mb * 1_048_576), binary_ok=frozenset(e.lower() for e in binary_extensions),
+        result=WalkResult(),
+    )  # fmt: skip
 
 
 def walk_paths(
@@ -202,12 +204,7 @@ def walk_paths(
     """What ``walk_roots`` would report for just these files under ``root`` (a watcher's changes):
     the same rules, read from the folders on each file's way down only. Missing files are left out."""
     resolved = resolve_root(root)
-    result = WalkResult()
-    walker = _Walker(
-        root=resolved, include=_spec(include), exclude=_spec(exclude), respect_gitignore=respect_gitignore,
-        max_bytes=int(max_file_mb * 1_048_576), binary_ok=frozenset(e.lower() for e in binary_extensions),
-        result=result,
-    )  # fmt: skip
+    walker = _walker(resolved, include, exclude, respect_gitignore, max_file_mb, binary_extensions)
     specs: dict[Path, pathspec.GitIgnoreSpec | None] = {}
     for path in paths:
         if not is_within(path, resolved) or path == resolved or not path.exists():
@@ -232,4 +229,4 @@ def walk_paths(
                 break
         if not hidden:
             walker.visit(path, path.is_symlink(), ignores)
-    return result
+    return walker.result
