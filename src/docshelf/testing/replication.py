@@ -14,10 +14,13 @@ __all__ = ["Cluster", "replay_lag", "wait_replayed"]
 class Cluster:
     """``with Cluster(folder, replicas=2) as c:`` c.primary and c.replicas are DSNs of one database."""
 
-    def __init__(self, folder: Path, replicas: int = 2, database: str = "docshelf") -> None:
+    def __init__(
+        self, folder: Path, replicas: int = 2, database: str = "docshelf", durable: bool = False
+    ) -> None:
         self.folder = folder
         self.database = database
-        self._primary = LocalPostgres(folder / "primary")
+        self.durable = durable
+        self._primary = LocalPostgres(folder / "primary", durable=durable)
         self._replicas: list[LocalPostgres] = []
         self.count = replicas
 
@@ -40,7 +43,9 @@ class Cluster:
             with psycopg.connect(self._primary.dsn, autocommit=True) as conn:
                 conn.execute(f"CREATE DATABASE {self.database}")
             for i in range(self.count):
-                replica = LocalPostgres(self.folder / f"replica{i}", primary=self._primary.dsn)
+                replica = LocalPostgres(
+                    self.folder / f"replica{i}", durable=self.durable, primary=self._primary.dsn
+                )
                 self._replicas.append(replica)
                 replica.start()
         except BaseException:
