@@ -16,7 +16,6 @@ from docshelf.embed import HashEmbedder
 from docshelf.runtime import Runtime
 from docshelf.store.base import SearchFilter
 from docshelf.store.postgres import postings
-from docshelf.types import contextual_text
 
 WORDS = ["deploy", "rollback", "incident", "pager", "vault", "backup", "restore", "budget", "release"]
 
@@ -29,7 +28,7 @@ def _write(corpus: Path, rng: random.Random, i: int) -> None:
 def _oracle(rt: Runtime, terms: list[str], k: int) -> list[tuple[str, float]]:
     """BM25 as tantivy and the SQL formula define it, from every stored chunk's text."""
     docs = {d.id: d for d in rt.store.iter_documents()}
-    chunks = [(c, Counter(rt.analyzer.terms(contextual_text(docs[c.doc_id].title, c.heading_path, c.text))))
+    chunks = [(c, Counter(rt.analyzer.chunk_terms(docs[c.doc_id].title, c.heading_path, c.text)))
               for c in rt.store.iter_chunks()]  # fmt: skip
     n = len(chunks)
     avgdl = sum(sum(t.values()) for _, t in chunks) / n
