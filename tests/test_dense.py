@@ -214,3 +214,30 @@ def test_a_large_store_without_a_usable_file_builds_one_in_memory(tmp_path: Path
         assert read_meta(tmp_path) is None  # a reader does not save it
     finally:
         reader.close()
+
+
+def test_a_failed_save_leaves_the_store_searchable_and_the_next_commit_retries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from docshelf.store.embedded import ann as ann_file
+
+    store = _store(tmp_path, threshold=20, rebuild=1000)
+    try:
+        for n in range(15):
+            _put(store, n)
+
+        def disk_full(*args: object) -> None:
+            (tmp_path / "vectors-0.usearch.tmp").write_bytes(b"half")
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(ann_file, "_save", disk_full)
+        store.commit()  # no error: the HNSW index is derived data
+        assert "not saved" in caplog.text and read_meta(tmp_path) is None
+        assert not list(tmp_path.glob("*.tmp"))
+        q = _query(4)
+        assert _same(store.vector_search(q, 5, SearchFilter()), _exact(tmp_path, q, 5))
+        monkeypatch.undo()
+        store.commit()
+        assert read_meta(tmp_path) is not None
+    finally:
+        store.close()

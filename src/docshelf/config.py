@@ -179,7 +179,7 @@ class SearchSettings(BaseModel):
         description="vectors written since the saved HNSW index are scanned exactly; from this many "
         "on, the writer folds them into the index at its next commit",
     )  # fmt: skip
-    ann_threads: int = Field(1, ge=1, description="threads building or updating the HNSW index")
+    ann_threads: int = Field(2, ge=1, description="threads building or updating the HNSW index at a commit")
 
 
 class ParseSettings(BaseModel):

@@ -24,7 +24,16 @@ import numpy.typing as npt
 
 from docshelf.embed.base import Vectors
 
-__all__ = ["Ann", "AnnMeta", "AnnOptions", "ann_available", "build_ann", "read_meta", "remove_ann"]
+__all__ = [
+    "Ann",
+    "AnnMeta",
+    "AnnOptions",
+    "ann_available",
+    "build_ann",
+    "read_meta",
+    "remove_ann",
+    "remove_partial",
+]
 
 log = logging.getLogger("docshelf.store")
 
@@ -63,7 +72,7 @@ class AnnOptions:
     dtype: str = "i8"  # scalar kind in the index; hits are re-scored with the stored float32 vectors
     ef_search: int = 256
     rebuild_rows: int = 20_000  # vectors outside the file (scanned exactly) before a writer folds them in
-    threads: int = 1  # for building and updating
+    threads: int = 2  # for building and updating
 
 
 @dataclass(frozen=True)
@@ -188,6 +197,12 @@ def _remove_others(data_dir: Path, keep: str | None) -> None:
     if keep is None:
         (data_dir / POINTER).unlink(missing_ok=True)
     (data_dir / "vectors.json.tmp").unlink(missing_ok=True)
+
+
+def remove_partial(data_dir: Path) -> None:
+    """Leftovers of a save that failed (the pointer still names the last good file)."""
+    for path in data_dir.glob("vectors*.tmp"):
+        path.unlink(missing_ok=True)
 
 
 def remove_ann(data_dir: Path) -> None:

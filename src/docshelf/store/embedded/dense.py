@@ -108,7 +108,12 @@ class DenseIndex:
                 gone = meta.count - (total - outside)
                 if outside < self.opts.rebuild_rows and gone * 10 <= meta.count:
                     return
-            ann_file.build_ann(self._conn, self.data_dir, dim, epoch, generation, self.opts, base=meta)
+            try:
+                ann_file.build_ann(self._conn, self.data_dir, dim, epoch, generation, self.opts, base=meta)
+            except (OSError, RuntimeError) as exc:  # derived data: the rows stay searchable exactly
+                log.warning("HNSW index in %s not saved (%s); the next commit retries", self.data_dir, exc)
+                ann_file.remove_partial(self.data_dir)
+                return
         self.versions = (-1, "", 0)  # re-map the new file at the next search
 
     # ----- search -----
