@@ -27,6 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "compare_parts"))
 
+import throughput
 from coldstart import measure as measure_cold_start
 from evalsets import QUICK, SETS, BenchSet, load_set
 from report import cold_table, machine, quality_table, scale_table, summary_table, write_section
@@ -181,6 +182,20 @@ def scale_rows(
     return rows
 
 
+def throughput_rows(
+    sets_used: list[BenchSet], systems: list[str], pythons: dict[str, str | None], work: Path, timeout: float
+) -> list[dict[str, Any]]:
+    """Indexing on 1 and 2 cores (docshelf e5, Chroma + MiniLM) over the scifact corpus of this run."""
+    rows: list[dict[str, Any]] = []
+    for bset in [b for b in sets_used if b.name == "scifact"]:
+        for label, kind, job in throughput.jobs(str(bset.corpus), systems):
+            python, load_before = pythons[kind], os.getloadavg()[0]
+            result = run_worker(job, python, work, timeout) if python else {"error": "bench venv missing"}
+            rows.append(throughput.row(label, job, result, load_before))
+            log(f"throughput: {label} on {job['cores']} core(s): {result.get('index_s', 0):.0f} s")
+    return rows
+
+
 def log(msg: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
@@ -234,6 +249,7 @@ def main() -> None:
                         for r in new
                     )
                 )
+        speed = throughput_rows(sets_used, args.systems, pythons, work, timeout)
         queries = [
             json.loads(line)["text"]
             for line in (args.eval_data / "scifact" / "queries.jsonl").open(encoding="utf-8")
@@ -250,7 +266,7 @@ def main() -> None:
         shutil.rmtree(work, ignore_errors=True)
 
     minutes = (time.time() - started) / 60
-    text = render(args, command, minutes, load_start, sets_used, rows, scaled, cold, scale)
+    text = render(args, command, minutes, load_start, sets_used, rows, scaled, cold, scale, speed)
     print(text)
     load_end = os.getloadavg()[0]
     log(f"run took {minutes:.1f} min; load average {load_start[0]:.2f} at start, {load_end:.2f} at end")
@@ -297,6 +313,7 @@ def render(
     scaled: list[dict[str, Any]],
     cold: list[dict[str, Any]],
     scale: list[int],
+    speed: list[dict[str, Any]],
 ) -> str:
     load_end = os.getloadavg()
     kind = "quick" if args.quick else "full"
@@ -348,6 +365,18 @@ def render(
         "",
         quality_table(rows),
         "",
+        *(
+            [
+                "#### Indexing on one core and on both (scifact corpus of this run)",
+                "",
+                throughput.__doc__.split("\n\n")[1].replace("\n", " "),
+                "",
+                throughput.table(speed),
+                "",
+            ]
+            if speed
+            else []
+        ),
         *(scale_section(scale, scaled) if scale else []),
         *(cold_section(cold) if cold else []),
     ]

@@ -86,6 +86,9 @@ def base_index(args: argparse.Namespace, name: str) -> Runtime:
         data = load_beir(args.eval_data / name, "test")
         write_corpus(data, folder / "corpus")
         rt.indexer().sync("eval", [folder / "corpus"])
+    elif rt.store.needs_keyword_rebuild():  # built by an older analyzer: its terms, not the queries'
+        rt.store.rebuild_keyword_index()
+        rt.store.end_write(False)
     return rt
 
 

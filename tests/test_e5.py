@@ -238,3 +238,12 @@ def test_auto_without_onnxruntime_uses_numpy(cache_dir: Path, monkeypatch: pytes
     failing = E5Embedder(cache_dir=cache_dir)  # auto: a graph that cannot run means numpy
     np.testing.assert_allclose(failing.embed_query("hello"), plain.embed_query("hello"), atol=1e-6)
     assert failing.backend == "numpy"
+
+
+def test_parallel_workers_give_the_same_vectors(cache_dir: Path, embedder: E5Embedder) -> None:
+    """Two runs in flight over one session (both cores): each text's vector is unchanged."""
+    pytest.importorskip("onnxruntime")
+    texts = [t for t in SAMPLE if t] * 3
+    two = E5Embedder(cache_dir=cache_dir, threads=1, workers=2)
+    np.testing.assert_allclose(two.embed_documents(texts), embedder.embed_documents(texts), atol=1e-6)
+    assert two._pool is not None  # the batches really ran on the worker pool

@@ -189,6 +189,7 @@ def test_dead_watcher_thread_is_restarted_and_reported(
         return real()
 
     watcher.sync_fn = flaky
+    watcher.changed_fn = lambda paths: flaky()
     (docs / "crash.md").write_text("# Crash\n\nThe kestrelbox file.\n")
     # the first sync kills the worker; the supervisor restarts it and its catch-up sync indexes
     _wait_for(lambda: _hits(reader, "kestrelbox") == ["crash.md"])

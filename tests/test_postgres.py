@@ -9,6 +9,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import threading
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from docshelf.config import Settings, load_settings
 from docshelf.embed import HashEmbedder
 from docshelf.runtime import Runtime
 from docshelf.store.base import SearchFilter
-from docshelf.store.postgres.schema import MIGRATIONS as PG_MIGRATIONS
+from docshelf.store.postgres.schema import MIGRATIONS
 from docshelf.store.postgres.sql import glob_to_regex
 
 
@@ -82,7 +83,49 @@ def test_migrations_are_versioned_and_run_once(pg_database: str, tmp_path: Path)
         Runtime(_pg_settings(tmp_path, pg_database), embedder=HashEmbedder()).store.close()
     with psycopg.connect(pg_database) as conn:
         versions = [r[0] for r in conn.execute("SELECT version FROM docshelf_schema ORDER BY version")]
-    assert versions == list(range(1, len(PG_MIGRATIONS) + 1))
+    assert versions == list(range(1, len(MIGRATIONS) + 1))
+
+
+def test_a_schema_1_database_is_upgraded_and_ranks_the_same(
+    pg_database: str, tmp_path: Path, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Migration 3 packs the row-per-posting table of schema 1 and drops it; rankings stay."""
+    import psycopg
+
+    from docshelf.store.postgres import postings
+
+    monkeypatch.setattr(postings, "TAIL_MIN", 10**9)  # every posting stays in the tail
+    settings = _pg_settings(tmp_path, pg_database)
+    queries = ("page the on-call engineer", "Urlaub beantragen", "deploy rollback release")
+    with Runtime(settings, embedder=HashEmbedder()) as rt:
+        rt.indexer().sync("test", [corpus])
+        before = {q: rt.searcher().search(q, k=5, mode="keyword").hits for q in queries}
+    with psycopg.connect(pg_database, autocommit=True) as conn:  # back to what schema 1 had
+        conn.execute(
+            "CREATE TABLE postings(term text NOT NULL, chunk bigint NOT NULL REFERENCES chunks(seq) "
+            "ON DELETE CASCADE, tf integer NOT NULL, dl integer NOT NULL, collection text NOT NULL, "
+            "superseded boolean NOT NULL, PRIMARY KEY(term, chunk) INCLUDE (tf, dl, collection, superseded))"
+        )
+        conn.execute(
+            "INSERT INTO postings SELECT term, chunk, tf, dl, collection, superseded FROM posting_tail"
+        )
+        conn.execute("CREATE INDEX postings_chunk ON postings(chunk)")
+        conn.execute("DROP TABLE posting_tail, posting_blocks, term_stats")
+        conn.execute("ALTER TABLE chunks DROP COLUMN terms")
+        conn.execute("ALTER TABLE corpus_stats DROP COLUMN postings, DROP COLUMN packed")
+        conn.execute("DROP TABLE reembed")
+        conn.execute("DELETE FROM docshelf_schema WHERE version > 1")
+    monkeypatch.undo()
+    with Runtime(settings, embedder=HashEmbedder()) as rt:
+        for q in queries:
+            after = rt.searcher().search(q, k=5, mode="keyword").hits
+            assert [(h.chunk_id, round(h.score, 6)) for h in after] == [
+                (h.chunk_id, round(h.score, 6)) for h in before[q]
+            ]
+        store: Any = rt.store
+        assert store._one("SELECT to_regclass('postings')")[0] is None
+        packed, live = store._one("SELECT packed, postings FROM corpus_stats")
+        assert packed == live > 0 and store._one("SELECT count(*) FROM posting_tail")[0] == 0
 
 
 def test_concurrent_indexers_converge(pg_database: str, tmp_path: Path, corpus: Path) -> None:
@@ -110,10 +153,8 @@ def test_concurrent_indexers_converge(pg_database: str, tmp_path: Path, corpus: 
         docs = store._q("SELECT count(*) FROM documents")[0][0]
         chunks, terms = store._q("SELECT count(*), coalesce(sum(n_terms), 0) FROM chunks")[0]
         assert store._q("SELECT chunks, terms FROM corpus_stats")[0] == (chunks, terms)
-        orphans = store._q(
-            "SELECT count(*) FROM postings p LEFT JOIN chunks c ON c.seq = p.chunk WHERE c.seq IS NULL"
-        )
-        assert orphans[0][0] == 0
+        df = dict(store._q("SELECT term, df FROM term_stats WHERE df > 0"))
+        assert df == dict(Counter(t for row in store._q("SELECT terms FROM chunks") for t in row[0]))
         # the same as one writer alone
         single = Runtime(_pg_settings(tmp_path, pg_database, "node9"), embedder=HashEmbedder())
         report = single.indexer().sync("test", [corpus])
@@ -172,6 +213,37 @@ def test_migrate_copies_the_embedded_store_without_re_embedding(
     assert again.exit_code == 0 and json.loads(again.stdout)["chunks"] == report["chunks"]
 
 
+def test_migrate_builds_the_hnsw_index_once_after_the_copy(
+    tmp_path: Path, corpus: Path, pg_database: str
+) -> None:
+    """The copy runs without the HNSW index (kept up row by row it costs more than one build)."""
+    import psycopg
+
+    from docshelf.store.copy import copy_store
+
+    local = _pg_settings(tmp_path, pg_database)
+    local.store.url = None
+    local.store.backend = "sqlite"
+    shared = _pg_settings(tmp_path, pg_database, "pg-data")
+
+    def hnsw_present() -> bool:
+        with psycopg.connect(pg_database) as conn:
+            sql = "SELECT count(*) FROM pg_indexes WHERE indexname = 'chunks_hnsw'"
+            return bool(conn.execute(sql).fetchone()[0])
+
+    seen: list[bool] = []
+    with Runtime(local, embedder=HashEmbedder()) as a, Runtime(shared, embedder=HashEmbedder()) as b:
+        a.indexer().sync("test", [corpus])
+        assert b.store.model() == (None, None)
+        copy_store(a.store, b.store, lambda done, total: seen.append(hnsw_present()))
+        assert seen and not any(seen)  # no HNSW index while documents were copied
+        assert hnsw_present()
+        query = b.embedder.embed_query("page the on-call engineer")
+        assert [c for c, _ in b.store.vector_search(query, 3, SearchFilter())] == [
+            c for c, _ in a.store.vector_search(query, 3, SearchFilter())
+        ]
+
+
 def test_driver_errors_become_one_line_store_errors(
     pg_database: str, tmp_path: Path, corpus: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -182,11 +254,11 @@ def test_driver_errors_become_one_line_store_errors(
     rt.indexer().sync("test", [corpus])
     store: Any = rt.store
     with store._tx() as conn:
-        conn.execute("DROP TABLE postings")
-    with pytest.raises(StoreError, match=r"PostgreSQL store at .* failed: .*postings"):
+        conn.execute("DROP TABLE posting_blocks")
+    with pytest.raises(StoreError, match=r"PostgreSQL store at .* failed: .*posting_blocks"):
         rt.searcher().search("page the on-call engineer", mode="keyword")
     with pytest.raises(StoreError, match="failed"), store._tx() as conn:
-        conn.execute("INSERT INTO postings VALUES ('x', 1, 1, 1, 'test', false)")
+        conn.execute("INSERT INTO posting_blocks VALUES (1, 'x', 'test', false, 0, '', '', '')")
     assert len(list(store.iter_chunks())) == store.stats().chunks  # the connection pool recovered
     rt.close()
     monkeypatch.setenv("DOCSHELF_STORE", pg_database)

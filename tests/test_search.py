@@ -91,8 +91,11 @@ def test_ann_index_matches_exact_search_and_follows_changes(settings, corpus: Pa
     """Above the threshold the HNSW index answers; it must agree with the exact scan."""
     import pytest
 
-    pytest.importorskip("usearch")
     from docshelf.embed import HashEmbedder
+    from docshelf.store.embedded.ann import ann_available, read_meta
+
+    if not ann_available():  # (not importorskip: onnxruntime must be imported before usearch)
+        pytest.skip("usearch is not installed")
 
     settings.search.ann_threshold = 1  # every store is "large"
     for i in range(60):
@@ -106,23 +109,44 @@ def test_ann_index_matches_exact_search_and_follows_changes(settings, corpus: Pa
         return
     try:
         rt.indexer().sync("test", [corpus])
-        assert (settings.store.data_dir / "vectors.usearch").is_file()
-        matrix = rt.store._vector_matrix()
-        assert matrix.ann is not None and len(matrix.ann) == len(matrix.chunk_ids)
+        data = settings.store.data_dir
+        meta = read_meta(data)
+        assert meta is not None and (data / meta.file).is_file()
+        dense = rt.store._dense()  # type: ignore[attr-defined]
+        assert dense.ann is not None and len(dense.ann) == meta.count == rt.store.stats().chunks
+        assert len(dense.exact) == 0  # every vector is in the saved index
         query = rt.embedder.embed_query("page the on-call engineer")
-        ann_hits = [c for c, _ in matrix.search(query, 5)]
-        exact = matrix.matrix @ query
-        exact_ids = [matrix.chunk_ids[i] for i in exact.argsort()[::-1][:5]]
-        assert len(set(ann_hits) & set(exact_ids)) >= 4
+        ann_hits = [c for c, _ in rt.store.vector_search(query, 5, SearchFilter())]
+        assert len(set(ann_hits) & {c for c, _ in _exact_top(data, query, 5)}) >= 4
+        before = len(dense.ann)
         (corpus / "runbooks" / "incident-response.md").unlink()
         rt.indexer().sync("test", [corpus])
-        matrix = rt.store._vector_matrix()
-        assert matrix.ann is not None and len(matrix.ann) == len(matrix.chunk_ids)
+        dense = rt.store._dense()  # type: ignore[attr-defined]
+        # fewer than a tenth of its keys gone: the file is kept, its dead keys dropped when resolved
+        assert dense.ann is not None and len(dense.ann) == before > rt.store.stats().chunks
+        got = rt.store.vector_search(query, 5, SearchFilter())
+        assert [round(s, 5) for _, s in got] == [round(s, 5) for _, s in _exact_top(data, query, 5)]
         assert all(h.path != "runbooks/incident-response.md" for h in rt.searcher().search("on-call").hits)
         hits = rt.searcher().search("topic", mode="semantic", flt=SearchFilter(path_glob="archive/*")).hits
         assert hits and {h.path for h in hits} == {"archive/style-guide.rst"}  # narrow filter: exact fallback
     finally:
         rt.close()
+
+
+def _exact_top(data: Path, query: Any, k: int) -> list[tuple[str, float]]:
+    import sqlite3
+
+    import numpy as np
+
+    db = sqlite3.connect(data / "docshelf.db")
+    rows = db.execute(
+        "SELECT c.id, v.vector FROM chunks c JOIN vectors v ON v.key = c.embed_key "
+        "JOIN documents d ON d.id = c.doc_id WHERE d.lifecycle IS NOT 'superseded'"
+    ).fetchall()
+    db.close()
+    matrix = np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
+    scores = matrix @ query
+    return [(rows[i][0], float(scores[i])) for i in np.argsort(-scores, kind="stable")[:k]]
 
 
 def _pgvector_hnsw_matches_exact(rt: Runtime, corpus: Path) -> None:

@@ -83,19 +83,24 @@ def add_all(
         col.add(ids=ids[sl], embeddings=vectors[sl], documents=docs[sl], metadatas=metas[sl])
 
 
-def run_eval(job: dict[str, Any]) -> dict[str, Any]:
-    model = MiniLM()
-    model.embed(["warm-up"])  # model load is a cold-start cost, not indexing
-    work = Path(job["work"])
-    t0 = time.perf_counter()
-    ids, texts, metas = [], [], []
-    docs = 0
-    for doc_id, title, text in iter_corpus(Path(job["corpus"])):
+def _chunked(corpus: Path) -> tuple[list[str], list[str], list[dict[str, str]], int]:
+    """(ids, texts, metadatas, documents) of the seed server's 500-word chunks of a corpus."""
+    ids, texts, metas, docs = [], [], [], 0
+    for doc_id, title, text in iter_corpus(corpus):
         docs += 1
         for n, chunk in enumerate(word_chunks(doc_text(title, text))):
             ids.append(f"{doc_id}#{n}")
             texts.append(chunk)
             metas.append({"doc": doc_id})
+    return ids, texts, metas, docs
+
+
+def run_eval(job: dict[str, Any]) -> dict[str, Any]:
+    model = MiniLM()
+    model.embed(["warm-up"])  # model load is a cold-start cost, not indexing
+    work = Path(job["work"])
+    t0 = time.perf_counter()
+    ids, texts, metas, docs = _chunked(Path(job["corpus"]))
     col = open_collection(work / "chroma")
     add_all(col, ids, model.embed(texts), texts, metas)
     index_s = time.perf_counter() - t0
@@ -116,6 +121,16 @@ def run_eval(job: dict[str, Any]) -> dict[str, Any]:
         "peak_rss_mb": peak_rss_mb(),
         "runs": [{"mode": "semantic", "rankings": rankings, "latency_ms": latency}],
     }
+
+
+def run_throughput(job: dict[str, Any]) -> dict[str, Any]:
+    """Chunk, embed (``job["cores"]`` intra-op threads) and add the corpus; indexing time only."""
+    model = MiniLM(threads=job["cores"])
+    model.embed(["warm-up"])
+    t0 = time.perf_counter()
+    ids, texts, metas, docs = _chunked(Path(job["corpus"]))
+    add_all(open_collection(Path(job["work"]) / "chroma"), ids, model.embed(texts), texts, metas)
+    return {"index_s": time.perf_counter() - t0, "docs": docs, "units": len(ids)}
 
 
 def run_scale(job: dict[str, Any], units: list[str]) -> dict[str, Any]:

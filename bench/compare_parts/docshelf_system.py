@@ -22,11 +22,27 @@ from docshelf.store.base import SearchFilter
 CHUNKS = 300  # chunks fetched per query: enough for 100 distinct documents (as `docshelf eval`)
 
 
-def _settings(data_dir: Path, model: str) -> Settings:
+def _settings(data_dir: Path, model: str, workers: int = 1) -> Settings:
     settings = load_settings()
     settings.store.data_dir = data_dir
     settings.embed.model = model
+    settings.embed.threads, settings.embed.workers = 1, workers  # one core per worker
     return settings
+
+
+def run_throughput(job: dict[str, Any]) -> dict[str, Any]:
+    """Index the corpus as files with ``job["cores"]`` embedding workers; indexing time only."""
+    work = Path(job["work"])
+    corpus = {d: (t, x) for d, t, x in iter_corpus(Path(job["corpus"]))}
+    write_corpus(EvalSet("bench", corpus, {}, {}), work / "corpus")
+    rt = Runtime(_settings(work / "index", job["model"], job["cores"]))
+    try:
+        rt.embedder.embed_documents(["warm-up", "the workers start"])  # model load is not indexing
+        t0 = time.perf_counter()
+        rt.indexer().sync("bench", [work / "corpus"])
+        return {"index_s": time.perf_counter() - t0, "docs": len(corpus), "units": rt.store.stats().chunks}
+    finally:
+        rt.close()
 
 
 def run_eval(job: dict[str, Any]) -> dict[str, Any]:

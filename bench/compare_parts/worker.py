@@ -27,6 +27,8 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
     if job["kind"] == "scale":
         units = list(synthetic_chunks(sentence_pool(Path(job["pool"])), job["chunks"]))
         return impl.run_scale(job, units)
+    if job["kind"] == "throughput":
+        return impl.run_throughput(job)
     return impl.run_eval(job)
 
 

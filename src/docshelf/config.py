@@ -91,7 +91,12 @@ class EmbedSettings(_Section):
     # e5 by measurement: hybrid nDCG@10 0.71 vs 0.70 (scifact), 0.33 vs 0.32 (nfcorpus) with USE;
     # USE indexes several times faster (docs/benchmarks.md)
     model: str = Field("e5", description="e5 | use | hash | st:<name or path> | openai:<model>")
-    threads: int = Field(1, ge=1, description="BLAS/ONNX threads; one was fastest on 2 cores")
+    threads: int = Field(1, ge=1, description="BLAS/ONNX intra-op threads per worker")
+    workers: int = Field(
+        2, ge=1, le=64,
+        description="e5: texts embedded at once (one core each with threads = 1); 2 uses both cores "
+        "of a 2-core machine (docs/benchmarks.md)",
+    )  # fmt: skip
     batch_size: int = Field(32, ge=1)
     endpoint: str | None = Field(None, description="base URL for openai: models")
     cache_dir: Path = Field(
@@ -208,6 +213,16 @@ class SearchSettings(_Section):
     ann_threshold: int = Field(
         50_000, ge=0, description="from this many vectors on, search an HNSW index (exact below)"
     )
+    ann_dtype: Literal["i8", "f16", "f32"] = Field(
+        "i8", description="scalars in the HNSW index; hits are re-scored with the stored float32 vectors"
+    )
+    ann_ef_search: int = Field(256, ge=16, le=4096, description="HNSW search breadth (recall vs latency)")
+    ann_rebuild_rows: int = Field(
+        20_000, ge=1,
+        description="vectors written since the saved HNSW index are scanned exactly; from this many "
+        "on, the writer folds them into the index at its next commit",
+    )  # fmt: skip
+    ann_threads: int = Field(2, ge=1, description="threads building or updating the HNSW index at a commit")
 
 
 class ParseSettings(_Section):

@@ -20,6 +20,8 @@ from hypothesis import strategies as st
 from docshelf.analyze import Analyzer
 from docshelf.store.base import DocumentRecord, SearchFilter
 from docshelf.store.embedded import SQLiteStore
+from docshelf.store.embedded import ann as ann_file
+from docshelf.store.embedded.ann import AnnOptions
 from docshelf.types import Chunk
 
 __all__ = ["AnnRig", "edits"]
@@ -58,7 +60,9 @@ class AnnRig:
             self._as_schema_1()
 
     def _open(self) -> SQLiteStore:
-        return SQLiteStore(self.work, Analyzer(["english"]), ann_threshold=1)
+        # every commit folds its rows into the HNSW file (nothing left to the exact scan of new rows),
+        # so each edit goes through the file's update path: gone keys removed, new ones added
+        return SQLiteStore(self.work, Analyzer(["english"]), ann=AnnOptions(threshold=1, rebuild_rows=0))
 
     def reopen(self) -> None:
         self.store.close()
@@ -126,7 +130,7 @@ class AnnRig:
             scores = matrix @ matrix[row]
             order = np.argsort(-scores, kind="stable")[:k]
             got = self.store.vector_search(matrix[row], k, SearchFilter())
-            if self.store._matrix is None or self.store._matrix.ann is None:
+            if self.store.dense.ann is None:
                 problems.append("the ANN index is not on")
             if not got or got[0][0] != cid:
                 problems.append(f"{cid}: ANN top hit {got[:1]}, exact {cid}")
@@ -135,33 +139,41 @@ class AnnRig:
         return problems
 
     def corrupt_ann(self, doc_id: str) -> None:
-        """Give the first chunk of ``doc_id`` another vector inside the HNSW index only."""
-        seq = (
+        """Give the first chunk of ``doc_id`` the opposite vector inside the HNSW index only."""
+        seq, blob = (
             self._db()
-            .execute("SELECT seq FROM chunks WHERE doc_id=? ORDER BY ordinal LIMIT 1", (doc_id,))
-            .fetchone()[0]
+            .execute(
+                "SELECT c.seq, v.vector FROM chunks c JOIN vectors v ON v.key = c.embed_key "
+                "WHERE c.doc_id=? ORDER BY c.ordinal LIMIT 1",
+                (doc_id,),
+            )
+            .fetchone()
         )
-        self.store.vector_search(_vectors(0, 0, 1)[0], 1, SearchFilter())  # the ANN index is loaded
-        ann = self.store._ann
-        assert ann is not None
-        ann._index.remove(seq)
-        ann._index.add(seq, _vectors(999_999, 1, 1)[0])
+        self.store.vector_search(_vectors(0, 0, 1)[0], 1, SearchFilter())  # the ANN index is mapped
+        ann = self.store.dense.ann
+        assert ann is not None and seq <= ann.meta.max_seq
+        index = ann_file._new_index(DIM, self.store.dense.opts)
+        index.load(str(self.work / ann.meta.file))  # a writable copy of the mapped file
+        index.remove(seq)
+        index.add(seq, -np.frombuffer(blob, dtype=np.float32))
+        self.store.dense.ann = ann_file.Ann(index, ann.meta)
 
     def _as_schema_1(self) -> None:
         """Turn the store into one written before keys were unique: schema 1, a saved HNSW file
         in the old format (with a stale vector planted in it), chunks.seq a plain rowid."""
-        self.corrupt_ann(f"doc{self.last_doc():05d}")
-        assert self.store._ann is not None
-        self.store._ann.save()
-        meta_path = self.store._ann.meta_path
+        last = self._db().execute("SELECT max(seq) FROM chunks").fetchone()[0]
+        generation = self.store.generation()
         self.store.close()
-        meta = json.loads(meta_path.read_text())
-        meta_path.write_text(json.dumps({"generation": meta["generation"], "dim": meta["dim"]}))
+        ann_file.remove_ann(self.work)
+        old = ann_file._import_usearch().Index(ndim=DIM, metric="ip", dtype="f16")
+        old.add(np.arange(1, last + 1, dtype=np.int64), _vectors(7, 7, last))  # none is a chunk's own
+        old.save(str(self.work / "vectors.usearch"))
+        (self.work / "vectors.json").write_text(json.dumps({"generation": generation, "dim": DIM}))
         db = self._db()
         cols = db.execute("SELECT sql FROM sqlite_master WHERE name='chunks'").fetchone()[0]
-        old = re.sub(r'CREATE TABLE "?chunks"?', "CREATE TABLE chunks_v1", cols.replace("AUTOINCREMENT", ""))
+        v1 = re.sub(r'CREATE TABLE "?chunks"?', "CREATE TABLE chunks_v1", cols.replace("AUTOINCREMENT", ""))
         db.executescript(
-            f"BEGIN; {old}; INSERT INTO chunks_v1 SELECT * FROM chunks; DROP TABLE chunks; "
+            f"BEGIN; {v1}; INSERT INTO chunks_v1 SELECT * FROM chunks; DROP TABLE chunks; "
             "ALTER TABLE chunks_v1 RENAME TO chunks; "
             "CREATE INDEX chunks_doc ON chunks(doc_id, ordinal); "
             "CREATE INDEX chunks_embed ON chunks(embed_key); "

@@ -21,7 +21,10 @@ def create_embedder(settings: EmbedSettings, cache_dir: Path) -> Embedder:
     if model in ("e5", "multilingual-e5-small", "multilingual-e5-small-q4"):
         from docshelf.embed.e5 import E5Embedder
 
-        return E5Embedder(cache_dir=cache_dir, threads=settings.threads, batch_size=settings.batch_size)
+        return E5Embedder(
+            cache_dir=cache_dir, threads=settings.threads, batch_size=settings.batch_size,
+            workers=settings.workers,
+        )  # fmt: skip
     if model.startswith("hash"):
         _, _, dim = model.partition("-")
         return HashEmbedder(int(dim) if dim.isdigit() else 64)

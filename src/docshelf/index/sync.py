@@ -14,9 +14,11 @@ from docshelf.chunk import LineIndex, chunk_document
 from docshelf.config import Settings, check_collection
 from docshelf.embed.base import Embedder, Vectors
 from docshelf.errors import DocshelfError, ParseError, SourceError
+from docshelf.index import changes
 from docshelf.index.gitinfo import git_state
 from docshelf.index.ids import chunk_ids, content_hash, document_id, embed_key
 from docshelf.index.lock import WriterLock
+from docshelf.index.pipeline import EmbedPipeline
 from docshelf.index.reembed import reembed_store
 from docshelf.index.scope import Scope, record_scripts, skip_records
 from docshelf.parse import ParserRegistry, default_registry
@@ -161,6 +163,7 @@ class Indexer:
         self.progress = progress or (lambda phase, done, total: None)
         self.counter = _Counter(embedder)
         self._scripts: dict[str, float] = {}  # words per writing system swapped in (the "no match" note)
+        self._pipeline = EmbedPipeline(store, embedder)
         self.max_tokens = max(16, min(settings.chunk.max_tokens, embedder.max_tokens - _HEADER_RESERVE))
 
     # ----- public -----
@@ -180,7 +183,7 @@ class Indexer:
 
     def sync(
         self, collection: str, roots: Sequence[Path] = (), skipped: Sequence[SkippedFile] = (),
-        force: bool = False, scope: Sequence[Path] | None = None,
+        force: bool = False, scope: Sequence[Path] | None = None, changed: Sequence[Path] | None = None,
     ) -> SyncReport:  # fmt: skip
         """Index new and changed files under the collection's roots; drop vanished ones.
 
@@ -188,15 +191,18 @@ class Indexer:
         skips, under the same writer lock; ``force`` re-parses unchanged files too (after the
         chunk or parse settings changed). ``scope`` (roots, folders or files inside them) limits
         the sync to what lies under those paths: other roots are neither walked nor pruned.
+        ``changed`` (a watcher's events, absolute file paths): only these files are looked at,
+        created, updated or removed.
         """
         check_collection(collection)
-        return self._locked(lambda: self._sync(collection, roots, skipped, force, scope))
+        return self._locked(lambda: self._sync(collection, roots, skipped, force, scope, changed))
 
     def _sync(
         self, collection: str, roots: Sequence[Path], skipped: Sequence[SkippedFile], force: bool,
-        scope: Sequence[Path] | None = None,
+        scope: Sequence[Path] | None = None, changed: Sequence[Path] | None = None,
     ) -> SyncReport:  # fmt: skip
         started = time.time()
+        self._pipeline.reset()  # a batch left by a failed sync is not written
         unfinished = self.store.reembed_pending()
         wanted = (self.embedder.name, self.embedder.dim)
         if unfinished and (unfinished["model"], unfinished["dim"]) == wanted and self.store.model() != wanted:
@@ -210,23 +216,23 @@ class Indexer:
         all_roots = list(dict.fromkeys([*(r for r in known if r not in moved), *given]))
         if not all_roots and not moved:
             raise SourceError(f"collection {collection!r} has no folders yet; run `docshelf index PATH`")
+        src = self.settings.sources
+        parseable = self._parseable
         within = None if scope is None else Scope(scope)
-        walk_list = all_roots if within is None else [r for r in all_roots if within.touches(r)]
-        walked = list(
-            walk_roots(
-                walk_list,
-                self.settings.sources.include,
-                self.settings.sources.exclude,
-                self.settings.sources.respect_gitignore,
-                self.settings.sources.max_file_mb,
-                self.registry.binary_extensions,
-                lambda rel: self.registry.for_path(rel) is not None,
-            )
-        )
-        # a scoped sync keeps the roots it did not walk; walked roots take their resolved form
-        resolved = dict(zip(walk_list, (r for r, _ in walked), strict=True))
-        kept_roots = [str(r) for r in moved if r not in {w for w, _ in walked}]
-        self.store.set_collection_roots(collection, [str(resolved.get(r, r)) for r in all_roots] + kept_roots)
+        if changed is not None:
+            walked = changes.walk_changed(all_roots, changed, src, self.registry.binary_extensions, parseable)
+            kept_roots = [str(r) for r in moved]
+        else:
+            walk_list = all_roots if within is None else [r for r in all_roots if within.touches(r)]
+            walked = list(
+                walk_roots(walk_list, src.include, src.exclude, src.respect_gitignore, src.max_file_mb,
+                           self.registry.binary_extensions, parseable)
+            )  # fmt: skip
+            # a scoped sync keeps the roots it did not walk; walked roots take their resolved form
+            resolved = dict(zip(walk_list, (r for r, _ in walked), strict=True))
+            kept_roots = [str(r) for r in moved if r not in {w for w, _ in walked}]
+            roots_now = [str(resolved.get(r, r)) for r in all_roots] + kept_roots
+            self.store.set_collection_roots(collection, roots_now)
         self.store.set_model(self.embedder.name, self.embedder.dim)
         if self.store.needs_keyword_rebuild():
             log.warning("keyword index behind the database: rebuilding it from the database")
@@ -259,7 +265,10 @@ class Indexer:
                 else:
                     files[f.rel_path] = f
 
-        states = self.store.document_states(collection)
+        if changed is not None:
+            states = changes.changed_states(self.store, collection, all_roots, changed)
+        else:
+            states = self.store.document_states(collection)
         if within is not None:  # only what lies in the scope is compared (and may be removed)
             states = {rel: st for rel, st in states.items() if within.holds(Path(st.root) / st.path)}
         batch: list[_Pending] = []
@@ -302,7 +311,7 @@ class Indexer:
             batch.append(pending)
             batch_chunks += len(pending.chunks)
             if batch_chunks >= self.settings.embed.batch_size * 4:
-                self._flush(batch, report)
+                self._submit(batch, report)  # embedded while the next batch is parsed
                 batch, batch_chunks = [], 0
                 published = self._publish(published)
         self._flush(batch, report)
@@ -320,7 +329,11 @@ class Indexer:
         report.removed = [s.path for s in gone]
         self.store.gc_vectors()
         self.store.commit()
-        self.store.set_skipped(collection, skip_records(self.store, collection, report, files, within))
+        if changed is not None:  # the other files' skip records stay
+            kept = changes.merged_skips(self.store, collection, all_roots, changed, report.skipped)
+        else:
+            kept = skip_records(self.store, collection, report, files, within)
+        self.store.set_skipped(collection, kept)
         report.seconds = time.time() - started
         self.store.record_build(
             BuildRecord(
@@ -361,6 +374,10 @@ class Indexer:
         return reembed_store(self.store, self.embedder, self.settings.embed.batch_size * 4, self.progress)
 
     # ----- internals -----
+    def _parseable(self, rel: str) -> bool:
+        """A file with no parser is skipped by the walk unopened (a FIFO, /proc/kmsg would block)."""
+        return self.registry.for_path(rel) is not None
+
     def _publish(self, last: float) -> float:
         """Make the documents swapped in so far visible to keyword search every few seconds of a
         long sync (readers are not kept on the old keyword index until the job ends)."""
@@ -450,15 +467,19 @@ class Indexer:
             cached.update(zip(missing, vectors, strict=False))
         return cached
 
+    def _submit(self, batch: list[_Pending], report: SyncReport) -> None:
+        """Embed ``batch`` in the background; the batch before it is swapped in meanwhile."""
+        texts = {k: t for p in batch for k, t in p.texts.items()}
+        self._pipeline.submit(texts, lambda vectors: self._write(batch, vectors, report))
+
     def _flush(self, batch: list[_Pending], report: SyncReport) -> None:
-        """Embed a batch (one call), then swap each document in; isolate failures per document."""
-        if not batch:
-            return
-        all_texts = {k: t for p in batch for k, t in p.texts.items()}
-        try:
-            vectors = self._embed(all_texts)
-        except Exception:
-            vectors = {}
+        """Embed a batch and swap it in (after the one in flight)."""
+        if batch:
+            self._submit(batch, report)
+        self._pipeline.drain()
+
+    def _write(self, batch: list[_Pending], vectors: dict[str, Vectors], report: SyncReport) -> None:
+        """Swap each document in; isolate failures per document (embedded alone after a batch failed)."""
         for pending in batch:
             rel = pending.doc.path
             try:

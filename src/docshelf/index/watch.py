@@ -73,6 +73,10 @@ class Watcher:
         self.on_sync = on_sync or (lambda report: None)
         # what one sync does; replaceable (tests inject failures here)
         self.sync_fn: Callable[[], SyncReport] = lambda: self.indexer.sync(self.collection, self.roots)
+        # a sync of just the files events named: it costs the same with any number of files
+        self.changed_fn: Callable[[list[Path]], SyncReport] = lambda paths: self.indexer.sync(
+            self.collection, self.roots, changed=paths
+        )
         self._stop = threading.Event()
         self._supervisor: threading.Thread | None = None
         self._worker: threading.Thread | None = None
@@ -182,6 +186,7 @@ class Watcher:
         data_dir = str(Path(self.store.data_dir).resolve())
         watch_filter = watchfiles.DefaultFilter(ignore_paths=(data_dir,))
         last_full = time.monotonic()
+        changed: set[Path] | None = set()  # None: something only a full sync handles
         while not self._stop.is_set():
             roots = self._watch_roots()
             self.health["roots"] = [str(r) for r in roots]
@@ -203,19 +208,28 @@ class Watcher:
                     pending = True
                     self.health["last_event_at"] = time.time()
                     self.health["events"] += len(changes)
+                    changed = _files_only(changed, [Path(p) for _, p in changes])
                 rescan = self.settings.rescan_s > 0 and time.monotonic() - last_full >= self.settings.rescan_s
                 if pending or rescan:
+                    full = rescan or changed is None
                     # a DocshelfError (another writer too long, a bad root) keeps the change pending
-                    pending = not self._sync("rescan" if rescan and not pending else "change")
-                    last_full = time.monotonic()
+                    pending = not self._sync(
+                        "rescan" if rescan and not pending else "change",
+                        None if full else sorted(changed or ()),
+                    )
+                    if not pending:
+                        changed = set()
+                    if full:
+                        last_full = time.monotonic()
                 if [str(r) for r in self._watch_roots()] != self.health["roots"]:
                     break  # a root was added or removed: watch the new set
 
-    def _sync(self, why: str) -> bool:
-        """One sync; a DocshelfError is recorded and returns False, anything else kills the worker."""
+    def _sync(self, why: str, paths: list[Path] | None = None) -> bool:
+        """One sync (of ``paths`` only, when given); a DocshelfError is recorded and returns False,
+        anything else kills the worker."""
         started = time.perf_counter()
         try:
-            report = self.sync_fn()
+            report = self.sync_fn() if paths is None else self.changed_fn(paths)
         except DocshelfError as exc:
             self._record_error(str(exc))
             log.warning("docshelf watch (%s): sync failed: %s", self.collection, exc)
@@ -252,3 +266,19 @@ class Watcher:
                 self.store.set_meta(HEALTH_KEY, json.dumps(current))
         except Exception:
             log.warning("could not record the watcher's health", exc_info=True)
+
+
+_MAX_TARGETED = 1000
+_RULE_FILES = (".gitignore", "docshelf.toml")
+
+
+def _files_only(changed: set[Path] | None, paths: list[Path]) -> set[Path] | None:
+    """``changed`` plus ``paths``, or None once a full sync is needed: a folder came, went or moved
+    (a missing path without a suffix may have been one), the rules changed, or too many files did."""
+    if changed is None:
+        return None
+    for path in paths:
+        if path.name in _RULE_FILES or path.is_dir() or (not path.exists() and not path.suffix):
+            return None
+        changed.add(path)
+    return changed if len(changed) <= _MAX_TARGETED else None

@@ -15,7 +15,7 @@ import pathspec
 from docshelf.errors import SourceError
 from docshelf.types import SkippedFile, SourceFile
 
-__all__ = ["WalkResult", "is_within", "kept_by", "on_disk", "resolve_root", "walk_roots"]
+__all__ = ["WalkResult", "is_within", "kept_by", "on_disk", "resolve_root", "walk_paths", "walk_roots"]
 
 _SNIFF_BYTES = 8192
 
@@ -237,16 +237,60 @@ def walk_roots(
     """
     for root in roots:
         resolved = resolve_root(root)
-        result = WalkResult()
-        walker = _Walker(
-            root=resolved,
-            include=_spec(include),
-            exclude=_spec(exclude),
-            respect_gitignore=respect_gitignore,
-            max_bytes=int(max_file_mb * 1_048_576),
-            binary_ok=frozenset(e.lower() for e in binary_extensions),
-            result=result,
-            parseable=parseable,
+        walker = _walker(
+            resolved, include, exclude, respect_gitignore, max_file_mb, binary_extensions, parseable
         )
         walker.walk(resolved, [])
-        yield resolved, result
+        yield resolved, walker.result
+
+
+def _walker(
+    root: Path, include: Sequence[str], exclude: Sequence[str], respect_gitignore: bool, max_file_mb: float,
+    binary_extensions: Sequence[str], parseable: Callable[[str], bool] | None,
+) -> _Walker:  # fmt: skip
+    return _Walker(
+        root=root, include=_spec(include), exclude=_spec(exclude), respect_gitignore=respect_gitignore,
+        max_bytes=int(max_file_mb * 1_048_576), binary_ok=frozenset(e.lower() for e in binary_extensions),
+        result=WalkResult(), parseable=parseable,
+    )  # fmt: skip
+
+
+def walk_paths(
+    root: Path,
+    paths: Sequence[Path],
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    respect_gitignore: bool = True,
+    max_file_mb: float = 50.0,
+    binary_extensions: Sequence[str] = (),
+    parseable: Callable[[str], bool] | None = None,
+) -> WalkResult:
+    """What ``walk_roots`` would report for just these files under ``root`` (a watcher's changes):
+    the same rules, read from the folders on each file's way down only. Missing files are left out."""
+    resolved = resolve_root(root)
+    walker = _walker(resolved, include, exclude, respect_gitignore, max_file_mb, binary_extensions, parseable)
+    specs: dict[Path, pathspec.GitIgnoreSpec | None] = {}
+    for path in paths:
+        if not is_within(path, resolved) or path == resolved or not path.exists():
+            continue
+        parts = path.relative_to(resolved).parts
+        if any(p.startswith(".") for p in parts) or parts == ("docshelf.toml",):
+            continue
+        ignores: list[tuple[Path, pathspec.GitIgnoreSpec]] = []
+        folder, hidden = resolved, False
+        for i, part in enumerate(parts):
+            if respect_gitignore and folder not in specs:
+                gi = folder / ".gitignore"
+                lines = gi.read_text("utf-8", errors="replace").splitlines() if gi.is_file() else []
+                specs[folder] = pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+            if (spec := specs.get(folder)) is not None:
+                ignores.append((folder, spec))
+            if i == len(parts) - 1:
+                break
+            folder = folder / part
+            if walker._ignored(folder, folder.relative_to(resolved).as_posix(), True, ignores):
+                hidden = True
+                break
+        if not hidden:
+            walker.visit(path, path.is_symlink(), ignores)
+    return walker.result

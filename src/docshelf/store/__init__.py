@@ -61,5 +61,8 @@ def open_store(settings: Settings, analyzer: TermAnalyzer) -> Store:
             s.url, s.data_dir, analyzer, settings.search.ann_threshold, s.pool_size, s.ef_search
         )
     from docshelf.store.embedded import SQLiteStore
+    from docshelf.store.embedded.ann import AnnOptions
 
-    return SQLiteStore(s.data_dir, analyzer, settings.search.ann_threshold, s.read_only)
+    q = settings.search
+    ann = AnnOptions(q.ann_threshold, q.ann_dtype, q.ann_ef_search, q.ann_rebuild_rows, q.ann_threads)
+    return SQLiteStore(s.data_dir, analyzer, read_only=s.read_only, ann=ann)

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 from docshelf.errors import StoreError
 from docshelf.store.base import Store
 
-__all__ = ["CopyReport", "copy_store"]
+__all__ = ["BulkLoading", "CopyReport", "copy_store"]
+
+
+@runtime_checkable
+class BulkLoading(Protocol):
+    """A target that loads faster with its vector index built once at the end (PostgreSQL)."""
+
+    def bulk_load(self) -> AbstractContextManager[None]: ...
 
 
 @dataclass
@@ -38,15 +47,17 @@ def copy_store(
         target.set_collection_roots(collection, source.collection_roots(collection))
         target.set_skipped(collection, [s for _, s in source.skipped(collection)])
         report.collections += 1
-    for done, doc in enumerate(docs, start=1):
-        chunks = source.document_chunks(doc.id)
-        vectors = source.cached_vectors([c.embed_key for c in chunks])
-        report.vectors_missing += sum(1 for c in chunks if c.embed_key not in vectors)
-        target.replace_document(doc, chunks, vectors)
-        report.documents += 1
-        report.chunks += len(chunks)
-        if progress is not None:
-            progress(done, len(docs))
+    # HNSW kept up row by row costs several times its one build over the finished table
+    with target.bulk_load() if isinstance(target, BulkLoading) else nullcontext():
+        for done, doc in enumerate(docs, start=1):
+            chunks = source.document_chunks(doc.id)
+            vectors = source.cached_vectors([c.embed_key for c in chunks])
+            report.vectors_missing += sum(1 for c in chunks if c.embed_key not in vectors)
+            target.replace_document(doc, chunks, vectors)
+            report.documents += 1
+            report.chunks += len(chunks)
+            if progress is not None:
+                progress(done, len(docs))
     for collection in source.collections():
         build = source.last_build(collection)
         if build is not None:

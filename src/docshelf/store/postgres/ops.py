@@ -9,15 +9,20 @@ from typing import Any
 
 import numpy as np
 
+from docshelf.config import redact_dsn
 from docshelf.embed.base import Vectors
+from docshelf.errors import StoreError
 
 __all__ = [
+    "HNSW_SQL",
     "Tx",
     "as_array",
     "bump",
+    "count_terms",
     "delete_docs",
     "ensure_vector_column",
     "jsonable",
+    "replica_error",
     "set_meta",
     "vector_text",
     "write_postings",
@@ -54,6 +59,14 @@ class Tx:
             raise mine from exc
 
 
+def replica_error(url: str) -> StoreError:
+    """The one line a write on a read-only replica becomes."""
+    return StoreError(
+        f"the PostgreSQL store at {redact_dsn(url)} is a read-only replica (hot standby): it answers "
+        "searches, but indexing, ingest, forget and reindex must run against the primary's DSN"
+    )
+
+
 def set_meta(conn: Any, key: str, value: str) -> None:
     conn.execute(
         "INSERT INTO meta(key, value) VALUES(%s, %s) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
@@ -69,11 +82,18 @@ def bump(conn: Any) -> None:
 
 
 def delete_docs(conn: Any, doc_ids: list[str]) -> int:
-    row = conn.execute(
-        "SELECT count(*), coalesce(sum(n_terms), 0) FROM chunks WHERE doc_id = ANY(%s)", (doc_ids,)
-    ).fetchone()
+    # the statistics row first: every write transaction updates it and term_stats, and taking it
+    # before any term row orders the locks (otherwise two writers deadlock over the two)
+    conn.execute("SELECT 1 FROM corpus_stats FOR UPDATE")
+    gone = conn.execute("SELECT n_terms, terms FROM chunks WHERE doc_id = ANY(%s)", (doc_ids,)).fetchall()
+    df: Counter[str] = Counter(t for _, terms in gone for t in terms)
+    count_terms(conn, {term: -n for term, n in df.items()})
+    # the chunks' tail postings go with them (cascade); packed ones stay until a repack (postings.py)
     removed = conn.execute("DELETE FROM documents WHERE id = ANY(%s)", (doc_ids,)).rowcount
-    conn.execute("UPDATE corpus_stats SET chunks = chunks - %s, terms = terms - %s", (row[0], row[1]))
+    conn.execute(
+        "UPDATE corpus_stats SET chunks = chunks - %s, terms = terms - %s, postings = postings - %s",
+        (len(gone), sum(n for n, _ in gone), sum(df.values())),
+    )
     return int(removed)
 
 
@@ -85,18 +105,38 @@ def ensure_vector_column(conn: Any, dim: int) -> None:
     if row is not None and int(row[0]) == dim:
         return
     conn.execute(f"ALTER TABLE chunks ALTER COLUMN embedding TYPE vector({int(dim)})")
-    conn.execute("CREATE INDEX IF NOT EXISTS chunks_hnsw ON chunks USING hnsw (embedding vector_cosine_ops)")
+    conn.execute(HNSW_SQL)
+
+
+HNSW_SQL = "CREATE INDEX IF NOT EXISTS chunks_hnsw ON chunks USING hnsw (embedding vector_cosine_ops)"
 
 
 def write_postings(
     cur: Any, collection: str, superseded: bool, chunks: Iterable[tuple[int, Counter[str]]]
-) -> None:
-    """One COPY for the term counts of several chunks."""
-    with cur.copy("COPY postings(term, chunk, tf, dl, collection, superseded) FROM STDIN") as copy:
+) -> Counter[str]:
+    """One COPY into the unpacked tail for the term counts of several chunks; returns each term's
+    number of chunks."""
+    df: Counter[str] = Counter()
+    with cur.copy("COPY posting_tail(term, chunk, tf, dl, collection, superseded) FROM STDIN") as copy:
         for seq, counts in chunks:
             length = sum(counts.values())
+            df.update(counts.keys())
             for term, tf in counts.items():
                 copy.write_row((term, seq, tf, length, collection, superseded))
+    return df
+
+
+def count_terms(conn: Any, delta: dict[str, int]) -> None:
+    """Add to the document frequencies in ``term_stats`` (after ``delete_docs`` took the
+    statistics row in the same transaction)."""
+    if not delta:
+        return
+    terms = sorted(delta)
+    conn.execute(
+        "INSERT INTO term_stats(term, df) SELECT t, n FROM unnest(%s::text[], %s::bigint[]) AS x(t, n) "
+        "ORDER BY t ON CONFLICT (term) DO UPDATE SET df = term_stats.df + excluded.df",
+        (terms, [delta[t] for t in terms]),
+    )
 
 
 def vector_text(vec: Vectors) -> str:

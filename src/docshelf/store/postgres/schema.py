@@ -102,19 +102,86 @@ MIGRATIONS: list[str] = [
     """
     CREATE TABLE reembed(chunk_id text PRIMARY KEY, key text NOT NULL, embedding vector NOT NULL);
     """,
+    # 3: postings packed per term (store/postgres/postings.py): BM25 summed in the client over a
+    # few rows per term instead of one row per posting in the executor. Chunks keep their distinct
+    # terms (a delete keeps document frequencies exact without reading postings); new postings
+    # wait in posting_tail until a commit packs them.
+    """
+    ALTER TABLE chunks ADD COLUMN terms text[] NOT NULL DEFAULT '{}';
+    UPDATE chunks c SET terms = x.terms
+        FROM (SELECT chunk, array_agg(term ORDER BY term) AS terms FROM postings GROUP BY chunk) x
+        WHERE c.seq = x.chunk;
+    ALTER TABLE corpus_stats ADD COLUMN postings bigint NOT NULL DEFAULT 0,
+        ADD COLUMN packed bigint NOT NULL DEFAULT 0;
+    CREATE TABLE term_stats(term text PRIMARY KEY, df bigint NOT NULL);
+    INSERT INTO term_stats SELECT term, count(*) FROM postings GROUP BY term;
+    CREATE TABLE posting_tail(
+        term text NOT NULL,
+        chunk bigint NOT NULL REFERENCES chunks(seq) ON DELETE CASCADE,
+        tf integer NOT NULL,
+        dl integer NOT NULL,
+        collection text NOT NULL,
+        superseded boolean NOT NULL,
+        PRIMARY KEY(term, chunk)
+    );
+    CREATE INDEX posting_tail_chunk ON posting_tail(chunk);
+    CREATE TABLE posting_blocks(
+        id bigserial PRIMARY KEY,
+        term text NOT NULL,
+        collection text NOT NULL,
+        superseded boolean NOT NULL,
+        n integer NOT NULL,
+        chunks bytea NOT NULL,
+        tfs bytea NOT NULL,
+        dls bytea NOT NULL
+    );
+    INSERT INTO posting_blocks(term, collection, superseded, n, chunks, tfs, dls) {PACK_POSTINGS};
+    CREATE INDEX posting_blocks_term ON posting_blocks(term, collection, superseded);
+    UPDATE corpus_stats SET postings = (SELECT count(*) FROM postings),
+        packed = (SELECT coalesce(sum(n), 0) FROM posting_blocks);
+    DROP TABLE postings;
+    """,
 ]
 
 
+def _script(number: int, script: str) -> str:
+    if "{PACK_POSTINGS}" in script:  # the packing SELECT is shared with the commit-time packer
+        from docshelf.store.postgres.postings import pack_sql
+
+        return script.replace("{PACK_POSTINGS}", pack_sql("postings"))
+    return script
+
+
 def migrate(conn: Any) -> int:
-    """Apply pending migrations under an advisory lock; return the schema version."""
+    """Apply pending migrations under an advisory lock; return the schema version.
+
+    On a hot standby (a streaming replica) nothing can be written: the schema must already be
+    the one this docshelf expects, migrated on the primary and replicated."""
+    if conn.execute("SELECT pg_is_in_recovery()").fetchone()[0]:
+        return _replica_version(conn)
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
         conn.execute("CREATE TABLE IF NOT EXISTS docshelf_schema(version integer NOT NULL)")
         row = conn.execute("SELECT max(version) FROM docshelf_schema").fetchone()
         version = int(row[0] or 0)
         for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
-            for statement in script.split(";"):
+            for statement in _script(number, script).split(";"):
                 if statement.strip():
                     conn.execute(statement)
             conn.execute("INSERT INTO docshelf_schema(version) VALUES (%s)", (number,))
     return len(MIGRATIONS)
+
+
+def _replica_version(conn: Any) -> int:
+    from docshelf.errors import StoreError
+
+    present = conn.execute("SELECT to_regclass('docshelf_schema') IS NOT NULL").fetchone()[0]
+    row = conn.execute("SELECT max(version) FROM docshelf_schema").fetchone() if present else None
+    version = int(row[0] or 0) if row else 0
+    if version < len(MIGRATIONS):
+        raise StoreError(
+            f"this PostgreSQL server is a read-only replica and its docshelf schema is at version {version} "
+            f"of {len(MIGRATIONS)}: run `docshelf index` (or any docshelf command) against the primary "
+            "once, then retry when the replica has caught up"
+        )
+    return version

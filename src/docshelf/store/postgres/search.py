@@ -9,7 +9,8 @@ import numpy as np
 
 from docshelf.embed.base import Vectors
 from docshelf.store.base import SearchFilter
-from docshelf.store.postgres.sql import coverage_sql, doc_filter, keyword_sql, vector_sql
+from docshelf.store.postgres import postings
+from docshelf.store.postgres.sql import coverage_sql, doc_filter, vector_sql
 
 __all__ = ["PgSearch"]
 
@@ -46,33 +47,44 @@ class PgSearch:
         self, terms: Sequence[str], query: Vectors | None, k: int, flt: SearchFilter,
         keyword: bool = True, coverage: bool = False,
     ) -> tuple[dict[str, list[tuple[str, float]]], float]:  # fmt: skip
-        """Both retrievers' top-k (and the query's term coverage) in one SQL round trip."""
-        params: dict[str, Any] = {"k": k, "terms": list(terms), "uterms": list(dict.fromkeys(terms))}
+        """Both retrievers in one SQL round trip: the vector top-k, and each query term's packed
+        postings, scored here (postings.py); one more resolves the keyword top-k to chunk ids."""
+        params: dict[str, Any] = {"k": k, "terms": list(terms)}
         parts = []
-        if keyword and terms:
-            parts.append(f"SELECT 'keyword' AS side, id, score FROM ({keyword_sql(flt, params)}) kw")
+        if (keyword or coverage) and terms:
+            parts.append(f"SELECT * FROM ({postings.lists_sql(flt, params)}) kw")
         if query is not None:
             params["vec"] = np.asarray(query, dtype=np.float32)
             exact = self._chunk_count() < self.ann_threshold
-            parts.append(f"SELECT 'semantic', id, score FROM ({vector_sql(flt, params, exact)}) vec")
-        if coverage and terms:
-            parts.append(f"SELECT 'coverage', NULL, ({coverage_sql()})")
+            vec = vector_sql(flt, params, exact)
+            parts.append(f"SELECT 'semantic', id, score, NULL, NULL, NULL, NULL, NULL FROM ({vec}) v")
         lists: dict[str, list[tuple[str, float]]] = {}
+        rows = self._q(" UNION ALL ".join(f"({p})" for p in parts), params) if parts else []
+        kw = [r for r in rows if r[0] == "kw"]
+        if query is not None:  # UNION ALL and relaxed HNSW order promise no order
+            hits = [(r[1], float(r[2])) for r in rows if r[0] == "semantic"]
+            lists["semantic"] = sorted(hits, key=lambda h: -h[1])
         if keyword:
-            lists["keyword"] = []
-        if query is not None:
-            lists["semantic"] = []
-        cover = 0.0
-        if not parts:
-            return lists, cover
-        for side, cid, score in self._q(" UNION ALL ".join(f"({p})" for p in parts), params):
-            if side == "coverage":
-                cover = float(score)
-            else:
-                lists[side].append((cid, float(score)))
-        for hits in lists.values():  # UNION ALL and relaxed HNSW order promise no order
-            hits.sort(key=lambda h: -h[1])
+            lists["keyword"] = self._keyword_top(kw, k, flt) if kw else []
+        cover = sum(1 for r in kw if r[4] > 0) / len(kw) if coverage and kw else 0.0
         return lists, cover
+
+    def _keyword_top(self, rows: list[Any], k: int, flt: SearchFilter) -> list[tuple[str, float]]:
+        allowed = None
+        if flt.needs_doc_ids():
+            params: dict[str, Any] = {}
+            rows_ok = self._q(postings.allowed_sql(flt, params), params)
+            allowed = np.array([r[0] for r in rows_ok], dtype=np.int64)
+        seqs, scores = postings.score(rows, allowed)
+        out: list[tuple[str, float]] = []
+        start = 0
+        while len(out) < k and start < len(seqs):  # packed postings of deleted chunks drop out here
+            stop = start + (k - len(out)) + 16
+            part = [int(x) for x in seqs[start:stop]]
+            ids = dict(self._q("SELECT seq, id FROM chunks WHERE seq = ANY(%s)", (part,)))
+            out += [(ids[q], float(v)) for q, v in zip(part, scores[start:stop], strict=True) if q in ids]
+            start = stop
+        return out[:k]
 
     def _chunk_count(self) -> int:
         return int(self._one("SELECT chunks FROM corpus_stats")[0])

@@ -1,4 +1,4 @@
-"""SQL for PostgreSQL search: filters, BM25 over postings, vector search, coverage."""
+"""SQL for PostgreSQL search: filters, BM25 term weights, vector search, coverage."""
 
 from __future__ import annotations
 
@@ -6,10 +6,19 @@ from typing import Any
 
 from docshelf.store.base import SearchFilter
 
-__all__ = ["chunk_filter", "coverage_sql", "doc_filter", "glob_to_regex", "keyword_sql", "vector_sql"]
+__all__ = [
+    "K0",
+    "chunk_filter",
+    "coverage_sql",
+    "doc_filter",
+    "glob_to_regex",
+    "vector_sql",
+    "weights_cte",
+]
 
 # BM25 parameters as tantivy/Lucene use them, so rankings match the embedded store.
 _K1, _B = 1.2, 0.75
+K0 = _K1 * (1 - _B)  # the length-independent part of BM25's tf denominator
 
 
 def _esc(ch: str) -> str:
@@ -108,30 +117,19 @@ def chunk_filter(flt: SearchFilter, alias: str, seq_col: str, params: dict[str, 
     return " AND ".join(conds)
 
 
-def keyword_sql(flt: SearchFilter, params: dict[str, Any]) -> str:
-    """BM25 top ``%(k)s`` for ``%(terms)s``: rows (chunk id, score).
-
-    Document frequency counts every posting of a term (filters do not change idf), and a
-    repeated query term counts twice, as in the embedded store's tantivy query. Unlike tantivy,
-    document length is exact rather than quantised to one byte, so scores differ slightly.
-    Per-term factors are computed once (``w``) so the per-posting work is one division.
-    """
-    where = chunk_filter(flt, "p", "chunk", params)
+def weights_cte() -> str:
+    """CTEs ``q``, ``st`` and ``w``: each distinct query term's BM25 weight (idf x query count x
+    (k1 + 1)), the length factor and its document frequency (a repeated query term counts twice,
+    as in the embedded store's tantivy query; filters do not change idf)."""
     return f"""
-    SELECT c.id, top.score FROM (
-        SELECT p.chunk, sum(w.wq * p.tf / (p.tf + w.k0 + w.k1 * p.dl)) AS score
-        FROM (
-            SELECT q.term, q.qtf * ln(1 + (st.n - d.df + 0.5) / (d.df + 0.5)) * {_K1 + 1}::float8 AS wq,
-                   {_K1 * (1 - _B)}::float8 AS k0, {_K1 * _B}::float8 / st.avgdl AS k1
-            FROM (SELECT t AS term, count(*)::float8 AS qtf FROM unnest(%(terms)s::text[]) t GROUP BY t) q
-            CROSS JOIN (SELECT greatest(chunks, 1)::float8 AS n,
-                               greatest(terms, 1)::float8 / greatest(chunks, 1) AS avgdl FROM corpus_stats) st
-            CROSS JOIN LATERAL (SELECT count(*)::float8 AS df FROM postings p0 WHERE p0.term = q.term) d
-        ) w
-        JOIN postings p ON p.term = w.term
-        WHERE {where}
-        GROUP BY p.chunk ORDER BY score DESC LIMIT %(k)s
-    ) top JOIN chunks c ON c.seq = top.chunk"""
+    q AS (SELECT t AS term, count(*)::float8 AS qtf FROM unnest(%(terms)s::text[]) t GROUP BY t),
+    st AS (SELECT greatest(chunks, 1)::float8 AS n,
+                  greatest(terms, 1)::float8 / greatest(chunks, 1) AS avgdl FROM corpus_stats),
+    w AS MATERIALIZED (
+        SELECT q.term, q.qtf * ln(1 + (st.n - coalesce(s.df, 0) + 0.5) / (coalesce(s.df, 0) + 0.5))
+               * {_K1 + 1}::float8 AS wq, {_K1 * _B}::float8 / st.avgdl AS k1, st.avgdl,
+               coalesce(s.df, 0) AS df
+        FROM q CROSS JOIN st LEFT JOIN term_stats s ON s.term = q.term)"""
 
 
 def vector_sql(flt: SearchFilter, params: dict[str, Any], exact: bool) -> str:
@@ -152,5 +150,5 @@ def coverage_sql() -> str:
     """Share of the distinct ``%(uterms)s`` that occur in the index: one row."""
     return """
     SELECT (SELECT count(*) FROM unnest(%(uterms)s::text[]) t
-            WHERE EXISTS (SELECT 1 FROM postings p WHERE p.term = t))::float8
+            WHERE EXISTS (SELECT 1 FROM term_stats s WHERE s.term = t AND s.df > 0))::float8
            / greatest(cardinality(%(uterms)s::text[]), 1)"""

@@ -15,6 +15,7 @@ from docshelf.errors import StoreError
 from docshelf.store.base import DocState, DocumentRecord, StoreStats, TermAnalyzer
 from docshelf.store.history import BuildLog, check_model
 from docshelf.store.postgres import ops
+from docshelf.store.postgres.maintenance import PgMaintenance
 from docshelf.store.postgres.reembed import PgReembed
 from docshelf.store.postgres.schema import migrate
 from docshelf.store.postgres.search import PgSearch
@@ -62,7 +63,7 @@ def _driver() -> tuple[Any, Any, Any, Any]:
     return psycopg, register_vector, Jsonb, ConnectionPool
 
 
-class PostgresStore(PgSearch, PgReembed, BuildLog):
+class PostgresStore(PgSearch, PgReembed, PgMaintenance, BuildLog):
     """Store in a PostgreSQL database with pgvector; ``data_dir`` keeps only local state (locks)."""
 
     def __init__(
@@ -84,6 +85,8 @@ class PostgresStore(PgSearch, PgReembed, BuildLog):
             data_dir.mkdir(parents=True, exist_ok=True)
             with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
                 migrate(conn)
+                # a hot standby (streaming replica) answers searches; writes go to the primary
+                self.read_only = bool(conn.execute("SELECT pg_is_in_recovery()").fetchone()[0])
 
             def configure(conn: Any) -> None:
                 register_vector(conn)
@@ -111,6 +114,8 @@ class PostgresStore(PgSearch, PgReembed, BuildLog):
         """A driver error as one line that names the server (None for anything else)."""
         if not isinstance(exc, self._driver_error):
             return None
+        if getattr(exc, "sqlstate", None) == "25006":  # read_only_sql_transaction: promoted, demoted
+            return ops.replica_error(self.url)
         return StoreError(
             f"the PostgreSQL store at {redact_dsn(self.url)} failed: {self._why(exc)[:300]}; "
             "check that the server is up and reachable (and the schema intact), then retry"
@@ -128,6 +133,8 @@ class PostgresStore(PgSearch, PgReembed, BuildLog):
         return rows[0] if rows else None
 
     def _tx(self) -> Any:
+        if self.read_only:
+            raise ops.replica_error(self.url)
         return ops.Tx(self._pool, self._error)
 
     _PARAM = "%s"
@@ -236,20 +243,21 @@ class PostgresStore(PgSearch, PgReembed, BuildLog):
             ]
             total_terms = sum(sum(c.values()) for c in terms)
             with conn.cursor() as cur:
-                with cur.copy(f"COPY chunks(seq, {_CHUNK_COLS}, collection, superseded, n_terms, embedding) "
-                              "FROM STDIN") as copy:  # fmt: skip
+                with cur.copy(f"COPY chunks(seq, {_CHUNK_COLS}, collection, superseded, n_terms, terms, "
+                              "embedding) FROM STDIN") as copy:  # fmt: skip
                     for seq, c, counts in zip(seqs, chunks, terms, strict=True):
                         vec = vectors.get(c.embed_key)
                         copy.write_row(
                             (seq, c.id, c.doc_id, c.ordinal, c.text, c.char_start, c.char_end, c.line_start,
                              c.line_end, json.dumps(list(c.heading_path), ensure_ascii=False), c.page,
                              c.token_count, c.embed_key, doc.collection, superseded, sum(counts.values()),
-                             None if vec is None else ops.vector_text(vec)),
+                             sorted(counts), None if vec is None else ops.vector_text(vec)),
                         )  # fmt: skip
-                ops.write_postings(cur, doc.collection, superseded, zip(seqs, terms, strict=True))
+                df = ops.write_postings(cur, doc.collection, superseded, zip(seqs, terms, strict=True))
+            ops.count_terms(conn, dict(df))
             conn.execute(
-                "UPDATE corpus_stats SET chunks = chunks + %s, terms = terms + %s",
-                (len(chunks), total_terms),
+                "UPDATE corpus_stats SET chunks = chunks + %s, terms = terms + %s, postings = postings + %s",
+                (len(chunks), total_terms, sum(df.values())),
             )
             ops.bump(conn)
 
@@ -262,7 +270,9 @@ class PostgresStore(PgSearch, PgReembed, BuildLog):
         return removed
 
     def commit(self) -> None:
-        """Keyword postings commit with their rows; only the analyzer stamp is left to record."""
+        """Keyword postings commit with their rows: pack the tail once it is long (and repack
+        once deleted chunks hold a fifth of the packed postings); record the analyzer stamp."""
+        self.pack_postings()
         if self.get_meta("analyzer") != self.analyzer.fingerprint:
             self.set_meta("analyzer", self.analyzer.fingerprint)
 
@@ -272,47 +282,6 @@ class PostgresStore(PgSearch, PgReembed, BuildLog):
     def needs_keyword_rebuild(self) -> bool:
         stamp = self.get_meta("analyzer")
         return stamp is not None and stamp != self.analyzer.fingerprint
-
-    def rebuild_keyword_index(self) -> int:
-        """Re-derive every posting with the configured analyzer (no re-embedding)."""
-        docs = {d.id: d for d in self.iter_documents()}
-        count = 0
-        with self._tx() as conn:
-            conn.execute("TRUNCATE postings")
-            total = 0
-            rows = conn.execute(
-                "SELECT seq, doc_id, text, heading_path, collection, superseded FROM chunks"
-            ).fetchall()
-            with conn.cursor() as cur:
-                for seq, doc_id, text, heading, collection, superseded in rows:
-                    doc = docs.get(doc_id)
-                    counts = Counter(self.analyzer.chunk_terms(doc.title if doc else None, heading, text))
-                    total += sum(counts.values())
-                    cur.execute("UPDATE chunks SET n_terms=%s WHERE seq=%s", (sum(counts.values()), seq))
-                    ops.write_postings(cur, collection, superseded, [(seq, counts)])
-                    count += 1
-            conn.execute("UPDATE corpus_stats SET chunks=%s, terms=%s", (count, total))
-            ops.set_meta(conn, "analyzer", self.analyzer.fingerprint)
-            ops.bump(conn)
-        return count
-
-    def compact(self) -> tuple[int, int]:
-        """VACUUM ANALYZE the docshelf tables; returns database bytes before and after."""
-        before = self._size()
-        with self._pool.connection() as conn:
-            conn.autocommit = True
-            for table in ("postings", "chunks", "documents", "meta"):
-                conn.execute(f"VACUUM ANALYZE {table}")
-            conn.autocommit = False
-        return before, self._size()
-
-    def _size(self) -> int:
-        row = self._one(
-            "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
-            "WHERE c.relkind = 'r' AND c.relname = ANY(%s)",
-            (["meta", "collections", "documents", "chunks", "postings", "skipped", "builds"],),
-        )
-        return int(row[0])
 
     # ----- reads -----
     def iter_documents(self, collection: str | None = None) -> Iterator[DocumentRecord]:

@@ -1,0 +1,103 @@
+"""A sync of the files a watcher saw change: same result as a full sync, without walking the rest."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from docshelf.config import Settings
+from docshelf.embed import HashEmbedder
+from docshelf.index import sync as sync_module
+from docshelf.index.watch import Watcher
+from docshelf.runtime import Runtime
+from docshelf.types import SkippedFile
+
+
+def _state(rt: Runtime) -> dict[str, list[str]]:
+    return {d.path: [c.id for c in rt.store.document_chunks(d.id)] for d in rt.store.iter_documents("test")}
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "corpus"
+    (root / "notes").mkdir(parents=True)
+    (root / "build").mkdir()
+    (root / ".gitignore").write_text("build/\n*.tmp\n")
+    for i in range(6):
+        (root / "notes" / f"n{i}.md").write_text(f"# Note {i}\n\nalpha beta {i}\n")
+    return root
+
+
+def test_a_changed_files_sync_equals_a_full_sync_and_walks_nothing_else(
+    settings: Settings, tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.sources.exclude = ["notes/private-*"]
+    with Runtime(settings, embedder=HashEmbedder()) as rt:
+        rt.indexer().sync("test", [tree], skipped=[SkippedFile("https://x.invalid/", "fetch failed")])
+        (tree / "notes" / "n1.md").write_text("# Note 1\n\nedited gammaword\n")
+        (tree / "notes" / "n2.md").unlink()
+        (tree / "notes" / "new.md").write_text("# New\n\nnew deltaword\n")
+        (tree / "build" / "out.md").write_text("ignored by .gitignore\n")
+        (tree / "notes" / "x.tmp").write_text("ignored too\n")
+        (tree / "notes" / "private-plan.md").write_text("excluded by the settings\n")
+        changed = [tree / "notes" / n for n in ("n1.md", "n2.md", "new.md", "x.tmp", "private-plan.md")]
+        changed.append(tree / "build" / "out.md")
+
+        def no_walk(*args: Any, **kwargs: Any) -> Any:
+            raise AssertionError("a full walk")
+
+        monkeypatch.setattr(sync_module, "walk_roots", no_walk)
+        report = rt.indexer().sync("test", changed=changed)
+        assert (report.added, report.updated, report.removed) == (
+            ["notes/new.md"],
+            ["notes/n1.md"],
+            ["notes/n2.md"],
+        )
+        assert report.unchanged == 0  # the untouched notes were not even looked at
+        targeted = _state(rt)
+        assert {s.path for _, s in rt.store.skipped("test")} == {"https://x.invalid/"}  # kept
+        monkeypatch.undo()
+    fresh = settings.model_copy(deep=True)
+    fresh.store.data_dir = tmp_path / "fresh"
+    with Runtime(fresh, embedder=HashEmbedder()) as rt:
+        rt.indexer().sync("test", [tree])
+        assert _state(rt) == targeted
+
+
+def test_the_watcher_syncs_only_what_changed(
+    settings: Settings, tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.watch.debounce_ms = 50
+    walks = {"n": 0}
+    real_walk = sync_module.walk_roots
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        walks["n"] += 1
+        return real_walk(*args, **kwargs)
+
+    monkeypatch.setattr(sync_module, "walk_roots", counting)
+    with Runtime(settings, embedder=HashEmbedder()) as rt:
+        rt.indexer().sync("test", [tree])
+        walker = Watcher(rt.indexer(), "test", settings.watch, [tree])
+        walker.start()
+        try:
+            deadline = time.monotonic() + 30
+            while walker.health["syncs"] < 1 and time.monotonic() < deadline:  # the catch-up sync
+                time.sleep(0.02)
+            before = walks["n"]
+            searcher = rt.searcher()
+            (tree / "notes" / "n3.md").write_text("# Note 3\n\nwombatword\n")
+            while not searcher.search("wombatword", mode="keyword").hits and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert searcher.search("wombatword", mode="keyword").hits[0].path == "notes/n3.md"
+            assert walks["n"] == before  # found without walking the tree again
+            (tree / "more").mkdir()  # a new folder: only a full sync can see what is in it
+            (tree / "more" / "m.md").write_text("# More\n\nkoalaword\n")
+            while not searcher.search("koalaword", mode="keyword").hits and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert searcher.search("koalaword", mode="keyword").hits[0].path == "more/m.md"
+        finally:
+            walker.stop()

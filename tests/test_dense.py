@@ -1,0 +1,243 @@
+"""The embedded store's dense side: a saved HNSW file plus exact rows, kept in step incrementally."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from docshelf.analyze import Analyzer
+from docshelf.store.base import DocumentRecord, SearchFilter
+from docshelf.store.embedded import SQLiteStore
+from docshelf.store.embedded.ann import AnnOptions, ann_available, read_meta
+from docshelf.types import Chunk
+
+if not ann_available():  # (not importorskip: onnxruntime must be imported before usearch)
+    pytest.skip("usearch is not installed", allow_module_level=True)
+
+DIM = 16
+
+
+def _store(path: Path, threshold: int = 20, rebuild: int = 50) -> SQLiteStore:
+    store = SQLiteStore(path, Analyzer(["english"]), ann=AnnOptions(threshold, "i8", 64, rebuild, 1))
+    store.set_model("rig", DIM)
+    store.set_collection_roots("a", [str(path)])
+    store.set_collection_roots("b", [str(path)])
+    return store
+
+
+def _put(store: SQLiteStore, n: int, version: int = 0, collection: str = "a", chunks: int = 2) -> str:
+    doc_id = f"{collection}{n}"
+    rng = np.random.default_rng(n * 1000 + version)
+    vecs = rng.standard_normal((chunks, DIM)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    rows = [
+        Chunk(id=f"{doc_id}-{version}-{i}", doc_id=doc_id, ordinal=i, text=f"text {n} {i}", char_start=0,
+              char_end=1, line_start=1, line_end=1, heading_path=(), page=None, token_count=2,
+              embed_key=f"k{doc_id}-{version}-{i}")
+        for i in range(chunks)
+    ]  # fmt: skip
+    doc = DocumentRecord(doc_id, collection, "/r", f"{doc_id}.txt", 1, version, f"h{version}", "text")
+    store.replace_document(doc, rows, {c.embed_key: v for c, v in zip(rows, vecs, strict=True)})
+    return doc_id
+
+
+def _exact(path: Path, query: np.ndarray, k: int, collection: str | None = None) -> list[tuple[str, float]]:
+    db = sqlite3.connect(path / "docshelf.db")
+    rows = db.execute(
+        "SELECT c.id, v.vector, d.collection FROM chunks c JOIN vectors v ON v.key = c.embed_key "
+        "JOIN documents d ON d.id = c.doc_id"
+    ).fetchall()
+    db.close()
+    rows = [r for r in rows if collection is None or r[2] == collection]
+    scores = np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows]) @ query
+    return [(rows[i][0], float(scores[i])) for i in np.argsort(-scores, kind="stable")[:k]]
+
+
+def _same(got: list[tuple[str, float]], want: list[tuple[str, float]]) -> bool:
+    same_ids = [c for c, _ in got] == [c for c, _ in want]
+    return same_ids and np.allclose([s for _, s in got], [s for _, s in want])
+
+
+def _query(seed: int) -> np.ndarray:
+    q = np.random.default_rng(seed).standard_normal(DIM).astype(np.float32)
+    return q / np.linalg.norm(q)
+
+
+def test_rows_after_the_saved_file_are_scanned_exactly_until_a_rebuild_folds_them_in(tmp_path: Path) -> None:
+    store = _store(tmp_path, threshold=20, rebuild=30)
+    try:
+        for n in range(12):
+            _put(store, n)
+        store.commit()
+        first = read_meta(tmp_path)
+        assert first is not None and first.count == 24  # 24 chunks >= 20: the file exists
+        for n in range(12, 20):
+            _put(store, n)
+        store.commit()
+        assert read_meta(tmp_path) == first  # 16 new rows < 30: the file is left alone
+        dense = store._dense()
+        assert dense.ann is not None and len(dense.ann) == 24 and len(dense.exact) == 16
+        for seed in range(20):
+            q = _query(seed)
+            assert _same(store.vector_search(q, 8, SearchFilter()), _exact(tmp_path, q, 8))
+        for n in range(20, 28):
+            _put(store, n)
+        store.commit()
+        second = read_meta(tmp_path)
+        assert second is not None and second.count == 56 and second.file != first.file
+        assert not (tmp_path / first.file).exists()
+        dense = store._dense()
+        assert dense.ann is not None and len(dense.ann) == 56 and len(dense.exact) == 0
+    finally:
+        store.close()
+
+
+def test_a_reader_follows_the_writer_without_reloading_what_it_has(tmp_path: Path) -> None:
+    writer = _store(tmp_path)
+    for n in range(25):
+        _put(writer, n)
+    writer.commit()
+    reader = SQLiteStore(tmp_path, Analyzer(["english"]), ann=AnnOptions(20, "i8", 64, 50, 1))
+    try:
+        q = _query(1)
+        assert _same(reader.vector_search(q, 5, SearchFilter()), _exact(tmp_path, q, 5))
+        statements: list[str] = []
+        reader._db.set_trace_callback(statements.append)  # this thread's read connection
+        reader.vector_search(q, 5, SearchFilter())
+        assert not any("FROM chunks WHERE seq >" in s for s in statements)  # same generation: nothing read
+        edited = _put(writer, 3, version=1)  # replaced: 2 rows gone, 2 new
+        writer.delete_documents(["a4"])
+        writer.commit()  # 4 of 50 keys gone, 2 rows outside: the file stays
+        statements.clear()
+        got = reader.vector_search(q, 10, SearchFilter())
+        assert _same(got, _exact(tmp_path, q, 10))
+        assert all(not c.startswith(("a3-0-", "a4-")) for c, _ in got)
+        new_rows = [s for s in statements if "JOIN vectors" in s and "c.seq > " in s]
+        assert len(new_rows) == 1  # only the rows after the last one it had were read
+        assert reader._dense().ann is not None and f"{edited}-1-0" in {c for c, _ in reader.vector_search(
+            _vector_of(tmp_path, f"{edited}-1-0"), 1, SearchFilter())}  # fmt: skip
+    finally:
+        reader.close()
+        writer.close()
+
+
+def _vector_of(path: Path, chunk_id: str) -> np.ndarray:
+    db = sqlite3.connect(path / "docshelf.db")
+    blob = db.execute(
+        "SELECT v.vector FROM chunks c JOIN vectors v ON v.key = c.embed_key WHERE c.id = ?", (chunk_id,)
+    ).fetchone()[0]
+    db.close()
+    return np.frombuffer(blob, dtype=np.float32)
+
+
+def test_deleted_chunks_never_come_back_and_many_deletions_rebuild_the_file(tmp_path: Path) -> None:
+    store = _store(tmp_path, threshold=20, rebuild=1000)
+    try:
+        for n in range(30):
+            _put(store, n)
+        store.commit()
+        first = read_meta(tmp_path)
+        assert first is not None and first.count == 60
+        store.delete_documents(["a0", "a1"])  # 4 of 60 keys gone: kept, dead keys skipped
+        store.commit()
+        assert read_meta(tmp_path) == first
+        for seed in range(10):
+            q = _query(seed)
+            assert _same(store.vector_search(q, 10, SearchFilter()), _exact(tmp_path, q, 10))
+        store.delete_documents([f"a{n}" for n in range(2, 8)])  # 16 of 60: rebuilt without them
+        store.commit()
+        second = read_meta(tmp_path)
+        assert second is not None and second.count == 44
+        store.delete_documents([f"a{n}" for n in range(8, 25)])  # below the threshold: file removed
+        store.commit()
+        assert read_meta(tmp_path) is None and not list(tmp_path.glob("vectors*.usearch"))
+        q = _query(3)
+        assert _same(store.vector_search(q, 5, SearchFilter()), _exact(tmp_path, q, 5))
+    finally:
+        store.close()
+
+
+def test_a_narrow_filter_above_the_threshold_still_finds_its_k_best(tmp_path: Path) -> None:
+    store = _store(tmp_path, threshold=20, rebuild=1000)
+    try:
+        for n in range(60):
+            _put(store, n)
+        for n in range(3):
+            _put(store, n, collection="b")
+        store.commit()
+        assert read_meta(tmp_path) is not None
+        for seed in range(10):
+            q = _query(seed)
+            got = store.vector_search(q, 5, SearchFilter(collections=("b",)))
+            assert _same(got, _exact(tmp_path, q, 5, collection="b"))
+    finally:
+        store.close()
+
+
+def test_an_index_file_of_the_old_format_is_replaced(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    try:
+        for n in range(15):
+            _put(store, n)
+        (tmp_path / "vectors.usearch").write_bytes(b"old f16 index")
+        (tmp_path / "vectors.json").write_text(json.dumps({"generation": 1, "dim": DIM}))
+        assert read_meta(tmp_path) is None
+        store.commit()
+        meta = read_meta(tmp_path)
+        assert meta is not None and meta.dtype == "i8" and meta.count == 30
+        assert not (tmp_path / "vectors.usearch").exists()
+        q = _query(5)
+        assert _same(store.vector_search(q, 5, SearchFilter()), _exact(tmp_path, q, 5))
+    finally:
+        store.close()
+
+
+def test_a_large_store_without_a_usable_file_builds_one_in_memory(tmp_path: Path) -> None:
+    writer = _store(tmp_path)
+    for n in range(15):
+        _put(writer, n)
+    writer.commit()
+    writer.close()
+    meta = read_meta(tmp_path)
+    assert meta is not None
+    (tmp_path / meta.file).unlink()  # derived data lost
+    reader = SQLiteStore(tmp_path, Analyzer(["english"]), ann=AnnOptions(20, "i8", 64, 5, 1))
+    try:
+        q = _query(2)
+        assert _same(reader.vector_search(q, 5, SearchFilter()), _exact(tmp_path, q, 5))
+        dense = reader._dense()
+        assert dense.ann is not None and len(dense.ann) == 30 and len(dense.exact) == 0
+        assert read_meta(tmp_path) is None  # a reader does not save it
+    finally:
+        reader.close()
+
+
+def test_a_failed_save_leaves_the_store_searchable_and_the_next_commit_retries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from docshelf.store.embedded import ann as ann_file
+
+    store = _store(tmp_path, threshold=20, rebuild=1000)
+    try:
+        for n in range(15):
+            _put(store, n)
+
+        def disk_full(*args: object) -> None:
+            (tmp_path / "vectors-0.usearch.tmp").write_bytes(b"half")
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(ann_file, "_save", disk_full)
+        store.commit()  # no error: the HNSW index is derived data
+        assert "not saved" in caplog.text and read_meta(tmp_path) is None
+        assert not list(tmp_path.glob("*.tmp"))
+        q = _query(4)
+        assert _same(store.vector_search(q, 5, SearchFilter()), _exact(tmp_path, q, 5))
+        monkeypatch.undo()
+        store.commit()
+        assert read_meta(tmp_path) is not None
+    finally:
+        store.close()
