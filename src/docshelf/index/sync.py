@@ -3,34 +3,30 @@
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import TypeVar
 
-from docshelf.chunk import LineIndex, chunk_document
 from docshelf.config import Settings, check_collection
 from docshelf.embed.base import Embedder, Vectors
-from docshelf.errors import DocshelfError, ParseError, SourceError
+from docshelf.errors import DocshelfError, SourceError
 from docshelf.index import changes
 from docshelf.index.gitinfo import git_state
-from docshelf.index.ids import chunk_ids, content_hash, document_id, embed_key
+from docshelf.index.ids import content_hash
 from docshelf.index.lock import WriterLock
 from docshelf.index.pipeline import EmbedPipeline
+from docshelf.index.prepare import Counter, Pending, prepare
 from docshelf.index.reembed import reembed_store
+from docshelf.index.report import SyncReport, group_skipped, reason_kind, reason_of
 from docshelf.index.scope import Scope, record_scripts, skip_records
 from docshelf.parse import ParserRegistry, default_registry
-from docshelf.parse.limits import Deadline
-from docshelf.parse.worker import parse_isolated
 from docshelf.search.confidence import script_words
 from docshelf.sources import walk_roots
-from docshelf.sources.mirror import source_metadata
 from docshelf.sources.regular import FileRefused, read_regular
 from docshelf.sources.walk import kept_by
-from docshelf.store.base import BuildRecord, DocumentRecord, Store
-from docshelf.types import Chunk, SkippedFile, SourceFile, contextual_text
+from docshelf.store.base import BuildRecord, Store
+from docshelf.types import SkippedFile, SourceFile
 
 __all__ = ["Indexer", "Progress", "SyncReport", "group_skipped", "reason_kind"]
 
@@ -42,107 +38,6 @@ _T = TypeVar("_T")
 _PUBLISH_S = 2.0
 # Tokens kept free for the title/heading header that contextual_text puts before a chunk.
 _HEADER_RESERVE = 48
-
-
-@dataclass
-class SyncReport:
-    """What one sync did."""
-
-    collection: str
-    added: list[str] = field(default_factory=list)
-    updated: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
-    unchanged: int = 0
-    excluded: list[str] = field(default_factory=list)  # rag: false
-    skipped: list[SkippedFile] = field(default_factory=list)
-    chunks_written: int = 0
-    chunks_embedded: int = 0
-    seconds: float = 0.0
-    git_commit: str | None = None
-    git_dirty: bool | None = None
-
-    def skipped_by_kind(self) -> dict[str, list[str]]:
-        """Skipped paths grouped by the kind of reason ("binary file", "no parser for .xyz",
-        "is password-protected", ...), most common first: the summary to print after the
-        per-file lines."""
-        return group_skipped(self.skipped)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "collection": self.collection,
-            "added": len(self.added),
-            "updated": len(self.updated),
-            "removed": len(self.removed),
-            "unchanged": self.unchanged,
-            "excluded": self.excluded,
-            "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
-            "skipped_by_kind": {kind: len(paths) for kind, paths in self.skipped_by_kind().items()},
-            "chunks_written": self.chunks_written,
-            "chunks_embedded": self.chunks_embedded,
-            "seconds": round(self.seconds, 3),
-            "git_commit": self.git_commit,
-            "git_dirty": self.git_dirty,
-        }
-
-
-_KIND_END = re.compile(r" \(|; |: | - ")
-_NUMBER = re.compile(r"(?<![\w.-])\d+(?:[.,]\d+)*(?!\w)")  # "3 pages", "62.3 MB"; not "UTF-8"
-
-
-def reason_kind(reason: str) -> str:
-    """The kind of a skip reason: its first clause, numbers generalised ("too large",
-    "no parser for .rtf", "damaged or unreadable PDF", "no text")."""
-    head = _KIND_END.split(reason, maxsplit=1)[0].strip()
-    return _NUMBER.sub("N", head) or reason
-
-
-def group_skipped(skipped: Sequence[SkippedFile]) -> dict[str, list[str]]:
-    """Paths by reason kind, the most common kind first (ties by name)."""
-    groups: dict[str, list[str]] = {}
-    for s in skipped:
-        groups.setdefault(reason_kind(s.reason), []).append(s.path)
-    return dict(sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])))
-
-
-def _reason(rel: str, exc: Exception) -> str:
-    """The error's message without the path it starts with: the report names the file once."""
-    message = str(exc)
-    for prefix in (f"{rel}: ", f"{rel} "):
-        if message.startswith(prefix):
-            return message[len(prefix) :]
-    return message
-
-
-@dataclass
-class _Pending:
-    doc: DocumentRecord
-    chunks: list[Chunk]
-    texts: dict[str, str]  # embed key -> text to embed
-    is_new: bool
-
-
-class _Counter:
-    """Adapts an Embedder to the chunker's TokenCounter; stops a file's chunking at its deadline
-    (every count passes here, so no chunker loop can outlast parse.timeout_s)."""
-
-    def __init__(self, embedder: Embedder) -> None:
-        self.embedder = embedder
-        self.deadline: Deadline | None = None
-
-    def count(self, text: str) -> int:
-        if self.deadline is not None and self.deadline.remaining() <= 0.001:
-            raise ParseError(
-                f"{self.deadline.path}: chunking took over {self.deadline.seconds:g} s "
-                "(parse.timeout_s); raise the limit or exclude the file"
-            )
-        return self.embedder.count_tokens(text)
-
-
-def _tags(meta: dict[str, Any]) -> tuple[str, ...]:
-    raw = meta.get("tags") or ()
-    if isinstance(raw, str):
-        raw = raw.split(",")
-    return tuple(str(t).strip() for t in raw if str(t).strip())
 
 
 class Indexer:
@@ -161,7 +56,7 @@ class Indexer:
         self.settings = settings
         self.registry = registry or default_registry(settings)
         self.progress = progress or (lambda phase, done, total: None)
-        self.counter = _Counter(embedder)
+        self.counter = Counter(embedder)
         self._scripts: dict[str, float] = {}  # words per writing system swapped in (the "no match" note)
         self._pipeline = EmbedPipeline(store, embedder)
         self.max_tokens = max(16, min(settings.chunk.max_tokens, embedder.max_tokens - _HEADER_RESERVE))
@@ -271,7 +166,7 @@ class Indexer:
             states = self.store.document_states(collection)
         if within is not None:  # only what lies in the scope is compared (and may be removed)
             states = {rel: st for rel, st in states.items() if within.holds(Path(st.root) / st.path)}
-        batch: list[_Pending] = []
+        batch: list[Pending] = []
         batch_chunks = 0
         published = time.monotonic()
         for done, (rel, f) in enumerate(sorted(files.items()), start=1):
@@ -299,7 +194,7 @@ class Indexer:
             try:
                 pending = self._prepare(collection, f, data, digest, is_new=state is None)
             except DocshelfError as exc:
-                report.skipped.append(SkippedFile(rel, _reason(rel, exc)))
+                report.skipped.append(SkippedFile(rel, reason_of(rel, exc)))
                 continue
             except Exception as exc:
                 log.exception("unexpected error parsing %s", rel)
@@ -400,64 +295,9 @@ class Indexer:
 
     def _prepare(
         self, collection: str, f: SourceFile, data: bytes, digest: str, is_new: bool
-    ) -> _Pending | None:
-        limits = self.settings.parse
-        if limits.isolate:
-            parsed = parse_isolated(self.registry, data, f.rel_path, limits.timeout_s, limits.max_memory_mb)
-        else:
-            parsed = self.registry.parse(data, f.rel_path)
-        self.counter.deadline = Deadline(f.rel_path, limits.timeout_s)  # chunking has the same limit
-        meta = {**parsed.metadata, **source_metadata(f.root, f.rel_path)}  # fetched: its URL
-        if meta.get("rag") is False:
-            return None
-        mode: Literal["auto", "headings"] = "headings" if meta.get("rag_chunk") == "headings" else "auto"
-        try:
-            spans = chunk_document(
-                parsed, self.counter, self.max_tokens, self.settings.chunk.overlap_tokens, mode
-            )
-        finally:
-            self.counter.deadline = None
-        if not spans:  # an empty document would sit in the index matching nothing, unreported
-            raise ParseError(
-                f"{f.rel_path}: no text: the file holds nothing to index (empty, or only images, "
-                "drawings or markup); add text or exclude it"
-            )
-        doc_id = document_id(collection, f.rel_path)
-        lifecycle = meta.get("lifecycle")
-        doc = DocumentRecord(
-            id=doc_id,
-            collection=collection,
-            root=str(f.root),
-            path=f.rel_path,
-            size=f.size,
-            mtime_ns=f.mtime_ns,
-            content_hash=digest,
-            file_type=parsed.file_type,
-            title=parsed.title,
-            tags=_tags(meta),
-            lifecycle=str(lifecycle) if lifecycle is not None else None,
-            metadata=meta,
-            indexed_at=time.time(),
-        )
-        lines = LineIndex(parsed.text)
-        texts = [parsed.text[s.start : s.end] for s in spans]
-        chunks: list[Chunk] = []
-        to_embed: dict[str, str] = {}
-        ids = chunk_ids(doc_id, texts)
-        for ordinal, (span, text, cid) in enumerate(zip(spans, texts, ids, strict=True)):
-            embed_text = contextual_text(parsed.title, span.heading_path, text)
-            key = embed_key(self.embedder.name, embed_text)
-            to_embed[key] = embed_text
-            chunks.append(
-                Chunk(
-                    id=cid, doc_id=doc_id, ordinal=ordinal, text=text, char_start=span.start,
-                    char_end=span.end, line_start=lines.line_of(span.start),
-                    line_end=lines.line_of(max(span.start, span.end - 1)),
-                    heading_path=span.heading_path, page=span.page,
-                    token_count=span.token_count, embed_key=key,
-                )
-            )  # fmt: skip
-        return _Pending(doc, chunks, to_embed, is_new)
+    ) -> Pending | None:
+        return prepare(self.settings, self.registry, self.counter, self.max_tokens, self.embedder.name,
+                       collection, f, data, digest, is_new)  # fmt: skip
 
     def _embed(self, texts: dict[str, str]) -> dict[str, Vectors]:
         cached = self.store.cached_vectors(list(texts))
@@ -467,18 +307,18 @@ class Indexer:
             cached.update(zip(missing, vectors, strict=False))
         return cached
 
-    def _submit(self, batch: list[_Pending], report: SyncReport) -> None:
+    def _submit(self, batch: list[Pending], report: SyncReport) -> None:
         """Embed ``batch`` in the background; the batch before it is swapped in meanwhile."""
         texts = {k: t for p in batch for k, t in p.texts.items()}
         self._pipeline.submit(texts, lambda vectors: self._write(batch, vectors, report))
 
-    def _flush(self, batch: list[_Pending], report: SyncReport) -> None:
+    def _flush(self, batch: list[Pending], report: SyncReport) -> None:
         """Embed a batch and swap it in (after the one in flight)."""
         if batch:
             self._submit(batch, report)
         self._pipeline.drain()
 
-    def _write(self, batch: list[_Pending], vectors: dict[str, Vectors], report: SyncReport) -> None:
+    def _write(self, batch: list[Pending], vectors: dict[str, Vectors], report: SyncReport) -> None:
         """Swap each document in; isolate failures per document (embedded alone after a batch failed)."""
         for pending in batch:
             rel = pending.doc.path
