@@ -130,7 +130,7 @@ async def measure(data: Path, corpus: Path, queries: int, mode: str, edits: int)
             while True:
                 found = await client.call_tool("search", {"query": word, "k": 1, "mode": "keyword"})
                 hits = (found.structured_content or {}).get("hits", [])
-                if hits and hits[0]["path"].endswith(target.name):
+                if hits and hits[0]["citation"].split(":")[0].endswith(target.name):
                     break
                 if time.perf_counter() - t0 > 300:
                     raise SystemExit(f"edit {e} not searchable after 300 s")

@@ -6,50 +6,21 @@ import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Literal, Protocol, runtime_checkable
+from typing import Literal
 
+from docshelf.chunk.sections import normalise_sections
 from docshelf.chunk.sentences import safe_cut, split_sentences
+from docshelf.chunk.tokens import ApproxTokenCounter, TokenCounter
 from docshelf.parse.text import split_lines, trim_span
 from docshelf.types import ChunkSpan, ParsedDocument, Section
 
 __all__ = ["ApproxTokenCounter", "TokenCounter", "chunk_document"]
 
-# Han, Hangul, kana and their extensions: scripts written without spaces, which an
-# embedding tokenizer splits into roughly one token per character.
-_CJK = (
-    "\u1100-\u11ff\u2e80-\u2fdf\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
-    "\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\uff65-\uffdc\U00020000-\U0003134f"
-)
-_TOKEN = re.compile(rf"([^\W{_CJK}]+)|[{_CJK}]|[^\w\s]")
-_PUNCT_RUN = re.compile(r"([^\w\s])\1{4,}")
 _WORD = re.compile(r"\S+")
 _LINE_KINDS = frozenset({"code", "list", "table"})
 _PROBE_CHARS_PER_TOKEN = 8  # beyond ~4-5 for prose, so probes usually settle it
 _TAIL_CHARS_PER_TOKEN = 16  # window for finding the last sentences of a block
 _FULL = 0.9  # a piece of an unspaced run this full is kept, not searched for the longest one
-
-
-@runtime_checkable
-class TokenCounter(Protocol):
-    """Counts the tokens a model would see for a text."""
-
-    def count(self, text: str) -> int:
-        """Tokens in ``text``."""
-        ...
-
-
-class ApproxTokenCounter:
-    """Model-free estimate: one token per CJK character and per punctuation mark,
-    one per four characters of other words and of runs like "-----" (rounded up)."""
-
-    def count(self, text: str) -> int:
-        """Estimated tokens in ``text``."""
-        n = sum((len(word) + 3) // 4 if word else 1 for word in _TOKEN.findall(text))
-        # Tokenizers merge rule lines and table borders; counting each "-" overshoots.
-        for m in _PUNCT_RUN.finditer(text):
-            size = m.end() - m.start()
-            n -= size - (size + 3) // 4
-        return n
 
 
 @dataclass(slots=True)
@@ -73,36 +44,6 @@ class _Draft:
     group: int  # heading section it belongs to; overlap never crosses groups
     start: int = 0
     tokens: int = 0
-
-
-def _normalise_sections(doc: ParsedDocument) -> list[Section]:
-    """Sorted, clipped, non-overlapping, trimmed sections covering all body text.
-
-    Gaps holding text (a parser that skipped something) become "text" sections,
-    so no body text is ever left out of the index.
-    """
-    text = doc.text
-    out: list[Section] = []
-    pos = max(0, doc.body_start)
-
-    def add(start: int, end: int, like: Section | None, kind: str | None = None) -> None:
-        s, e = trim_span(text, start, end)
-        if e > s:
-            if like is None:
-                out.append(Section(s, e, kind or "text"))
-            else:
-                out.append(Section(s, e, kind or like.kind, like.heading_path, like.page, like.level))
-
-    for sec in sorted(doc.sections, key=lambda x: (x.start, x.end)):
-        s, e = max(sec.start, pos), min(sec.end, len(text))
-        if s > pos:
-            add(pos, s, out[-1] if out else sec, "text")
-        if e > s:
-            add(s, e, sec)
-        pos = max(pos, e)
-    if pos < len(text):
-        add(pos, len(text), out[-1] if out else None, "text")
-    return out
 
 
 class _Chunker:
@@ -424,7 +365,7 @@ def chunk_document(
     if mode not in ("auto", "headings"):
         raise ValueError(f"mode must be 'auto' or 'headings', not {mode!r}")
     chunker = _Chunker(doc.text, counter, max_tokens)
-    units = chunker.units(_normalise_sections(doc))
+    units = chunker.units(normalise_sections(doc))
     # At most half of a chunk is ever given over to repeating the previous one.
     reserve = min(overlap_tokens, max_tokens // 2)
     drafts = [part for d in chunker.pack(units, mode, reserve) for part in chunker.fit(d)]
