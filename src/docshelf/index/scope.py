@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,17 +21,23 @@ class Scope:
     """The paths a scoped sync covers: roots, folders inside roots, or single files."""
 
     def __init__(self, paths: Sequence[Path]) -> None:
-        from docshelf.sources.walk import is_within
-
-        self._within = is_within
         self.paths = [Path(p).expanduser().resolve() for p in paths]
+        # string prefixes: holds() runs once per file and per stored document of a sync
+        self._exact = frozenset(str(p) for p in self.paths)
+        self._prefixes = tuple(str(p).rstrip(os.sep) + os.sep for p in self.paths)
 
     def touches(self, root: Path) -> bool:
         """True if the root holds (or is) one of the paths: it must be walked."""
-        return any(self._within(p, root) for p in self.paths)
+        return any(_within(str(p), str(root)) for p in self.paths)
 
-    def holds(self, path: Path) -> bool:
-        return any(self._within(path, p) for p in self.paths)
+    def holds(self, path: Path | str) -> bool:
+        """True if ``path`` (resolved) is one of the paths or lies below one."""
+        text = str(path)
+        return text in self._exact or text.startswith(self._prefixes)
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def skip_records(

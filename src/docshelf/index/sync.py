@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -145,15 +146,10 @@ class Indexer:
         for _, result in walked:
             report.skipped.extend(result.skipped)
             for f in result.files:
+                # (files without a parser were skipped by the walk, unopened)
                 if within is not None and not within.holds(f.root / f.rel_path):
                     continue
-                if self.registry.for_path(f.rel_path) is None:
-                    report.skipped.append(
-                        SkippedFile(
-                            f.rel_path, f"no parser for {f.path.suffix or 'files without an extension'}"
-                        )
-                    )
-                elif f.rel_path in files:
+                if f.rel_path in files:
                     report.skipped.append(
                         SkippedFile(f.rel_path, f"same path already indexed from {files[f.rel_path].root}")
                     )
@@ -165,18 +161,18 @@ class Indexer:
         else:
             states = self.store.document_states(collection)
         if within is not None:  # only what lies in the scope is compared (and may be removed)
-            states = {rel: st for rel, st in states.items() if within.holds(Path(st.root) / st.path)}
+            states = {rel: st for rel, st in states.items() if within.holds(os.path.join(st.root, st.path))}
         batch: list[Pending] = []
         batch_chunks = 0
         published = time.monotonic()
         for done, (rel, f) in enumerate(sorted(files.items()), start=1):
             self.progress("index", done, len(files))
-            time.sleep(0)  # hand the interpreter to waiting readers (a server's searches) once per file
             state = states.get(rel)
             same_root = state is not None and state.root == str(f.root)
             if state and not force and same_root and state.size == f.size and state.mtime_ns == f.mtime_ns:
                 report.unchanged += 1
                 continue
+            time.sleep(0)  # hand the interpreter to waiting readers (a server's searches) once per file read
             try:  # regular files only, within the cap: the file may have changed since the walk
                 data = read_regular(f.path, int(self.settings.sources.max_file_mb * 1_048_576))
             except FileRefused as exc:
