@@ -72,3 +72,18 @@ def test_background_pass_finishes_a_large_count(tmp_path: Path) -> None:
         assert tracker.summary()["stale_documents"] == 1
     finally:
         tracker.close()
+
+
+def test_a_long_pass_stretches_the_wait_before_the_next(tmp_path: Path) -> None:
+    """Re-counting a large corpus every few seconds kept the thread busy and searches slower
+    (MCP p50 41.6 ms at 20,000 files vs 23.3 ms at 1,000): the wait grows with the pass."""
+    store = _store(tmp_path, 40)
+    tracker = StaleTracker(store, max_age_s=5.0, min_age_s=1.0, idle_ratio=10.0)
+    tracker.summary()  # one complete pass
+    generation = store.generation()
+    tracker._pass_s = 2.0  # as if that pass had taken 2 s
+    tracker._checked -= 6.0
+    assert not tracker._due(generation)  # past max_age_s, but not 10 x 2 s
+    assert not tracker._due(generation + 1)  # a sync since: still not before 20 s
+    tracker._checked -= 15.0
+    assert tracker._due(generation)

@@ -131,8 +131,10 @@ class StaleTracker:
 
     With ``background`` a daemon thread walks the documents every ``max_age_s`` (sooner, after
     ``min_age_s``, when a sync changed the index), pausing between pages so searches keep the
-    interpreter. The first call itself checks up to ``first_pages`` pages of 1,000 documents (all
-    a one-shot CLI search gets); a count that did not finish is reported as None, never guessed.
+    interpreter; both waits stretch to ``idle_ratio`` times the last pass's length, so a large
+    corpus is re-counted less often instead of keeping the thread busy (and searches slower).
+    The first call itself checks up to ``first_pages`` pages of 1,000 documents (all a one-shot
+    CLI search gets); a count that did not finish is reported as None, never guessed.
     """
 
     def __init__(
@@ -145,6 +147,7 @@ class StaleTracker:
         min_age_s: float = 1.0,
         first_pages: int = 2,
         keep: int = 200,
+        idle_ratio: float = 10.0,
     ) -> None:
         self.store = store
         self.lock = lock or contextlib.nullcontext()
@@ -154,6 +157,8 @@ class StaleTracker:
         self.min_age_s = min_age_s
         self.first_pages = first_pages
         self.keep = keep
+        self.idle_ratio = idle_ratio
+        self._pass_s = 0.0  # how long the last complete pass took
         self._state = threading.Lock()
         self._count: int | None = None
         self._found: list[dict[str, str]] = []
@@ -189,7 +194,10 @@ class StaleTracker:
 
     def _due(self, generation: int) -> bool:
         since = time.monotonic() - self._checked
-        return since >= self.max_age_s or (generation != self._generation and since >= self.min_age_s)
+        rest = self.idle_ratio * self._pass_s
+        return since >= max(self.max_age_s, rest) or (
+            generation != self._generation and since >= max(self.min_age_s, rest)
+        )
 
     def _ensure_thread(self, generation: int) -> None:
         with self._state:
@@ -217,6 +225,7 @@ class StaleTracker:
 
     def _run_pass(self, max_pages: int | None = None, pause: bool = False) -> None:
         generation = self._generation_now()
+        started = time.monotonic()
         walk = _Pass(self.store, self.resolve, self.keep)
         for pages, _ in enumerate(self._steps(walk, pause), start=1):
             if max_pages is not None and pages >= max_pages and not walk.done:
@@ -225,6 +234,7 @@ class StaleTracker:
                 return
         self._found = walk.found
         self._count, self._checked, self._generation = walk.count, time.monotonic(), generation
+        self._pass_s = self._checked - started
 
     def _steps(self, walk: _Pass, pause: bool) -> Iterator[None]:
         while not walk.done:
