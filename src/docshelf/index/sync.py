@@ -26,7 +26,7 @@ from docshelf.search.confidence import script_words
 from docshelf.sources import walk_roots
 from docshelf.sources.regular import FileRefused, read_regular
 from docshelf.sources.walk import kept_by
-from docshelf.store.base import BuildRecord, Store
+from docshelf.store.base import BuildRecord, DocState, Store
 from docshelf.types import SkippedFile, SourceFile
 
 __all__ = ["Indexer", "Progress", "SyncReport", "group_skipped", "reason_kind"]
@@ -39,6 +39,16 @@ _T = TypeVar("_T")
 _PUBLISH_S = 2.0
 # Tokens kept free for the title/heading header that contextual_text puts before a chunk.
 _HEADER_RESERVE = 48
+
+
+def _unchanged(states: dict[str, DocState]) -> Callable[[str, int, int], bool]:
+    """Whether a walked file is indexed with this size and mtime (a binary file never is)."""
+
+    def known(rel: str, size: int, mtime_ns: int) -> bool:
+        state = states.get(rel)
+        return state is not None and state.size == size and state.mtime_ns == mtime_ns
+
+    return known
 
 
 class Indexer:
@@ -118,11 +128,13 @@ class Indexer:
         if changed is not None:
             walked = changes.walk_changed(all_roots, changed, src, self.registry.binary_extensions, parseable)
             kept_roots = [str(r) for r in moved]
+            states = changes.changed_states(self.store, collection, all_roots, changed)
         else:
+            states = self.store.document_states(collection)
             walk_list = all_roots if within is None else [r for r in all_roots if within.touches(r)]
             walked = list(
                 walk_roots(walk_list, src.include, src.exclude, src.respect_gitignore, src.max_file_mb,
-                           self.registry.binary_extensions, parseable)
+                           self.registry.binary_extensions, parseable, _unchanged(states))
             )  # fmt: skip
             # a scoped sync keeps the roots it did not walk; walked roots take their resolved form
             resolved = dict(zip(walk_list, (r for r, _ in walked), strict=True))
@@ -156,10 +168,6 @@ class Indexer:
                 else:
                     files[f.rel_path] = f
 
-        if changed is not None:
-            states = changes.changed_states(self.store, collection, all_roots, changed)
-        else:
-            states = self.store.document_states(collection)
         if within is not None:  # only what lies in the scope is compared (and may be removed)
             states = {rel: st for rel, st in states.items() if within.holds(os.path.join(st.root, st.path))}
         batch: list[Pending] = []

@@ -112,7 +112,19 @@ class _Walker:
     binary_ok: frozenset[str]
     result: WalkResult
     parseable: Callable[[str], bool] | None = None
+    # (relative path, size, mtime_ns) -> indexed as it is now: its content is not sniffed again
+    known: Callable[[str, int, int], bool] | None = None
     visited: set[tuple[int, int]] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        # string slicing instead of pathlib per file: a no-op resync of 100k files is mostly this
+        self._prefix = os.fspath(self.root).rstrip(os.sep) + os.sep
+
+    def _rel(self, path: Path) -> str:
+        text = os.fspath(path)
+        if text.startswith(self._prefix):
+            return text[len(self._prefix) :]
+        return path.relative_to(self.root).as_posix()
 
     def walk(self, folder: Path, ignores: list[tuple[Path, pathspec.GitIgnoreSpec]]) -> None:
         what = "cannot list folder"
@@ -152,7 +164,7 @@ class _Walker:
                 self.unreadable(path, f"cannot read: {exc.strerror}; anything indexed from it is kept", None)
             return
         is_dir = stat.S_ISDIR(st.st_mode)
-        rel = path.relative_to(self.root).as_posix()
+        rel = self._rel(path)
         if not _utf8(rel):  # undecodable bytes (surrogate escapes) cannot be stored or cited
             shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
             self.result.skipped.append(SkippedFile(shown, "the file name is not valid UTF-8; rename it"))
@@ -175,8 +187,15 @@ class _Walker:
             cap = self.max_bytes / 1_048_576
             self.skip(path, f"too large ({mb:.1f} MB > {cap:g} MB cap; raise sources.max_file_mb)")
             return
+        nfc = rel if rel.isascii() else unicodedata.normalize("NFC", rel)
         try:
-            binary = path.suffix.lower() not in self.binary_ok and _looks_binary(real)
+            if self.known is not None and self.known(nfc, st.st_size, st.st_mtime_ns):
+                # indexed as it is: no sniff, only whether it can still be read (one syscall)
+                if not os.access(real, os.R_OK):
+                    raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+                binary = False
+            else:
+                binary = os.path.splitext(rel)[1].lower() not in self.binary_ok and _looks_binary(real)
         except OSError as exc:
             self.unreadable(path, f"cannot read: {exc.strerror}; any indexed version is kept", False)
             return
@@ -187,7 +206,7 @@ class _Walker:
             SourceFile(
                 root=self.root,
                 path=real,
-                rel_path=unicodedata.normalize("NFC", rel),
+                rel_path=nfc,
                 size=st.st_size,
                 mtime_ns=st.st_mtime_ns,
             )
@@ -199,7 +218,8 @@ class _Walker:
         suffix = "/" if is_dir else ""
         if self.exclude is not None and self.exclude.match_file(rel + suffix):
             return True
-        return any(spec.match_file(path.relative_to(base).as_posix() + suffix) for base, spec in ignores)
+        text = os.fspath(path)
+        return any(spec.match_file(_below(text, base) + suffix) for base, spec in ignores)
 
     def skip(self, path: Path, reason: str) -> str:
         try:
@@ -219,6 +239,12 @@ class _Walker:
             self.result.unreadable.append(rel)
 
 
+def _below(path: str, base: Path) -> str:
+    """``path`` relative to the folder ``base`` that holds it, as POSIX text."""
+    prefix = os.fspath(base).rstrip(os.sep) + os.sep
+    return path[len(prefix) :] if path.startswith(prefix) else Path(path).relative_to(base).as_posix()
+
+
 def walk_roots(
     roots: Sequence[Path],
     include: Sequence[str] = (),
@@ -227,19 +253,22 @@ def walk_roots(
     max_file_mb: float = 50.0,
     binary_extensions: Sequence[str] = (),
     parseable: Callable[[str], bool] | None = None,
+    known: Callable[[str, int, int], bool] | None = None,
 ) -> Iterator[tuple[Path, WalkResult]]:
     """Yield (resolved root, files and skips) for each root, in path order.
 
     Hidden entries are never entered; a symlink is followed only while its
     target stays inside the root. ``binary_extensions`` are formats whose
     parsers read binary files (PDF, DOCX, ...), so the NUL-byte sniff is off.
-    ``parseable`` (a relative path -> has a parser) skips the others unopened.
+    ``parseable`` (a relative path -> has a parser) skips the others unopened; ``known``
+    (relative path, size, mtime_ns -> indexed like that) spares unchanged files the sniff.
     """
     for root in roots:
         resolved = resolve_root(root)
         walker = _walker(
             resolved, include, exclude, respect_gitignore, max_file_mb, binary_extensions, parseable
         )
+        walker.known = known
         walker.walk(resolved, [])
         yield resolved, walker.result
 
