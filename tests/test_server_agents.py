@@ -69,6 +69,26 @@ def test_snippets_keep_markdown_and_cjk_words() -> None:
             assert set(analyzer.terms(text[start:end])) & terms
 
 
+def test_snippet_does_not_spend_its_characters_on_the_heading_the_hit_carries() -> None:
+    from docshelf.search.snippets import heading_line_end
+
+    analyzer = Analyzer()
+    for text, heading in [
+        (
+            "## Paging the on-call engineer\n\nTo page someone for a SEV-1, run /page.",
+            "Paging the on-call engineer",
+        ),
+        ("Code samples\n------------\n\nEvery code sample must run as written.", "Code samples"),
+    ]:
+        skip = heading_line_end(text, heading)
+        got = make_snippet(analyzer.tokens(text), text, set(analyzer.terms("page sample")), skip=skip)
+        assert heading not in got.text and not got.text.startswith(("…", "-")), got.text
+        assert got.text.split()[0] in ("To", "Every")
+    # a passage that is only its heading, or whose first line is not the heading, keeps its text
+    assert heading_line_end("# Deploy guide", "Deploy guide") == 0
+    assert heading_line_end("Deploy with care\nthen check", "Deploy guide") == 0
+
+
 async def test_logging_capability_and_notices(settings: Settings, indexed: Runtime, corpus: Path) -> None:
     """logging/setLevel is answered (not -32601) and a skipped file reaches the client as a message."""
     messages: list[Any] = []

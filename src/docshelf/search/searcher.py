@@ -24,7 +24,7 @@ from docshelf.search.confidence import (
     scripts_of,
 )
 from docshelf.search.fusion import convex_combination, weighted_rrf, zscore_combination
-from docshelf.search.snippets import make_snippet
+from docshelf.search.snippets import heading_line_end, make_snippet
 from docshelf.store.base import SearchFilter, Store
 from docshelf.types import Chunk, cite, contextual_text
 
@@ -302,7 +302,8 @@ class Searcher:
             # the keyword index holds the title and headings too: a word found only there matched
             context = self.analyzer.terms(contextual_text(doc.title, chunk.heading_path, ""))
             have = {t.term for t in tokens}.union(context)
-            found = make_snippet(tokens, chunk.text, query_terms) if snippets else None
+            skip = heading_line_end(chunk.text, chunk.heading_path[-1] if chunk.heading_path else None)
+            found = make_snippet(tokens, chunk.text, query_terms, skip=skip) if snippets else None
             hits.append(
                 Hit(
                     chunk_id=cid, doc_id=doc.id, collection=doc.collection, path=doc.path,

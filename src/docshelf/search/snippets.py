@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from typing import Protocol
 
-__all__ = ["Snippet", "highlights", "make_snippet", "protected_spans"]
+__all__ = ["Snippet", "heading_line_end", "highlights", "make_snippet", "protected_spans"]
 
 Span = tuple[int, int]
 
@@ -80,18 +80,39 @@ class Snippet:
         self.spans = spans
 
 
-def make_snippet(tokens: Sequence[_Token], text: str, query_terms: set[str], width: int = 240) -> Snippet:
-    """The window of ``text`` with the most matches, matches in **bold** where that is safe."""
+def heading_line_end(text: str, heading: str | None) -> int:
+    """Where the passage's text starts after a first line that only repeats its heading (0 if none):
+    the hit carries the heading already, so the snippet's characters go to the text."""
+    if not heading:
+        return 0
+    first, _, rest = text.partition("\n")
+    if first.strip().lstrip("#").strip() != heading.strip():
+        return 0
+    under, _, after = rest.lstrip("\n").partition("\n")
+    if len(set(under.strip())) == 1 and under.strip()[0] in "=-~^\"'`*+#":  # reStructuredText underline
+        rest = after
+    if not rest.strip():
+        return 0
+    return len(text) - len(rest.lstrip())
+
+
+def make_snippet(
+    tokens: Sequence[_Token], text: str, query_terms: set[str], width: int = 240, skip: int = 0
+) -> Snippet:
+    """The window of ``text`` with the most matches, matches in **bold** where that is safe;
+    it starts at ``skip`` or later (see heading_line_end)."""
     spans = highlights(tokens, text, query_terms)
-    if len(text) <= width or not spans:
-        start = 0
+    if len(text) - skip <= width or not spans:
+        start = skip
     else:
         best, best_count = spans[0][0], 0
         for s, _ in spans:
+            if s < skip:
+                continue
             count = sum(1 for o, _ in spans if s <= o < s + width)
             if count > best_count:
                 best, best_count = s, count
-        start = max(0, min(best - width // 4, len(text) - width))
+        start = max(skip, min(best - width // 4, len(text) - width))
     end = min(len(text), start + width)
     keep_out = protected_spans(text)
     out, pos = [], start
@@ -104,4 +125,4 @@ def make_snippet(tokens: Sequence[_Token], text: str, query_terms: set[str], wid
         pos = e
     out.append(text[pos:end])
     body = " ".join("".join(out).split())
-    return Snippet(("…" if start > 0 else "") + body + ("…" if end < len(text) else ""), spans)
+    return Snippet(("…" if start > skip else "") + body + ("…" if end < len(text) else ""), spans)
