@@ -1,0 +1,74 @@
+"""What the MCP conformance suite checks only loosely (bench/mcp_conformance.py runs the suite itself):
+error codes of unknown names and bad levels, and log notifications per session and per request."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from docshelf.config import Settings
+from docshelf.runtime import Runtime
+from docshelf.server import create_server
+from mcpkit import data
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_unknown_tool_is_invalid_params(settings: Settings, indexed: Runtime, mode: str) -> None:
+    """The spec's protocol error for an unknown tool (-32602), naming the tools there are; a
+    read-only server says why a write tool is missing."""
+    async with Client(create_server(settings, indexed), mode=mode) as c:
+        with pytest.raises(MCPError) as info:
+            await c.call_tool("serch", {"query": "x"})
+        assert info.value.code == -32602
+        assert "'serch'" in info.value.message and "search" in info.value.message
+        assert "\n" not in info.value.message
+    settings.server.read_only = True
+    async with Client(create_server(settings, indexed), mode=mode) as c:
+        with pytest.raises(MCPError) as info:
+            await c.call_tool("ingest", {"path": "/tmp"})
+        assert info.value.code == -32602 and "--read-only" in info.value.message
+
+
+async def test_bad_log_level_is_invalid_params(settings: Settings, indexed: Runtime) -> None:
+    async with Client(create_server(settings, indexed), mode="legacy") as c:
+        with pytest.raises(MCPError) as info:
+            # raw: the SDK's typed request refuses the bad level before sending it
+            await c.session._dispatcher.send_raw_request("logging/setLevel", {"level": "loud"}, {})
+        assert info.value.code == -32602
+
+
+def _broken(corpus: Path) -> None:
+    (corpus / "notes" / "broken.pdf").write_bytes(b"%PDF-1.4 not really")
+
+
+def _collector() -> tuple[list[Any], Any]:
+    got: list[Any] = []
+
+    async def on_log(params: Any) -> None:
+        got.append(params)
+
+    return got, on_log
+
+
+@pytest.mark.parametrize("opt_in", ["warning", None])
+async def test_2026_logs_only_when_the_request_opts_in(
+    settings: Settings, indexed: Runtime, corpus: Path, opt_in: str | None
+) -> None:
+    """2026-07-28: no `notifications/message` unless the request's `_meta` asks, then at that level and up."""
+    _broken(corpus)
+    got, on_log = _collector()
+    server = create_server(settings, indexed)
+    async with Client(server, mode="auto", logging_callback=on_log, log_level=opt_in) as c:  # type: ignore[arg-type]
+        assert c.protocol_version == "2026-07-28"
+        assert data(await c.call_tool("ingest", {"path": str(corpus)}))["skipped"]
+    if opt_in is None:
+        assert got == []
+    else:
+        assert any(m.level == "warning" and "broken.pdf" in str(m.data) for m in got)
+        assert all(m.level != "info" for m in got)
