@@ -56,6 +56,26 @@ def _collector() -> tuple[list[Any], Any]:
     return got, on_log
 
 
+async def test_log_level_is_per_session(settings: Settings, indexed: Runtime, corpus: Path) -> None:
+    """`logging/setLevel` sets the level of the session that sent it (two HTTP clients share one
+    server object): a quiet client does not silence a chatty one, nor the other way round."""
+    _broken(corpus)
+    server = create_server(settings, indexed)
+    quiet_got, quiet_log = _collector()
+    chatty_got, chatty_log = _collector()
+    async with (
+        Client(server, mode="legacy", logging_callback=quiet_log) as quiet,
+        Client(server, mode="legacy", logging_callback=chatty_log) as chatty,
+    ):
+        await chatty.set_logging_level("info")
+        await quiet.set_logging_level("error")
+        assert data(await chatty.call_tool("ingest", {"path": str(corpus)}))["skipped"]
+        (corpus / "notes" / "broken.pdf").write_bytes(b"%PDF-1.4 still not")
+        assert data(await quiet.call_tool("ingest", {"path": str(corpus)}))["skipped"]
+    assert any(m.level == "warning" and "broken.pdf" in str(m.data) for m in chatty_got)
+    assert not any(m.level in ("info", "warning") for m in quiet_got), quiet_got
+
+
 @pytest.mark.parametrize("opt_in", ["warning", None])
 async def test_2026_logs_only_when_the_request_opts_in(
     settings: Settings, indexed: Runtime, corpus: Path, opt_in: str | None
