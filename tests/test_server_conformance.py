@@ -92,3 +92,23 @@ async def test_2026_logs_only_when_the_request_opts_in(
     else:
         assert any(m.level == "warning" and "broken.pdf" in str(m.data) for m in got)
         assert all(m.level != "info" for m in got)
+
+
+async def test_a_notice_waits_for_a_client_that_takes_it(settings: Settings, indexed: Runtime) -> None:
+    """A server-wide notice (index damage repaired at start, a model failure) is not used up by a
+    request that may not receive it: a 2026 request without the log-level key, or a client whose
+    level is above it, leaves it for the next request that takes it."""
+    import logging
+
+    server = create_server(settings, indexed)
+    got, on_log = _collector()
+    logging.getLogger("docshelf.test").warning("the keyword index was damaged and has been rebuilt")
+    async with Client(server, mode="auto", logging_callback=on_log) as silent:
+        await silent.call_tool("index_status", {})
+    async with Client(server, mode="legacy", logging_callback=on_log) as strict:
+        await strict.set_logging_level("error")
+        await strict.call_tool("index_status", {})
+    assert got == []
+    async with Client(server, mode="auto", logging_callback=on_log, log_level="info") as listening:
+        await listening.call_tool("index_status", {})
+    assert [m.level for m in got] == ["warning"] and "rebuilt" in str(got[0].data)

@@ -15,6 +15,7 @@ import warnings
 import weakref
 from typing import TYPE_CHECKING, Any, get_args
 
+from mcp.server.connection import allowed_log_levels
 from mcp_types import EmptyResult, LoggingLevel, SetLevelRequestParams
 
 if TYPE_CHECKING:
@@ -84,11 +85,25 @@ class Notices(logging.Handler):
         except Exception:
             logging.getLogger("docshelf.server").debug("log notification not sent", exc_info=True)
 
+    def takes(self, ctx: Context, level: str) -> bool:
+        """Whether this request may receive a message at ``level`` (its client's level on 2025
+        sessions, the request's own log-level `_meta` opt-in on 2026 ones)."""
+        request = ctx.request_context
+        if level not in allowed_log_levels(request.protocol_version, request.meta):
+            return False
+        return self.wanted(level, _client(request.session))
+
     async def deliver(self, ctx: Context) -> None:
-        """Send what was logged since the last request."""
+        """Send what was logged since the last request; what this request may not receive stays
+        for the next one that may (it is news for every client, not for this one alone)."""
+        left: list[tuple[str, str, str]] = []
         while self.pending:
             level, logger, text = self.pending.popleft()
-            await self.send(ctx, level, text, logger)
+            if self.takes(ctx, level):
+                await self.send(ctx, level, text, logger)
+            else:
+                left.append((level, logger, text))
+        self.pending.extendleft(reversed(left))
 
     def close(self) -> None:
         logging.getLogger("docshelf").removeHandler(self)
