@@ -164,8 +164,9 @@ def test_http_read_only_server_has_no_write_tools(http_read_only: tuple[str, str
         http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30)
         async with http, Client(streamable_http_client(url, http_client=http)) as client:
             names = {t.name for t in (await client.list_tools()).tools}
-            refused = await client.call_tool("forget", {"document": "runbooks/deploy.md"})
-            assert refused.is_error
+            with pytest.raises(MCPError) as refused:  # an unknown tool: the spec's -32602
+                await client.call_tool("forget", {"document": "runbooks/deploy.md"})
+            assert refused.value.code == -32602 and "--read-only" in refused.value.message
             return names
 
     names = anyio.run(main)

@@ -4,6 +4,8 @@
   (the SDK's text is pydantic's, with a documentation link the model cannot use).
 - `prompts/get` of an unknown prompt, or with missing or unknown arguments, is JSON-RPC -32602
   (invalid params), not the generic error the SDK gives a raised ValueError.
+- `tools/call` of an unknown tool is -32602 too (the spec's protocol error; the SDK answers an
+  isError result), saying why a write tool or `ask_question` is missing.
 """
 
 from __future__ import annotations
@@ -21,7 +23,16 @@ from mcp_types import (
 )
 from pydantic import ValidationError
 
-__all__ = ["argument_problem", "install_protocol_fixes", "slim_schema"]
+__all__ = ["argument_problem", "install_protocol_fixes", "slim_schema", "unknown_tool"]
+
+# tools that exist only with some settings, and what turns them on
+_READ_ONLY = "this server is read-only (start `docshelf serve` without --read-only to write)"
+_SWITCHED = {
+    "ingest": _READ_ONLY,
+    "forget": _READ_ONLY,
+    "reindex": _READ_ONLY,
+    "ask_question": "no LLM is configured (set answer.model in docshelf.toml)",
+}
 
 
 def _allowed(spec: dict[str, Any]) -> str:
@@ -101,9 +112,16 @@ def slim_schema(schema: Any) -> Any:
     return schema
 
 
+def unknown_tool(name: str, tools: list[str]) -> str:
+    """One line for a call of a tool this server does not have."""
+    shown = name if len(name) <= 60 else name[:57] + "..."
+    what = f"tool {shown!r} is off: {_SWITCHED[name]}" if name in _SWITCHED else f"there is no tool {shown!r}"
+    return f"{what}; the tools are {', '.join(tools)}"
+
+
 def install_protocol_fixes(server: MCPServer) -> None:
-    """Wrap `tools/call` (argument errors) and `prompts/get` (error codes) of ``server``; slim the
-    published tool schemas."""
+    """Wrap `tools/call` (unknown tools, argument errors) and `prompts/get` (error codes) of
+    ``server``; slim the published tool schemas."""
     for listed in server._tool_manager.list_tools():
         slim_schema(listed.parameters)
         slim_schema(listed.fn_metadata.output_schema)
@@ -115,12 +133,14 @@ def install_protocol_fixes(server: MCPServer) -> None:
 
     async def checked_call(ctx: Any, params: CallToolRequestParams) -> Any:
         tool = server._tool_manager.get_tool(params.name)
-        if tool is not None:
-            try:
-                tool.fn_metadata.validate_arguments(params.arguments or {})
-            except ValidationError as exc:
-                text = argument_problem(params.name, tool.parameters, exc)
-                return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+        if tool is None:
+            names = [t.name for t in server._tool_manager.list_tools()]
+            raise MCPError(code=INVALID_PARAMS, message=unknown_tool(params.name, names))
+        try:
+            tool.fn_metadata.validate_arguments(params.arguments or {})
+        except ValidationError as exc:
+            text = argument_problem(params.name, tool.parameters, exc)
+            return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
         return await call_tool(ctx, params)
 
     async def checked_prompt(ctx: Any, params: GetPromptRequestParams) -> Any:
