@@ -136,8 +136,10 @@ async def measure(data: Path, corpus: Path, queries: int, mode: str, edits: int)
             times.append((time.perf_counter() - t0) * 1000)
         out["p50"], out["p95"] = _percentile(times, 0.5), _percentile(times, 0.95)
         lags = []
+        run = random.SystemRandom().randrange(1_000_000)
         for e in range(edits):
-            word = "zqedit" + "".join(chr(ord("a") + int(d)) for d in f"{e:03d}")  # one token, no digits
+            # one token, no digits, new on every run (a kept corpus holds the words of earlier runs)
+            word = "zqedit" + "".join(chr(ord("a") + int(d)) for d in f"{run:06d}{e:03d}")
             target = corpus / "d000" / f"note{e:06d}.md"
             t0 = time.perf_counter()
             target.write_text(target.read_text("utf-8") + f"\n{word}\n", "utf-8")
