@@ -26,6 +26,7 @@ from docshelf.runtime import Runtime
 from docshelf.search.evaluate import file_name, load_beir, ndcg_at
 from docshelf.search.fusion import zscore_combination
 from docshelf.search.searcher import fusion_weights
+from docshelf.shelf.loading import repair_keywords
 
 ROOT = Path(__file__).resolve().parents[1]
 Ranked = list[tuple[str, float]]
@@ -64,6 +65,7 @@ def record(
             continue
         rt = Runtime(settings)
         try:
+            repair_keywords(rt)  # an index built by another analyzer is re-analysed first, as at open
             searcher = rt.searcher()
             if prefix is not None:  # a query-side variant: the query embedded with another e5 prefix
                 rt.embedder.embed_query = functools.partial(  # type: ignore[method-assign]

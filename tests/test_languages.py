@@ -197,3 +197,10 @@ def test_german_compound_query_finds_the_page_with_the_other_compound(
         rt.indexer().sync("test", [corpus])
         hits = rt.searcher().search("Hintergrundaufgaben", mode="keyword", k=5).hits
         assert bool(hits and hits[0].path == "jobs.md") is decompound
+
+
+def test_undecided_text_leaves_english_words_whole() -> None:
+    """A short title gets English and German stems; `Turmeric` must not become turm + eric."""
+    assert not {"turm", "eric"} & set(A.terms("Testing Turmeric on Smokers"))
+    assert not {"aroma", "therapy"} & set(A.terms("Orange Aromatherapy for Anxiety"))
+    assert {"hintergrund", "aufgab"} <= set(A.terms("Hintergrundaufgaben"))

@@ -246,7 +246,7 @@ class Analyzer:
         out: dict[int, list[str]] = {}
         for j, word in enumerate(surface):
             if len(word) >= MIN_LENGTH and word.isalpha():
-                parts = split_compound(word)
+                parts = split_compound(word, german=langs == ("german",))
                 if parts is not None:
                     out[j] = self._stemmer("german").stemWords(list(parts))
         return out
