@@ -161,3 +161,46 @@ def test_heading_only_chunk_ranks_after_chunks_with_text(settings: Settings, tmp
         hits = rt.searcher().search("deploy guide", mode="keyword").hits
         assert [h.path for h in hits] == ["notes.md", "guide.md"]  # still found, but after the text
         assert hits[1].ranks["keyword"] == 1  # BM25 alone put the bare heading first
+
+
+def test_german_compounds_are_split_in_two() -> None:
+    from docshelf.analyze.compounds import split_compound
+
+    assert split_compound("hintergrundaufgaben") == ("hintergrund", "aufgaben")
+    assert split_compound("bibliotheksausweis") == ("bibliothek", "ausweis")  # linking s
+    assert split_compound("kathedrale") is None  # a common word of its own
+    assert split_compound("zzzzqqqqxxxx") is None
+    german = set(A.terms("Der Server führt die Hintergrundaufgaben in einer Warteschlange aus."))
+    assert {"hintergrund", "aufgab"} <= german
+    english = A.terms("The interleukin pathway regulates the inflammation response.")
+    assert english == A.terms("The interleukin pathway regulates the inflammation response.")
+    assert "inflamm" in english and "leukin" not in english  # English text: never split
+    assert Analyzer(decompound=False).fingerprint != A.fingerprint
+
+
+@pytest.mark.usefixtures("backend")
+@pytest.mark.parametrize("decompound", [True, False])
+def test_german_compound_query_finds_the_page_with_the_other_compound(
+    settings: Settings, tmp_path: Path, decompound: bool
+) -> None:
+    """`Hintergrundaufgaben` (keyword mode) finds the page that says `Hintergrundtasks` (issue 18)."""
+    files = {
+        "jobs.md": "# Jobs\n\nDer Server führt Hintergrundtasks in einer eigenen Warteschlange aus.\n",
+        **{
+            f"notiz{i}.md": f"# Notiz {i}\n\nDie Aufgabe des Tages ist die Planung der Woche, Teil {i}.\n"
+            for i in range(8)
+        },
+    }
+    corpus = _write(tmp_path / "de", files)
+    settings.analyze.decompound = decompound
+    with Runtime(settings, embedder=HashEmbedder()) as rt:
+        rt.indexer().sync("test", [corpus])
+        hits = rt.searcher().search("Hintergrundaufgaben", mode="keyword", k=5).hits
+        assert bool(hits and hits[0].path == "jobs.md") is decompound
+
+
+def test_undecided_text_leaves_english_words_whole() -> None:
+    """A short title gets English and German stems; `Turmeric` must not become turm + eric."""
+    assert not {"turm", "eric"} & set(A.terms("Testing Turmeric on Smokers"))
+    assert not {"aroma", "therapy"} & set(A.terms("Orange Aromatherapy for Anxiety"))
+    assert {"hintergrund", "aufgab"} <= set(A.terms("Hintergrundaufgaben"))

@@ -121,6 +121,10 @@ class AnalyzeSettings(_Section):
     detect: bool = Field(
         True, description="pick each chunk's and query's language per script among every Snowball language"
     )
+    decompound: bool = Field(
+        True, description="split German compounds in two (Hintergrundaufgaben: hintergrund, aufgaben) "
+        "where the word list is installed (pip install 'docshelf[german]')",
+    )  # fmt: skip
 
     @field_validator("languages")
     @classmethod

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 import Stemmer
 
 from docshelf.analyze._scripts import COMPOUND_RE, G_HANGUL, G_LATIN, G_NUM, G_OTHER, G_SEA, TOKEN_RE
+from docshelf.analyze.compounds import MIN_LENGTH, split_compound
+from docshelf.analyze.compounds import available as compounds_available
 from docshelf.analyze.languages import LANGUAGE_SCRIPT, SCRIPT_DEFAULT, SNOWBALL, LanguageVote, script_of_word
 from docshelf.analyze.segment import segment
 from docshelf.analyze.stopwords import HINT_CHARS, STOPWORDS
@@ -113,6 +115,7 @@ class Analyzer:
         stopwords: bool = True,
         extra_stopwords: Iterable[str] = (),
         detect: bool = True,
+        decompound: bool = True,
     ) -> None:
         langs = tuple(dict.fromkeys(lang.strip().lower() for lang in languages))
         if not langs:
@@ -123,6 +126,8 @@ class Analyzer:
         self.languages: tuple[str, ...] = langs
         self.stopwords = stopwords
         self.detect = detect
+        # only where the word list is installed; the fingerprint tells an index built without it
+        self.decompound = decompound and compounds_available()
         self.extra_stopwords: frozenset[str] = frozenset(_fold(w) for w in extra_stopwords)
         self._stemmers: dict[str, Stemmer.Stemmer] = {}
         self._stops: dict[tuple[str, ...], frozenset[str]] = {}
@@ -145,7 +150,10 @@ class Analyzer:
 
     @classmethod
     def from_settings(cls, settings: AnalyzeSettings) -> Analyzer:
-        return cls(settings.languages, settings.stopwords, settings.extra_stopwords, detect=settings.detect)
+        return cls(
+            settings.languages, settings.stopwords, settings.extra_stopwords, detect=settings.detect,
+            decompound=settings.decompound,
+        )  # fmt: skip
 
     @property
     def fingerprint(self) -> str:
@@ -157,6 +165,7 @@ class Analyzer:
                 str(self.stopwords),
                 ",".join(sorted(self.extra_stopwords)),
                 str(self.detect),
+                *(["decompound"] if self.decompound else []),
             )
         )
         return f"a{ANALYZER_VERSION}-{hashlib.sha256(config.encode()).hexdigest()[:10]}"
@@ -229,6 +238,18 @@ class Analyzer:
             return fallback
         name = SNOWBALL.get(code)
         return (name,) if name is not None else ()  # a language Snowball lacks: unstemmed
+
+    def _compound_parts(self, langs: tuple[str, ...], surface: list[str]) -> dict[int, list[str]]:
+        """Index in ``surface`` -> the German stems of that compound's two parts (compounds.py)."""
+        if not self.decompound or "german" not in langs:
+            return {}
+        out: dict[int, list[str]] = {}
+        for j, word in enumerate(surface):
+            if len(word) >= MIN_LENGTH and word.isalpha():
+                parts = split_compound(word, german=langs == ("german",))
+                if parts is not None:
+                    out[j] = self._stemmer("german").stemWords(list(parts))
+        return out
 
     def _analyze(self, text: str) -> tuple[list[str], list[int], list[int]]:
         """Parallel lists (terms, starts, ends); alphabetic words are stemmed in place."""
@@ -309,7 +330,8 @@ class Analyzer:
             surface = [terms[i] for i in keep]
             # stemWords on a whole list is PyStemmer's fastest path (C loop, internal cache).
             per_lang = [self._stemmer(lg).stemWords(surface) for lg in langs]
-            if len(keep) == len(idxs) and len(per_lang) == 1:
+            parts = self._compound_parts(langs, surface)
+            if len(keep) == len(idxs) and len(per_lang) == 1 and not parts:
                 for i, stem in zip(keep, per_lang[0], strict=True):
                     terms[i] = stem
                 continue
@@ -321,6 +343,9 @@ class Analyzer:
                 for lang_stems in per_lang or [surface]:
                     if lang_stems[j] not in variants:
                         variants.append(lang_stems[j])
+                for part in parts.get(j, ()):
+                    if part not in variants:
+                        variants.append(part)
         if simple:
             return terms, out.starts, out.ends
         out_t: list[str] = []

@@ -1,0 +1,95 @@
+"""Dense pseudo-relevance feedback (Rocchio on the query vector), measured on train/dev qrels.
+
+    python bench/tune_dense_prf.py --work /tmp/docshelf-eval --sets "scifact train" "nfcorpus dev"
+
+The query vector becomes normalise(q + beta * mean of the top-K chunks' stored vectors), taken
+from the fused list (`fused`) or the dense list (`dense`); the dense side is searched again
+(exactly, over the store's float32 vectors, embedded store only) and fused as the searcher does.
+Sets and qrels as bench/tune_guard.py; nothing is embedded but the queries.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sqlite3
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from docshelf.config import load_settings
+from docshelf.runtime import Runtime
+from docshelf.search.evaluate import file_name, load_beir, ndcg_at
+from docshelf.search.fusion import zscore_combination
+from docshelf.search.searcher import fusion_weights
+from docshelf.store.base import SearchFilter
+
+sys.path.insert(0, str(Path(__file__).parent))
+from tune_guard import ROOT, SETS, docs_of
+
+Ranked = list[tuple[str, float]]
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--work", type=Path, default=Path("/tmp/docshelf-eval"))
+    p.add_argument("--eval-data", type=Path, default=ROOT.parent / "shared" / "eval-data")
+    p.add_argument("--sets", nargs="+", required=True)
+    p.add_argument("--variants", nargs="+", default=["fused:3:0.5", "fused:3:1", "fused:5:1", "dense:3:1"])
+    args = p.parse_args()
+    print(f"$ python {' '.join(sys.argv)}\nload average {os.getloadavg()[0]:.2f}")
+    print(f"{'set':<14} {'current':>8} " + " ".join(f"{v:>11}" for v in args.variants))
+    for label, name, split, source in SETS:
+        if label not in args.sets:
+            continue
+        data = load_beir(
+            args.eval_data / name, split, args.eval_data / source / "queries.jsonl" if source else None
+        )
+        settings = load_settings()
+        settings.store.data_dir = args.work / f"e5-{name}" / "index"
+        with sqlite3.connect(settings.store.data_dir / "docshelf.db") as db:
+            rows = db.execute(
+                "SELECT c.id, v.vector FROM chunks c JOIN vectors v ON v.key = c.embed_key"
+            ).fetchall()
+        ids = [r[0] for r in rows]
+        matrix = np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
+        at = {cid: i for i, cid in enumerate(ids)}
+        rt = Runtime(settings)
+        try:
+            searcher = rt.searcher()
+            names = {file_name(d): d for d in data.corpus}
+            chunk_doc = {}
+            for doc in rt.store.iter_documents():
+                for c in rt.store.document_chunks(doc.id):
+                    chunk_doc[c.id] = names.get(Path(doc.path).name, "")
+            totals = [0.0] * (1 + len(args.variants))
+            for qid, text in data.queries.items():
+                terms = [t.term for t in searcher.analyzer.tokens(text)]
+                vec = rt.embedder.embed_query(text)
+                lists, coverage = rt.store.candidates(terms, vec, 300, SearchFilter(), True, True)
+                other = searcher._other_language(text, lists)
+                weights = fusion_weights(settings.search, coverage, other, rt.embedder.fusion_weight)
+                fused = zscore_combination(lists, weights)
+                totals[0] += ndcg_at(docs_of(fused, chunk_doc), data.qrels[qid])
+                for n, variant in enumerate(args.variants, start=1):
+                    src, k, beta = variant.split(":")
+                    top = (fused if src == "fused" else lists["semantic"])[: int(k)]
+                    feedback = matrix[[at[c] for c, _ in top if c in at]].mean(axis=0)
+                    q2 = vec + float(beta) * feedback
+                    q2 = q2 / np.linalg.norm(q2)
+                    scores = matrix @ q2
+                    best = np.argsort(-scores)[:300]
+                    sem = [(ids[i], float(scores[i])) for i in best]
+                    again = zscore_combination(
+                        {"keyword": lists.get("keyword", []), "semantic": sem}, weights
+                    )
+                    totals[n] += ndcg_at(docs_of(again, chunk_doc), data.qrels[qid])
+        finally:
+            rt.close()
+        means = [t / len(data.queries) for t in totals]
+        print(f"{label:<14} {means[0]:8.4f} " + " ".join(f"{m:11.4f}" for m in means[1:]), flush=True)
+
+
+if __name__ == "__main__":
+    main()
