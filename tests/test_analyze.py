@@ -148,8 +148,12 @@ def _candidates(surface: str) -> set[str]:
     nfkc = unicodedata.normalize("NFKC", surface)
     folded = unicodedata.normalize("NFKC", nfkc.casefold()).replace("\u2019", "'")
     pieces = folded.split()
-    stems = {s.stemWord(p) for s in _STEMMERS for p in pieces}
-    return {nfkc, *pieces, *stems}
+    from docshelf.analyze.compounds import split_compound
+
+    # a German compound's two parts are indexed at the whole word's offsets too
+    parts = [x for p in pieces for german in (True, False) for x in (split_compound(p, german) or ())]
+    stems = {s.stemWord(p) for s in _STEMMERS for p in [*pieces, *parts]}
+    return {nfkc, *pieces, *parts, *stems}
 
 
 @settings(max_examples=400, deadline=None)
