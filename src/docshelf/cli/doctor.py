@@ -24,6 +24,7 @@ _PACKAGES = [
     ("olefile", "olefile", "Outlook .msg", "pip install olefile"),
     ("PIL", "pillow", "image size checks, images inside scanned PDFs", "pip install pillow"),
     ("gdown", "gdown", "Google Drive links", "pip install 'docshelf[drive]'"),
+    ("wordfreq", "wordfreq", "German compounds split in keyword search", "pip install 'docshelf[german]'"),
 ]
 # Languages worth suggesting: the bundled sample corpus's, plus a few common ones.
 _MANY_LANGUAGES = 6
