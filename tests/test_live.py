@@ -42,8 +42,9 @@ def _hits(rt: Runtime, query: str, mode: str = "keyword") -> list[str]:
     return [h.path for h in result.hits]
 
 
-def _wait_for(check: Callable[[], bool], timeout: float = 15.0) -> float:
-    """Poll until ``check()`` holds; return the seconds it took (fail at the deadline)."""
+def _wait_for(check: Callable[[], bool], timeout: float = 60.0) -> float:
+    """Poll until ``check()`` holds; return the seconds it took (fail at the deadline, generous: a
+    loaded CI machine once needed over 15 s for a watcher restart plus its catch-up sync)."""
     started = time.monotonic()
     while not check():
         if time.monotonic() - started > timeout:
