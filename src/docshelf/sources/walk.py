@@ -121,10 +121,7 @@ class _Walker:
         self._prefix = os.fspath(self.root).rstrip(os.sep) + os.sep
 
     def _rel(self, path: Path) -> str:
-        text = os.fspath(path)
-        if text.startswith(self._prefix):
-            return text[len(self._prefix) :]
-        return path.relative_to(self.root).as_posix()
+        return _below(os.fspath(path), self.root, self._prefix)
 
     def walk(self, folder: Path, ignores: list[tuple[Path, pathspec.GitIgnoreSpec]]) -> None:
         what = "cannot list folder"
@@ -239,9 +236,10 @@ class _Walker:
             self.result.unreadable.append(rel)
 
 
-def _below(path: str, base: Path) -> str:
-    """``path`` relative to the folder ``base`` that holds it, as POSIX text."""
-    prefix = os.fspath(base).rstrip(os.sep) + os.sep
+def _below(path: str, base: Path, prefix: str | None = None) -> str:
+    """``path`` relative to the folder ``base`` that holds it, as POSIX text (``prefix``: base's
+    text with a trailing separator, when the caller keeps it)."""
+    prefix = prefix or os.fspath(base).rstrip(os.sep) + os.sep
     return path[len(prefix) :] if path.startswith(prefix) else Path(path).relative_to(base).as_posix()
 
 
@@ -266,9 +264,8 @@ def walk_roots(
     for root in roots:
         resolved = resolve_root(root)
         walker = _walker(
-            resolved, include, exclude, respect_gitignore, max_file_mb, binary_extensions, parseable
+            resolved, include, exclude, respect_gitignore, max_file_mb, binary_extensions, parseable, known
         )
-        walker.known = known
         walker.walk(resolved, [])
         yield resolved, walker.result
 
@@ -276,11 +273,12 @@ def walk_roots(
 def _walker(
     root: Path, include: Sequence[str], exclude: Sequence[str], respect_gitignore: bool, max_file_mb: float,
     binary_extensions: Sequence[str], parseable: Callable[[str], bool] | None,
+    known: Callable[[str, int, int], bool] | None = None,
 ) -> _Walker:  # fmt: skip
     return _Walker(
         root=root, include=_spec(include), exclude=_spec(exclude), respect_gitignore=respect_gitignore,
         max_bytes=int(max_file_mb * 1_048_576), binary_ok=frozenset(e.lower() for e in binary_extensions),
-        result=WalkResult(), parseable=parseable,
+        result=WalkResult(), parseable=parseable, known=known,
     )  # fmt: skip
 
 
