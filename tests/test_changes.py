@@ -84,7 +84,7 @@ def test_the_watcher_syncs_only_what_changed(
         walker = Watcher(rt.indexer(), "test", settings.watch, [tree])
         walker.start()
         try:
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + 60
             while walker.health["syncs"] < 1 and time.monotonic() < deadline:  # the catch-up sync
                 time.sleep(0.02)
             before = walks["n"]
@@ -99,5 +99,34 @@ def test_the_watcher_syncs_only_what_changed(
             while not searcher.search("koalaword", mode="keyword").hits and time.monotonic() < deadline:
                 time.sleep(0.02)
             assert searcher.search("koalaword", mode="keyword").hits[0].path == "more/m.md"
+        finally:
+            walker.stop()
+
+
+def test_a_change_between_the_catch_up_sync_and_the_os_watch_is_not_missed(
+    settings: Settings, tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import watchfiles
+
+    settings.watch.debounce_ms = 50
+    settings.watch.rescan_s = 0  # no periodic rescan to paper over a missed change
+    real_watch = watchfiles.watch
+
+    def change_first(*args: Any, **kwargs: Any) -> Any:
+        # the file changes after the watcher has looked at the tree but before the OS watch is set up
+        (tree / "notes" / "n4.md").write_text("# Note 4\n\nplatypusword\n")
+        return real_watch(*args, **kwargs)
+
+    monkeypatch.setattr(watchfiles, "watch", change_first)
+    with Runtime(settings, embedder=HashEmbedder()) as rt:
+        rt.indexer().sync("test", [tree])
+        walker = Watcher(rt.indexer(), "test", settings.watch, [tree])
+        walker.start()
+        try:
+            deadline = time.monotonic() + 60
+            searcher = rt.searcher()
+            while not searcher.search("platypusword", mode="keyword").hits and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert [h.path for h in searcher.search("platypusword", mode="keyword").hits] == ["notes/n4.md"]
         finally:
             walker.stop()

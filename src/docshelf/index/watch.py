@@ -181,16 +181,19 @@ class Watcher:
     def _watch_loop(self) -> None:
         import watchfiles
 
-        # catch up first: what changed while nobody watched (or while the last worker was dead)
-        pending = not self._sync("start")
         data_dir = str(Path(self.store.data_dir).resolve())
         watch_filter = watchfiles.DefaultFilter(ignore_paths=(data_dir,))
         last_full = time.monotonic()
         changed: set[Path] | None = set()  # None: something only a full sync handles
+        pending = False
         while not self._stop.is_set():
+            # catch up on what changed while nobody watched (before the first start, while the
+            # last worker was dead, while the roots changed): a full sync once the OS watch is
+            # set up, so that a change made during the sync or just before it is not missed
+            catch_up = True
             roots = self._watch_roots()
             self.health["roots"] = [str(r) for r in roots]
-            self.health["state"] = "running"
+            self.health["state"] = "starting"  # "running" once the catch-up sync is done
             self._save_health()
             for changes in watchfiles.watch(
                 *roots,
@@ -204,6 +207,10 @@ class Watcher:
             ):
                 if self._stop.is_set():
                     return
+                why = "change"
+                if catch_up:
+                    catch_up, why = False, "start"
+                    pending, changed = True, None
                 if changes:
                     pending = True
                     self.health["last_event_at"] = time.time()
@@ -214,11 +221,14 @@ class Watcher:
                     full = rescan or changed is None
                     # a DocshelfError (another writer too long, a bad root) keeps the change pending
                     pending = not self._sync(
-                        "rescan" if rescan and not pending else "change",
+                        "rescan" if rescan and not pending else why,
                         None if full else sorted(changed or ()),
                     )
                     if not pending:
                         changed = set()
+                        if self.health["state"] != "running":  # caught up
+                            self.health["state"] = "running"
+                            self._save_health()
                     if full:
                         last_full = time.monotonic()
                 if [str(r) for r in self._watch_roots()] != self.health["roots"]:
