@@ -340,7 +340,7 @@ def render(
         ]
     lines += [
         "",
-        "How: each system and set runs in a fresh process (peak RSS is that process's ru_maxrss, data "
+        "How: each system and set runs in a fresh process (peak RSS is that process's VmHWM, data "
         "loading included). Index docs/s times indexing only (the model is loaded before the clock "
         "starts; the model load shows in the cold-start table). Latency is per query, query embedding "
         "included, for a ranking of 100 documents (BM25 engines: 100 documents; chunked systems: 300 "

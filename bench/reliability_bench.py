@@ -69,9 +69,10 @@ def hostile(work: Path, bomb_mb: int, long_chars: int) -> dict[str, int]:
     unskipped = [r for r, what in expect.items() if what == "skip" and printable(r) not in skipped]
     print(f"hostile: {len(expect)} files, {len(skipped)} skipped with a reason, {len(indexed)} indexed, "
           f"{len(unaccounted)} unaccounted, {len(unskipped)} not skipped though malformed; "
-          f"peak RSS {rss / 1024:.0f} MB ({bomb_mb} MB Office bombs, {long_chars:,}-char lines), "
+          f"peak RSS {rss.own / 1024:.0f} MB (its parse worker {rss.children / 1024:.0f} MB) "
+          f"({bomb_mb} MB Office bombs, {long_chars:,}-char lines), "
           f"{time.monotonic() - started:.0f}s")  # fmt: skip
-    return {"crashes": int(crashed) + len(unaccounted) + len(unskipped), "rss_mb": rss // 1024}
+    return {"crashes": int(crashed) + len(unaccounted) + len(unskipped), "rss_mb": max(rss) // 1024}
 
 
 def escapes(work: Path) -> int:

@@ -7,7 +7,7 @@ The store: a real-text share copied as it is (the scifact and nfcorpus eval inde
 bench/eval_all.py layout under --eval-work, built when missing, plus ../shared/realdocs indexed
 with e5), then synthetic growth up to --chunks (bench/synthetic.py: copies with rotated sentences
 and perturbed real vectors). Each phase runs in its own process, so each RSS figure is that
-process's own: the build (copy + growth + keyword commit + HNSW build, peak RSS = ru_maxrss), a
+process's own: the build (copy + growth + keyword commit + HNSW build, peak RSS = VmHWM), a
 real `docshelf serve --read-only` answering an MCP SDK client over stdio (its VmHWM after all
 queries), and `docshelf.Shelf` in a fresh interpreter. Latency is per query over --queries
 scifact test queries, k=10, snippets on, after 20 warm-up queries; recall@10 compares the
@@ -22,7 +22,6 @@ import json
 import os
 import platform
 import re
-import resource
 import shutil
 import subprocess
 import sys
@@ -122,7 +121,7 @@ def phase_build(args: argparse.Namespace) -> dict[str, Any]:
         return {
             "chunks": target.store.stats().chunks, "real_chunks": real, "copy_s": copied_s,
             "insert_s": insert_s, "commit_s": total_s - insert_s, "build_s": total_s,
-            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "load": load(),
+            "peak_rss_mb": rss_of(os.getpid())["VmHWM"], "load": load(),
         }  # fmt: skip
     finally:
         target.close()

@@ -33,8 +33,12 @@ def write_json(path: Path, value: Any) -> None:
 
 
 def peak_rss_mb() -> float:
-    """Peak resident set size of this process (Linux reports KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    """Peak resident set size of this process since exec (VmHWM; ru_maxrss would carry over the
+    RSS of the process that started this one)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # not Linux
 
 
 def dir_bytes(path: Path) -> int:

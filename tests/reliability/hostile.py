@@ -11,6 +11,7 @@ import os
 import random
 import zipfile
 from pathlib import Path
+from typing import NamedTuple
 
 __all__ = ["make_hostile_corpus", "minimal_pdf", "valid_bomb"]
 
@@ -234,33 +235,57 @@ def printable(rel: str) -> str:
     return rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
+# `docshelf index` in a process that records, at exit, its own peak RSS (VmHWM: since exec) and that
+# of the children it waited for (the parse worker, and through it tesseract), separately. Not wait4's
+# ru_maxrss: Linux carries the parent's RSS across fork + exec into it, so from a test process that
+# holds 600 MB (the full suite's, models loaded) every child "peaks" at 600 MB.
+_MEASURED = """
+import atexit, json, resource, sys
+def _peaks(path=sys.argv.pop(1)):
+    own = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+    with open(path, "w") as f:  # children: an upper bound (it includes this process's RSS at their start)
+        json.dump({"self": own, "children": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}, f)
+atexit.register(_peaks)  # registered first, so it runs last: after the parse worker has been stopped
+from docshelf.cli import main
+sys.argv[0] = "docshelf"
+main()
+"""
+
+
+class Peaks(NamedTuple):
+    """Peak RSS in KiB of the `docshelf index` process itself and of its children (the parse worker)."""
+
+    own: int
+    children: int
+
+
 def index_hostile(
     root: Path, data: Path, env: dict[str, str]
-) -> tuple[int, str, dict[str, str], set[str], int]:
-    """Run `docshelf index --json` on ``root``: (exit code, stderr, {skipped: reason}, indexed, peak RSS KiB).
-
-    Peak RSS is the child's own ``ru_maxrss`` (os.wait4), not the test process's.
-    """
+) -> tuple[int, str, dict[str, str], set[str], Peaks]:
+    """Run `docshelf index --json` on ``root``: (exit code, stderr, {skipped: reason}, indexed, peak RSS)."""
     import json
     import sqlite3
     import subprocess
     import sys
 
-    cmd = [sys.executable, "-m", "docshelf", "index", str(root), "--data-dir", str(data), "--json"]
+    peaks_path = data.parent / "hostile-peaks.json"
+    cmd = [sys.executable, "-c", _MEASURED, str(peaks_path)]
+    cmd += ["index", str(root), "--data-dir", str(data), "--json"]
     out_path, err_path = data.parent / "hostile-out.json", data.parent / "hostile-err.txt"
     with open(out_path, "w+b") as out, open(err_path, "w+b") as err:
-        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
+        proc = subprocess.run(cmd, env=env, stdout=out, stderr=err, check=False)
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read().decode(), err.read().decode("utf-8", "replace")
     skipped: dict[str, str] = {}
     indexed: set[str] = set()
+    peaks = Peaks(0, 0)
     if proc.returncode == 0:
         report = json.loads(stdout)
         skipped = {s["path"]: s["reason"] for s in report["skipped"]}
         conn = sqlite3.connect(data / "docshelf.db")
         indexed = {r[0] for r in conn.execute("SELECT path FROM documents")}
         conn.close()
-    return proc.returncode, stderr, skipped, indexed, usage.ru_maxrss
+        measured = json.loads(peaks_path.read_text())
+        peaks = Peaks(int(measured["self"]), int(measured["children"]))
+    return proc.returncode, stderr, skipped, indexed, peaks
