@@ -178,6 +178,39 @@ def test_a_narrow_filter_above_the_threshold_still_finds_its_k_best(tmp_path: Pa
         store.close()
 
 
+def test_a_graph_search_that_ends_early_is_answered_from_the_files_exact_ranking(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At a million rows the HNSW search returned 64 keys for any count (a region it could not
+    leave); the store then scanned every row from SQLite in Python (50 s a query)."""
+    from docshelf.store.embedded.ann import Ann
+    from docshelf.store.embedded.dense import DenseIndex
+
+    store = _store(tmp_path, threshold=20, rebuild=1000)
+    try:
+        for n in range(80):
+            _put(store, n)
+        store.commit()
+        real = Ann.search
+
+        def stuck(
+            self: Ann, query: np.ndarray, count: int, exact: bool = False, threads: int = 1
+        ) -> np.ndarray:
+            keys = real(self, query, count, exact, threads)
+            return keys if exact else keys[:3]
+
+        def no_scan(*args: object) -> None:
+            raise AssertionError("the rows were scanned")
+
+        monkeypatch.setattr(Ann, "search", stuck)
+        monkeypatch.setattr(DenseIndex, "_scan", no_scan)
+        for seed in range(10):
+            q = _query(seed)
+            assert _same(store.vector_search(q, 10, SearchFilter()), _exact(tmp_path, q, 10))
+    finally:
+        store.close()
+
+
 def test_an_index_file_of_the_old_format_is_replaced(tmp_path: Path) -> None:
     store = _store(tmp_path)
     try:

@@ -229,7 +229,7 @@ class SearchSettings(_Section):
         description="vectors written since the saved HNSW index are scanned exactly; from this many "
         "on, the writer folds them into the index at its next commit",
     )  # fmt: skip
-    ann_threads: int = Field(2, ge=1, description="threads building or updating the HNSW index at a commit")
+    ann_threads: int = Field(2, ge=1, description="threads building the HNSW index (and ranking it exactly)")
 
 
 class ParseSettings(_Section):
