@@ -125,6 +125,35 @@ def test_a_reader_follows_the_writer_without_reloading_what_it_has(tmp_path: Pat
         writer.close()
 
 
+def test_a_file_written_in_another_scalar_kind_is_read_as_written_then_replaced(tmp_path: Path) -> None:
+    """``search.ann_dtype`` changed after the file was written: readers keep answering from it, and
+    the writer's next commit writes the file in the kind the settings name."""
+    writer = SQLiteStore(tmp_path, Analyzer(["english"]), ann=AnnOptions(20, "f16", 64, 50, 1))
+    writer.set_model("rig", DIM)
+    writer.set_collection_roots("a", [str(tmp_path)])
+    for n in range(30):
+        _put(writer, n)
+    writer.commit()
+    writer.close()
+    meta = read_meta(tmp_path)
+    assert meta is not None and meta.dtype == "f16"
+    i8 = _store(tmp_path)
+    try:
+        for seed in range(5):
+            q = _query(seed)
+            assert _same(i8.vector_search(q, 5, SearchFilter()), _exact(tmp_path, q, 5))
+        ann = i8._dense().ann
+        assert ann is not None and ann.meta.dtype == "f16"  # mapped, not built anew
+        _put(i8, 40)
+        i8.commit()
+        meta = read_meta(tmp_path)
+        assert meta is not None and meta.dtype == "i8" and meta.count == 62
+        q = _query(9)
+        assert _same(i8.vector_search(q, 5, SearchFilter()), _exact(tmp_path, q, 5))
+    finally:
+        i8.close()
+
+
 def _vector_of(path: Path, chunk_id: str) -> np.ndarray:
     db = sqlite3.connect(path / "docshelf.db")
     blob = db.execute(

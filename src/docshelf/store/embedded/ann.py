@@ -15,7 +15,7 @@ import logging
 import os
 import sqlite3
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -114,7 +114,8 @@ class Ann:
 
     @classmethod
     def open(cls, data_dir: Path, meta: AnnMeta, opts: AnnOptions) -> Ann | None:
-        index = _new_index(meta.dim, opts)
+        # the file's own scalar kind: the setting may have changed since (the writer rebuilds it)
+        index = _new_index(meta.dim, replace(opts, dtype=meta.dtype))
         try:
             index.view(str(data_dir / meta.file))
         except (OSError, RuntimeError, ValueError) as exc:  # removed meanwhile or damaged: derived
