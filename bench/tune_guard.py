@@ -26,7 +26,7 @@ from docshelf.config import load_settings
 from docshelf.runtime import Runtime
 from docshelf.search.evaluate import file_name, load_beir, ndcg_at, write_corpus
 from docshelf.search.fusion import zscore_combination
-from docshelf.search.searcher import fusion_weights
+from docshelf.search.searcher import fusion_weights, hybrid_weights
 from docshelf.shelf.loading import repair_keywords
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -136,7 +136,13 @@ Rule = Callable[[Ranked, Ranked, float, bool, float], Ranked]
 
 def current(kw: Ranked, sem: Ranked, coverage: float, other: bool, base: float) -> Ranked:
     settings = load_settings().search
-    weights = fusion_weights(settings, coverage, other, base)
+    lists = {"keyword": kw, "semantic": sem}
+    return zscore_combination(lists, hybrid_weights(settings, lists, coverage, other, base))
+
+
+def no_lead(kw: Ranked, sem: Ranked, coverage: float, other: bool, base: float) -> Ranked:
+    """The rule before the keyword lead (fusion_weights alone)."""
+    weights = fusion_weights(load_settings().search, coverage, other, base)
     return zscore_combination({"keyword": kw, "semantic": sem}, weights)
 
 
@@ -194,7 +200,7 @@ def doc_sum(extra: float) -> Rule:
 
 
 RULES: dict[str, Rule] = {
-    "current": current, "doc": doc_level, "w0.4": weight(0.4), "w0.6": weight(0.6),
+    "current": current, "no-lead": no_lead, "doc": doc_level, "w0.4": weight(0.4), "w0.6": weight(0.6),
     "head50": head(50), "head100": head(100), "dsum0.1": doc_sum(0.1), "dsum0.3": doc_sum(0.3),
 }  # fmt: skip
 
