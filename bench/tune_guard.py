@@ -146,6 +146,20 @@ def no_lead(kw: Ranked, sem: Ranked, coverage: float, other: bool, base: float) 
     return zscore_combination({"keyword": kw, "semantic": sem}, weights)
 
 
+def lead(power: float, both: bool = False) -> Rule:
+    """fusion_weights, keyword weight x (top-z ratio) ** power; ``both``: also lowered when < 1."""
+    from docshelf.search.fusion import _top_z
+
+    def rule(kw: Ranked, sem: Ranked, coverage: float, other: bool, base: float) -> Ranked:
+        weights = fusion_weights(load_settings().search, coverage, other, base)
+        k, s = _top_z(kw), _top_z(sem)
+        if not other and coverage >= 0.5 and k > 0 and s > 0 and (both or k > s):
+            weights["keyword"] *= (k / s) ** power
+        return zscore_combination({"keyword": kw, "semantic": sem}, weights)
+
+    return rule
+
+
 def by_doc(ranked: Ranked, chunk_doc: dict[str, str]) -> Ranked:
     """Each document's best chunk only (the others dropped), in order."""
     seen: set[str] = set()
@@ -200,7 +214,8 @@ def doc_sum(extra: float) -> Rule:
 
 
 RULES: dict[str, Rule] = {
-    "current": current, "no-lead": no_lead, "doc": doc_level, "w0.4": weight(0.4), "w0.6": weight(0.6),
+    "current": current, "no-lead": no_lead, "lead^0.75": lead(0.75), "lead-both": lead(1.0, both=True),
+    "doc": doc_level, "w0.4": weight(0.4), "w0.6": weight(0.6),
     "head50": head(50), "head100": head(100), "dsum0.1": doc_sum(0.1), "dsum0.3": doc_sum(0.3),
 }  # fmt: skip
 
