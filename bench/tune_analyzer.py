@@ -8,6 +8,7 @@ vectors are read, nothing is embedded. Each variant's chunks go into a scratch t
 the table shows keyword-only nDCG@10 and hybrid (z-score fusion) at each dense weight.
 Variants: `default`, `no-compounds`, `hyphen` (whole hyphenated words too), `no-alnum`
 (no whole letter-digit words like p53), `no-detect` (stems of analyze.languages only), `no-decompound`,
+`no-cjk-stop` (no CJK stop unigrams/bigrams),
 `ngram=N:L` (character N-grams of
 words of L+ letters), `prf=K:N:W` (RM3-style feedback:
 N expansion terms from the top K chunks, weight W).
@@ -44,6 +45,7 @@ def make_analyzer(variant: str) -> tuple[Analyzer, dict[str, float]]:
     """The analyzer for one variant, and its query-side options."""
     analyzer_module.COMPOUND_RE = _ORIGINAL
     options: dict[str, float] = {}
+    cjk_stop = True
     kwargs: dict[str, object] = {}
     for part in variant.split("+"):
         if part == "no-compounds":
@@ -56,6 +58,8 @@ def make_analyzer(variant: str) -> tuple[Analyzer, dict[str, float]]:
             analyzer_module.COMPOUND_RE = re.compile(head)
         elif part == "no-detect":
             kwargs["detect"] = False
+        elif part == "no-cjk-stop":  # every CJK unigram and bigram kept (analyzer v2)
+            cjk_stop = False
         elif part == "no-decompound":
             kwargs["decompound"] = False
         elif part.startswith("ngram="):
@@ -66,7 +70,10 @@ def make_analyzer(variant: str) -> tuple[Analyzer, dict[str, float]]:
             options.update(prf_k=float(k), prf_n=float(n), prf_w=float(w))
         elif part != "default":
             raise SystemExit(f"unknown variant {part}")
-    return Analyzer(**kwargs), options  # type: ignore[arg-type]
+    analyzer = Analyzer(**kwargs)  # type: ignore[arg-type]
+    if not cjk_stop:
+        object.__setattr__(analyzer, "_cjk_stop", frozenset())
+    return analyzer, options
 
 
 def with_ngrams(terms: list[str], opts: dict[str, float]) -> list[str]:

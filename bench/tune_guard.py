@@ -1,6 +1,7 @@
 """Fusion rules against "hybrid never below its better half" on every set (train/dev, QA questions).
 
     python bench/tune_guard.py --work /tmp/docshelf-eval --cache /tmp/guard.pkl [--rebuild]
+    python bench/tune_guard.py --work W --cache C --sets none --set-dirs /tmp/bible-sets/bible-*
 
 Step 1 (once, cached in --cache): for each set, the searcher's own inputs per query are recorded
 through the real path (`Searcher` analyzer, embedder, `store.candidates`, the other-language check):
@@ -23,9 +24,9 @@ from typing import Any
 
 from docshelf.config import load_settings
 from docshelf.runtime import Runtime
-from docshelf.search.evaluate import file_name, load_beir, ndcg_at
+from docshelf.search.evaluate import file_name, load_beir, ndcg_at, write_corpus
 from docshelf.search.fusion import zscore_combination
-from docshelf.search.searcher import fusion_weights
+from docshelf.search.searcher import fusion_weights, hybrid_weights
 from docshelf.shelf.loading import repair_keywords
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,22 +50,36 @@ SETS = [
 
 
 def record(
-    work: Path, data_root: Path, model: str, candidates: int, only: list[str] | None, prefix: str | None
+    work: Path,
+    data_root: Path,
+    model: str,
+    candidates: int,
+    only: list[str] | None,
+    prefix: str | None,
+    extra: list[Path] = (),  # type: ignore[assignment]
 ) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for label, name, split, source in SETS:
-        if only and label not in only:
+    sets = [(label, data_root / n, split, src and data_root / src) for label, n, split, src in SETS]
+    for spec in extra:  # PATH or PATH:split
+        folder, _, split = str(spec).partition(":")
+        sets.append((f"{Path(folder).name} {split or 'test'}", Path(folder), split or "test", None))
+    extra = [Path(str(spec).partition(":")[0]) for spec in extra]
+    for label, folder, split, source in sets:
+        if only and label not in only and folder not in extra:
             continue
-        folder = data_root / name
-        data = load_beir(folder, split, data_root / source / "queries.jsonl" if source else None)
+        data = load_beir(folder, split, source / "queries.jsonl" if source else None)
         settings = load_settings()
-        settings.store.data_dir = work / f"{model}-{name}" / "index"
+        settings.store.data_dir = work / f"{model}-{folder.name}" / "index"
         settings.embed.model = model
-        if not settings.store.data_dir.exists():
+        if not settings.store.data_dir.exists() and folder not in extra:
             print(f"{label}: no index under {settings.store.data_dir}, skipped", file=sys.stderr)
             continue
         rt = Runtime(settings)
         try:
+            if folder in extra:  # a set of our own (bench/make_bible_sets.py): indexed here, as eval_all does
+                corpus = work / f"{model}-{folder.name}" / "corpus"
+                write_corpus(data, corpus)
+                rt.indexer().sync("eval", [corpus])
             repair_keywords(rt)  # an index built by another analyzer is re-analysed first, as at open
             searcher = rt.searcher()
             if prefix is not None:  # a query-side variant: the query embedded with another e5 prefix
@@ -121,8 +136,28 @@ Rule = Callable[[Ranked, Ranked, float, bool, float], Ranked]
 
 def current(kw: Ranked, sem: Ranked, coverage: float, other: bool, base: float) -> Ranked:
     settings = load_settings().search
-    weights = fusion_weights(settings, coverage, other, base)
+    lists = {"keyword": kw, "semantic": sem}
+    return zscore_combination(lists, hybrid_weights(settings, lists, coverage, other, base))
+
+
+def no_lead(kw: Ranked, sem: Ranked, coverage: float, other: bool, base: float) -> Ranked:
+    """The rule before the keyword lead (fusion_weights alone)."""
+    weights = fusion_weights(load_settings().search, coverage, other, base)
     return zscore_combination({"keyword": kw, "semantic": sem}, weights)
+
+
+def lead(power: float, both: bool = False) -> Rule:
+    """fusion_weights, keyword weight x (top-z ratio) ** power; ``both``: also lowered when < 1."""
+    from docshelf.search.fusion import _top_z
+
+    def rule(kw: Ranked, sem: Ranked, coverage: float, other: bool, base: float) -> Ranked:
+        weights = fusion_weights(load_settings().search, coverage, other, base)
+        k, s = _top_z(kw), _top_z(sem)
+        if not other and coverage >= 0.5 and k > 0 and s > 0 and (both or k > s):
+            weights["keyword"] *= (k / s) ** power
+        return zscore_combination({"keyword": kw, "semantic": sem}, weights)
+
+    return rule
 
 
 def by_doc(ranked: Ranked, chunk_doc: dict[str, str]) -> Ranked:
@@ -179,7 +214,8 @@ def doc_sum(extra: float) -> Rule:
 
 
 RULES: dict[str, Rule] = {
-    "current": current, "doc": doc_level, "w0.4": weight(0.4), "w0.6": weight(0.6),
+    "current": current, "no-lead": no_lead, "lead^0.75": lead(0.75), "lead-both": lead(1.0, both=True),
+    "doc": doc_level, "w0.4": weight(0.4), "w0.6": weight(0.6),
     "head50": head(50), "head100": head(100), "dsum0.1": doc_sum(0.1), "dsum0.3": doc_sum(0.3),
 }  # fmt: skip
 
@@ -204,12 +240,21 @@ def main() -> None:
     p.add_argument("--rules", nargs="*", default=None)
     p.add_argument("--sets", nargs="*", default=None, help="labels to record (default: all)")
     p.add_argument("--query-prefix", default=None, help='record with this e5 query prefix, or "both"')
+    p.add_argument("--set-dirs", nargs="*", type=Path, default=[], help="extra BEIR folders, PATH[:split]")
     args = p.parse_args()
     print(f"$ python {' '.join(sys.argv)}\nload average {os.getloadavg()[0]:.2f}")
     if args.rebuild or not args.cache.exists():
         args.cache.write_bytes(
             pickle.dumps(
-                record(args.work, args.eval_data, args.model, args.candidates, args.sets, args.query_prefix)
+                record(
+                    args.work,
+                    args.eval_data,
+                    args.model,
+                    args.candidates,
+                    args.sets,
+                    args.query_prefix,
+                    args.set_dirs,
+                )
             )
         )
     cache = pickle.loads(args.cache.read_bytes())

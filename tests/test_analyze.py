@@ -77,7 +77,7 @@ def test_stopwords_removed_and_configurable() -> None:
     assert "the" in Analyzer(stopwords=False).terms("the cat and the dog")
     custom = Analyzer(extra_stopwords=["Cat"])
     assert custom.terms("the cat and the dog") == ["dog"]
-    # Stop words apply to alphabetic tokens only: numbers and CJK n-grams stay.
+    # Extra stop words apply to alphabetic tokens only: numbers and CJK n-grams stay.
     assert Analyzer(extra_stopwords=["2015", "黑豹"]).terms("2015 黑豹") == [
         "2015",
         "黑",

@@ -94,7 +94,7 @@ def test_camel_case_is_split_into_parts() -> None:
 
 def test_fingerprint_follows_the_new_settings() -> None:
     base = Analyzer().fingerprint
-    assert base.startswith("a2-")
+    assert base.startswith("a3-")
     assert Analyzer(detect=False).fingerprint != base
     assert Analyzer(languages=("english",)).fingerprint != base
 
@@ -204,3 +204,31 @@ def test_undecided_text_leaves_english_words_whole() -> None:
     assert not {"turm", "eric"} & set(A.terms("Testing Turmeric on Smokers"))
     assert not {"aroma", "therapy"} & set(A.terms("Orange Aromatherapy for Anxiety"))
     assert {"hintergrund", "aufgab"} <= set(A.terms("Hintergrundaufgaben"))
+
+
+def test_chinese_question_words_are_not_terms() -> None:
+    terms = A.terms("栉水母身上的毛叫什么？")
+    assert {"栉水", "水母", "身上"} <= set(terms)
+    assert not {"什么", "什", "么", "的"} & set(terms)
+    assert "什么" in Analyzer(stopwords=False).terms("栉水母身上的毛叫什么？")
+
+
+@pytest.mark.usefixtures("backend")
+@pytest.mark.parametrize("stopwords", [True, False])
+def test_chinese_question_finds_the_answer_not_the_page_of_question_words(
+    settings: Settings, tmp_path: Path, stopwords: bool
+) -> None:
+    """`什么是栉水母？`: a page full of 什么 / 谁 must not outrank the one about comb jellies."""
+    files = {
+        "jelly.md": "# 海洋生物\n\n栉水母生活在世界各地的海洋中，身体透明，"
+        "靠一排排纤毛游动，以浮游生物为食。\n",
+        "faq.md": "# 常见问题\n\n什么是什么？谁是谁？\n",
+        **{f"note{i}.md": f"# 笔记 {i}\n\n今天天气很好，我们去公园散步 {i}。\n" for i in range(8)},
+    }
+    corpus = _write(tmp_path / "zh", files)
+    settings.analyze.stopwords = stopwords
+    with Runtime(settings, embedder=HashEmbedder()) as rt:
+        rt.indexer().sync("test", [corpus])
+        hits = rt.searcher().search("什么是栉水母？", mode="keyword", k=3).hits
+        assert hits
+        assert (hits[0].path == "jelly.md") is stopwords

@@ -194,3 +194,24 @@ def test_language_of_scripts_and_languages() -> None:
     assert language_of("所有生产数据库每天凌晨进行全量备份", detect) == "han"
     assert language_of("入社初日にはノートパソコンを受け取ります", detect) == "kana"
     assert language_of("입사 첫날에는 노트북과 출입 카드를 받습니다", detect) == "hangul"
+
+
+def test_keyword_lead_raises_the_keyword_weight_only_when_its_top_hit_stands_out() -> None:
+    from docshelf.config import SearchSettings
+    from docshelf.search.fusion import keyword_lead
+    from docshelf.search.searcher import hybrid_weights
+
+    # BM25 picks "a" out clearly; the dense list sees nothing special and slightly prefers "b"
+    kw = [("a", 12.0), ("b", 3.0)] + [(f"k{i}", 1.0 + 0.1 * i) for i in range(8)]
+    sem = [("b", 0.90)] + [(f"s{i}", 0.89 - 0.002 * i) for i in range(8)] + [("a", 0.87)]
+    lists = {"keyword": kw, "semantic": sem}
+    assert keyword_lead(kw, sem) > 1.3
+    assert keyword_lead(sem, kw) == 1.0  # never towards the dense side
+    assert keyword_lead(kw[:1], sem) == 1.0  # one candidate: no spread to judge by
+    s = SearchSettings()
+    assert zscore_combination(lists, hybrid_weights(s, lists, 1.0, False, 0.5))[0][0] == "a"
+    # other language, or most query words unknown to the index: the dense side's rules stand
+    assert abs(hybrid_weights(s, lists, 1.0, True, 0.5)["keyword"] - 0.2) < 1e-9
+    assert hybrid_weights(s, lists, 0.2, False, 0.5)["keyword"] < 0.5
+    s.keyword_lead = False
+    assert zscore_combination(lists, hybrid_weights(s, lists, 1.0, False, 0.5))[0][0] == "b"

@@ -215,6 +215,10 @@ class SearchSettings(_Section):
         description="semantic share when the query is in another language than the top dense hits, "
         "or none of its words occur in the index (scaled in as coverage falls below half)",
     )  # fmt: skip
+    keyword_lead: bool = Field(
+        True, description="z-score fusion: raise the keyword weight by how much more its top hit "
+        "stands out than the dense one's (search/fusion.py keyword_lead)",
+    )  # fmt: skip
     rrf_k: int = Field(60, ge=1)
     candidates: int = Field(200, ge=10, description="hits taken from each retriever before fusion")
     ann_threshold: int = Field(

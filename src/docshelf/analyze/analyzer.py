@@ -16,7 +16,7 @@ from docshelf.analyze.compounds import MIN_LENGTH, split_compound
 from docshelf.analyze.compounds import available as compounds_available
 from docshelf.analyze.languages import LANGUAGE_SCRIPT, SCRIPT_DEFAULT, SNOWBALL, LanguageVote, script_of_word
 from docshelf.analyze.segment import segment
-from docshelf.analyze.stopwords import HINT_CHARS, STOPWORDS
+from docshelf.analyze.stopwords import CJK_STOPWORDS, HINT_CHARS, STOPWORDS
 from docshelf.types import contextual_text
 
 if TYPE_CHECKING:
@@ -27,7 +27,8 @@ __all__ = ["ANALYZER_VERSION", "Analyzer", "Token"]
 # Bump whenever the terms produced for some input change: the keyword index must be rebuilt.
 # 2: per-script language vote over every Snowball language, ICU words for Thai/Lao/Khmer/
 #    Myanmar, Hangul words + bigrams, whole identifiers/versions and CamelCase parts.
-ANALYZER_VERSION = 2
+# 3: Chinese function characters and question words as stop words (CJK unigrams/bigrams).
+ANALYZER_VERSION = 3
 
 # Characters that extend the previous unit of a CJK run: (han)dakuten and Hangul
 # medial/final jamo, which NFKC composes with the character before them.
@@ -131,6 +132,7 @@ class Analyzer:
         self.extra_stopwords: frozenset[str] = frozenset(_fold(w) for w in extra_stopwords)
         self._stemmers: dict[str, Stemmer.Stemmer] = {}
         self._stops: dict[tuple[str, ...], frozenset[str]] = {}
+        self._cjk_stop = CJK_STOPWORDS if stopwords else _EMPTY  # extra_stopwords: alphabetic only
         # Letter hints tell apart a few configured languages; among all of them they mislead
         # (Turkish ü is not German).
         own_hints = {c: h for c, h in HINT_CHARS.items() if SNOWBALL.get(c) in langs}
@@ -295,7 +297,7 @@ class Analyzer:
                     if word and not word.isspace():
                         out.add(word.replace(" ", ""), start + s, start + e)
             else:
-                self._ngrams(out, raw, start, hangul=group == G_HANGUL)
+                self._ngrams(out, raw, start, group == G_HANGUL, self._cjk_stop)
         if not latin:
             del out.words["latin"]
         if out.words:
@@ -303,7 +305,7 @@ class Analyzer:
         return out.terms, out.starts, out.ends
 
     @staticmethod
-    def _ngrams(out: _Out, raw: str, start: int, hangul: bool) -> None:
+    def _ngrams(out: _Out, raw: str, start: int, hangul: bool, stop: frozenset[str]) -> None:
         """Han, kana: unigrams + overlapping bigrams. Bigrams alone give nDCG@10 0.967 /
         0.981 on xquad-zh / cmrc2018; adding unigrams 0.968 / 0.983, and a one-character
         query ("猫") then matches inside longer runs. Hangul: the whole word (eojeol) and
@@ -313,9 +315,9 @@ class Analyzer:
         if hangul and len(units) > 2:
             out.add("".join(units), bounds[0], bounds[-1])
         for i, unit in enumerate(units):
-            if not hangul or len(units) == 1:
+            if (not hangul or len(units) == 1) and unit not in stop:
                 out.add(unit, bounds[i], bounds[i + 1])
-            if i + 1 < len(units):
+            if i + 1 < len(units) and unit + units[i + 1] not in stop:
                 out.add(unit + units[i + 1], bounds[i], bounds[i + 2])
 
     def _stem(self, out: _Out) -> tuple[list[str], list[int], list[int]]:

@@ -9,7 +9,7 @@ casefolded, the form the analyzer compares against.
 
 from __future__ import annotations
 
-__all__ = ["ENGLISH_STOPWORDS", "GERMAN_STOPWORDS", "HINT_CHARS", "STOPWORDS"]
+__all__ = ["CJK_STOPWORDS", "ENGLISH_STOPWORDS", "GERMAN_STOPWORDS", "HINT_CHARS", "STOPWORDS"]
 
 
 def _words(text: str) -> frozenset[str]:
@@ -42,6 +42,13 @@ GERMAN_STOPWORDS: frozenset[str] = _words(
     " unsere unserem unseren unserer unseres unter viel vom von vor während war waren warst was weg"
     " weil weiter welche welchem welchen welcher welches wenn werde werden wie wieder will"
     " wir wird wirst wo wollen wollte würde würden zu zum zur zwar zwischen"
+)
+
+# Chinese function characters and question words, removed as CJK unigrams or bigrams (the
+# bigrams that cross them stay): "什么", "哪", "谁" fill questions and say nothing of the answer.
+CJK_STOPWORDS: frozenset[str] = _words(
+    "的 了 是 在 和 与 及 之 也 都 就 而 被 把 这 那 吗 呢 吧 啊 么 什 哪 谁 何"
+    " 什么 哪个 哪些 哪里 哪位 哪一 多少 如何 为何 怎么 怎样 为什 何时 这个 那个 是什"
 )
 
 # Default removal lists by Snowball algorithm name; languages without an entry keep all words.

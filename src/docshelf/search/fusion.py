@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-__all__ = ["convex_combination", "weighted_rrf"]
+__all__ = ["convex_combination", "keyword_lead", "weighted_rrf", "zscore_combination"]
 
 Ranked = Sequence[tuple[str, float]]
 
@@ -61,3 +61,25 @@ def zscore_combination(lists: Mapping[str, Ranked], weights: Mapping[str, float]
         for item in ids
     }
     return sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def _top_z(ranked: Ranked) -> float:
+    scores = [s for _, s in ranked]
+    if len(scores) < 2:
+        return 0.0
+    mean = sum(scores) / len(scores)
+    std = (sum((s - mean) ** 2 for s in scores) / len(scores)) ** 0.5
+    return (scores[0] - mean) / std if std else 0.0
+
+
+def keyword_lead(keyword: Ranked, semantic: Ranked) -> float:
+    """How far the keyword list's best hit stands out, over how far the dense list's does (>= 1).
+
+    The top hit's z-score among its own candidates is a per-query sign of a retriever's
+    confidence. A query whose words pick one passage out clearly (many rare words shared) while
+    the dense model sees nothing special is one where BM25 is right and the dense side, off its
+    domain, drags it down: the keyword weight is multiplied by this ratio. Only ever towards the
+    keyword side: lowering it (dense top stands out) lost on nfcorpus dev (docs/benchmarks.md).
+    """
+    k, s = _top_z(keyword), _top_z(semantic)
+    return k / s if k > s > 0 else 1.0
