@@ -99,3 +99,17 @@ def test_packed_postings_score_exactly_through_packs_edits_and_deletes(
         df = dict(store._q("SELECT term, df FROM term_stats WHERE df > 0"))
         counted = Counter(t for c in store._q("SELECT terms FROM chunks") for t in c[0])
         assert df == dict(counted)
+
+
+def test_best_is_the_head_of_the_full_ranking_ties_by_seq() -> None:
+    """The partial selection keeps the order a full sort gives, ties at the cut included."""
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    seqs = rng.permutation(5000).astype(np.int64) + 10
+    scores = rng.integers(1, 40, 5000).astype(np.float64) / 7  # many ties
+    order = np.lexsort((seqs, -scores))
+    for n in (1, 10, 216, 4999, 5000, 9000):
+        top, values = postings.best(seqs, scores, n)
+        assert top.tolist() == seqs[order][:n].tolist()
+        assert values.tolist() == scores[order][:n].tolist()

@@ -121,10 +121,10 @@ class PostgresStore(PgSearch, PgReembed, PgMaintenance, BuildLog):
             "check that the server is up and reachable (and the schema intact), then retry"
         )
 
-    def _q(self, sql: str, params: Any = None) -> list[Any]:
+    def _q(self, sql: str, params: Any = None, binary: bool = False) -> list[Any]:
         try:
             with self._pool.connection() as conn:
-                return list(conn.execute(sql, params).fetchall())
+                return list(conn.execute(sql, params, binary=binary).fetchall())
         except Exception as exc:
             raise (self._error(exc) or exc) from exc
 
@@ -299,6 +299,10 @@ class PostgresStore(PgSearch, PgReembed, PgMaintenance, BuildLog):
     def get_document_by_id(self, doc_id: str) -> DocumentRecord | None:
         row = self._one(f"SELECT {_DOC_COLS} FROM documents WHERE id=%s", (doc_id,))
         return None if row is None else _doc(row)
+
+    def get_documents(self, doc_ids: Sequence[str]) -> dict[str, DocumentRecord]:
+        rows = self._q(f"SELECT {_DOC_COLS} FROM documents WHERE id = ANY(%s)", (list(set(doc_ids)),))
+        return {r[0]: _doc(r) for r in rows}
 
     def get_chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
         rows = self._q(f"SELECT {_CHUNK_COLS} FROM chunks WHERE id = ANY(%s)", (list(chunk_ids),))
