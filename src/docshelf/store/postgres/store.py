@@ -93,11 +93,12 @@ class PostgresStore(PgSearch, PgReembed, PgMaintenance, BuildLog):
                 # iterative scans keep an HNSW search going until filters leave k rows
                 conn.execute(f"SET hnsw.ef_search = {int(ef_search)}")
                 conn.execute("SET hnsw.iterative_scan = relaxed_order")
-                conn.commit()
 
+            # autocommit: a read is one round trip, where an implicit transaction added a BEGIN
+            # before it and the pool's ROLLBACK after it; writes open theirs (ops.Tx)
             self._pool = pool_cls(
                 url, min_size=1, max_size=max(1, pool_size), configure=configure, open=True,
-                kwargs={"connect_timeout": 10}, timeout=30,
+                kwargs={"connect_timeout": 10, "autocommit": True}, timeout=30,
             )  # fmt: skip
         except (psycopg.Error, OSError) as exc:
             raise StoreError(
@@ -315,7 +316,10 @@ class PostgresStore(PgSearch, PgReembed, PgMaintenance, BuildLog):
 
     def iter_chunks(self) -> Iterator[Chunk]:
         try:
-            with self._pool.connection() as conn, conn.cursor(name="docshelf_iter_chunks") as cur:
+            with (
+                self._pool.connection() as conn, conn.transaction(),  # a server-side cursor needs one
+                conn.cursor(name="docshelf_iter_chunks") as cur,
+            ):  # fmt: skip
                 cur.execute(f"SELECT {_CHUNK_COLS} FROM chunks ORDER BY seq")
                 while rows := cur.fetchmany(2000):
                     yield from (_chunk(r) for r in rows)
