@@ -55,9 +55,13 @@ class PgSearch:
             parts.append(f"SELECT * FROM ({postings.lists_sql(flt, params)}) kw")
         if query is not None:
             params["vec"] = np.asarray(query, dtype=np.float32)
-            exact = self._chunk_count() < self.ann_threshold
-            vec = vector_sql(flt, params, exact)
-            parts.append(f"SELECT 'semantic', id, score, NULL, NULL, NULL, NULL, NULL FROM ({vec}) v")
+            params["ann_from"] = self.ann_threshold
+            # exact below the threshold, HNSW above: both branches are sent and the server runs the
+            # one whose one-time filter holds (the chunk count cost a round trip of its own)
+            for exact, side in ((True, "<"), (False, ">=")):
+                vec = vector_sql(flt, params, exact)
+                parts.append(f"SELECT 'semantic', id, score, NULL, NULL, NULL, NULL, NULL FROM ({vec}) v "
+                             f"WHERE (SELECT chunks FROM corpus_stats) {side} %(ann_from)s")  # fmt: skip
         lists: dict[str, list[tuple[str, float]]] = {}
         # binary results: packed postings arrive as raw bytes, not hex text twice their size
         rows = self._q(" UNION ALL ".join(f"({p})" for p in parts), params, binary=True) if parts else []
@@ -86,6 +90,3 @@ class PgSearch:
             if len(out) >= k or len(top) == len(seqs):
                 return out[:k]
             want *= 4
-
-    def _chunk_count(self) -> int:
-        return int(self._one("SELECT chunks FROM corpus_stats")[0])
