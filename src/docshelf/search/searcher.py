@@ -282,8 +282,7 @@ class Searcher:
         # over-fetch: a hit may point to a chunk deleted since the keyword index was read
         wanted = [cid for cid, _ in fused[: k * 2]]
         chunks = {c.id: c for c in self.store.get_chunks(wanted)}
-        # one look-up for all their documents (a round trip each cost ~10 of them on PostgreSQL)
-        docs: dict[str, Any] = self.store.get_documents([c.doc_id for c in chunks.values()])
+        docs: dict[str, Any] = {}
         hits: list[Hit] = []
         # A chunk that is only a heading ("# Deploy guide") is short enough to top BM25 and close
         # to many queries in embedding space while saying nothing: it goes after the chunks with text.
@@ -294,7 +293,9 @@ class Searcher:
             chunk = chunks.get(cid)
             if chunk is None:
                 continue
-            doc = docs.get(chunk.doc_id)
+            if chunk.doc_id not in docs:
+                docs[chunk.doc_id] = self.store.get_document_by_id(chunk.doc_id)
+            doc = docs[chunk.doc_id]
             if doc is None:
                 continue
             tokens = self.analyzer.tokens(chunk.text)
