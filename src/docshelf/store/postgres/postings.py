@@ -24,7 +24,9 @@ import numpy.typing as npt
 from docshelf.store.base import SearchFilter
 from docshelf.store.postgres.sql import K0, doc_filter, weights_cte
 
-__all__ = ["BLOCK", "TAIL_MIN", "compact_sql", "lists_sql", "pack_sql", "repack", "score", "stale_share"]
+__all__ = [
+    "BLOCK", "TAIL_MIN", "best", "compact_sql", "lists_sql", "pack_sql", "repack", "score", "stale_share",
+]  # fmt: skip
 
 BLOCK = 128  # postings per packed row: 128 x 12 bytes stays below PostgreSQL's 2 kB TOAST threshold
 TAIL_MIN = 50_000  # tail rows a commit leaves unpacked
@@ -87,7 +89,7 @@ def allowed_sql(flt: SearchFilter, params: dict[str, Any]) -> str:
 
 
 def score(rows: Sequence[Sequence[Any]], allowed: Seqs | None = None) -> tuple[Seqs, npt.NDArray[np.float64]]:
-    """(seqs, BM25 scores) of every chunk with a query term, best first (ties: lower seq first)."""
+    """(seqs, BM25 scores) of every chunk with a query term, in no particular order."""
     lists = []
     for _, _, wq, k1, _, chunks, tfs, dls in rows:
         if chunks:
@@ -108,8 +110,18 @@ def score(rows: Sequence[Sequence[Any]], allowed: Seqs | None = None) -> tuple[S
         keep[inside - lo] = True
         acc[~keep] = 0.0
     hit = np.flatnonzero(acc)
-    order = np.lexsort((hit, -acc[hit]))
-    return (hit[order] + lo).astype(np.int64), acc[hit[order]]
+    return (hit + lo).astype(np.int64), acc[hit]
+
+
+def best(seqs: Seqs, scores: npt.NDArray[np.float64], n: int) -> tuple[Seqs, npt.NDArray[np.float64]]:
+    """The ``n`` best of ``score``'s output, best first (ties: lower seq first); sorting all of
+    them cost more than the scoring when common terms match most chunks."""
+    if n < len(scores):
+        cut = np.partition(scores, len(scores) - n)[len(scores) - n]  # the n-th best score
+        inside = scores >= cut  # every tie of the n-th, so the tie order stays the seq order
+        seqs, scores = seqs[inside], scores[inside]
+    order = np.lexsort((seqs, -scores))
+    return seqs[order][:n], scores[order][:n]
 
 
 def stale_share(conn: Any) -> float:

@@ -20,7 +20,7 @@ class PgSearch:
 
     ann_threshold: int
 
-    def _q(self, sql: str, params: Any = None) -> list[Any]:
+    def _q(self, sql: str, params: Any = None, binary: bool = False) -> list[Any]:
         raise NotImplementedError
 
     def _one(self, sql: str, params: Any = None) -> Any:
@@ -55,11 +55,16 @@ class PgSearch:
             parts.append(f"SELECT * FROM ({postings.lists_sql(flt, params)}) kw")
         if query is not None:
             params["vec"] = np.asarray(query, dtype=np.float32)
-            exact = self._chunk_count() < self.ann_threshold
-            vec = vector_sql(flt, params, exact)
-            parts.append(f"SELECT 'semantic', id, score, NULL, NULL, NULL, NULL, NULL FROM ({vec}) v")
+            params["ann_from"] = self.ann_threshold
+            # exact below the threshold, HNSW above: both branches are sent and the server runs the
+            # one whose one-time filter holds (the chunk count cost a round trip of its own)
+            for exact, side in ((True, "<"), (False, ">=")):
+                vec = vector_sql(flt, params, exact)
+                parts.append(f"SELECT 'semantic', id, score, NULL, NULL, NULL, NULL, NULL FROM ({vec}) v "
+                             f"WHERE (SELECT chunks FROM corpus_stats) {side} %(ann_from)s")  # fmt: skip
         lists: dict[str, list[tuple[str, float]]] = {}
-        rows = self._q(" UNION ALL ".join(f"({p})" for p in parts), params) if parts else []
+        # binary results: packed postings arrive as raw bytes, not hex text twice their size
+        rows = self._q(" UNION ALL ".join(f"({p})" for p in parts), params, binary=True) if parts else []
         kw = [r for r in rows if r[0] == "kw"]
         if query is not None:  # UNION ALL and relaxed HNSW order promise no order
             hits = [(r[1], float(r[2])) for r in rows if r[0] == "semantic"]
@@ -76,15 +81,12 @@ class PgSearch:
             rows_ok = self._q(postings.allowed_sql(flt, params), params)
             allowed = np.array([r[0] for r in rows_ok], dtype=np.int64)
         seqs, scores = postings.score(rows, allowed)
-        out: list[tuple[str, float]] = []
-        start = 0
-        while len(out) < k and start < len(seqs):  # packed postings of deleted chunks drop out here
-            stop = start + (k - len(out)) + 16
-            part = [int(x) for x in seqs[start:stop]]
+        want = k + 16
+        while True:  # packed postings of deleted chunks drop out here: then look further down
+            top, values = postings.best(seqs, scores, want)
+            part = [int(x) for x in top]
             ids = dict(self._q("SELECT seq, id FROM chunks WHERE seq = ANY(%s)", (part,)))
-            out += [(ids[q], float(v)) for q, v in zip(part, scores[start:stop], strict=True) if q in ids]
-            start = stop
-        return out[:k]
-
-    def _chunk_count(self) -> int:
-        return int(self._one("SELECT chunks FROM corpus_stats")[0])
+            out = [(ids[q], float(v)) for q, v in zip(part, values, strict=True) if q in ids]
+            if len(out) >= k or len(top) == len(seqs):
+                return out[:k]
+            want *= 4

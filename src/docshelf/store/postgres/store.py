@@ -93,11 +93,12 @@ class PostgresStore(PgSearch, PgReembed, PgMaintenance, BuildLog):
                 # iterative scans keep an HNSW search going until filters leave k rows
                 conn.execute(f"SET hnsw.ef_search = {int(ef_search)}")
                 conn.execute("SET hnsw.iterative_scan = relaxed_order")
-                conn.commit()
 
+            # autocommit: a read is one round trip, where an implicit transaction added a BEGIN
+            # before it and the pool's ROLLBACK after it; writes open theirs (ops.Tx)
             self._pool = pool_cls(
                 url, min_size=1, max_size=max(1, pool_size), configure=configure, open=True,
-                kwargs={"connect_timeout": 10}, timeout=30,
+                kwargs={"connect_timeout": 10, "autocommit": True}, timeout=30,
             )  # fmt: skip
         except (psycopg.Error, OSError) as exc:
             raise StoreError(
@@ -121,10 +122,10 @@ class PostgresStore(PgSearch, PgReembed, PgMaintenance, BuildLog):
             "check that the server is up and reachable (and the schema intact), then retry"
         )
 
-    def _q(self, sql: str, params: Any = None) -> list[Any]:
+    def _q(self, sql: str, params: Any = None, binary: bool = False) -> list[Any]:
         try:
             with self._pool.connection() as conn:
-                return list(conn.execute(sql, params).fetchall())
+                return list(conn.execute(sql, params, binary=binary).fetchall())
         except Exception as exc:
             raise (self._error(exc) or exc) from exc
 
@@ -300,6 +301,10 @@ class PostgresStore(PgSearch, PgReembed, PgMaintenance, BuildLog):
         row = self._one(f"SELECT {_DOC_COLS} FROM documents WHERE id=%s", (doc_id,))
         return None if row is None else _doc(row)
 
+    def get_documents(self, doc_ids: Sequence[str]) -> dict[str, DocumentRecord]:
+        rows = self._q(f"SELECT {_DOC_COLS} FROM documents WHERE id = ANY(%s)", (list(set(doc_ids)),))
+        return {r[0]: _doc(r) for r in rows}
+
     def get_chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
         rows = self._q(f"SELECT {_CHUNK_COLS} FROM chunks WHERE id = ANY(%s)", (list(chunk_ids),))
         found = {r[0]: _chunk(r) for r in rows}
@@ -311,7 +316,10 @@ class PostgresStore(PgSearch, PgReembed, PgMaintenance, BuildLog):
 
     def iter_chunks(self) -> Iterator[Chunk]:
         try:
-            with self._pool.connection() as conn, conn.cursor(name="docshelf_iter_chunks") as cur:
+            with (
+                self._pool.connection() as conn, conn.transaction(),  # a server-side cursor needs one
+                conn.cursor(name="docshelf_iter_chunks") as cur,
+            ):  # fmt: skip
                 cur.execute(f"SELECT {_CHUNK_COLS} FROM chunks ORDER BY seq")
                 while rows := cur.fetchmany(2000):
                     yield from (_chunk(r) for r in rows)
