@@ -209,3 +209,23 @@ async def test_instructions_follow_another_writer(settings: Settings, runtime: R
         await c.call_tool("index_status", {})
     async with Client(server) as c:
         assert "8 local documents" in (c.instructions or "")
+
+
+async def test_a_failing_refresh_after_the_answer_does_not_fail_the_tool_call(
+    settings: Settings, indexed: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Refreshing the instructions after a call reads the store while writers run; when that read
+    fails, the answer already made still goes out (the soak saw "Error executing tool read_passage")."""
+    import sqlite3
+
+    from docshelf.server import calls
+
+    def racing(*args: object) -> None:
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(calls, "refresh_if_changed", racing)
+    async with Client(create_server(settings, indexed)) as c:
+        result = await c.call_tool("search", {"query": "deploy rollback", "k": 2})
+        assert not result.is_error and data(result)["hits"]
+        passage = await c.call_tool("read_passage", {"chunk_id": data(result)["hits"][0]["chunk_id"]})
+        assert not passage.is_error and data(passage)["passages"]

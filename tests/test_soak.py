@@ -173,7 +173,7 @@ def run_soak(tmp: Path, searches: int, files: int = 30, embed_model: str = "hash
             assert time.monotonic() < deadline, "the watcher did not start"
             time.sleep(0.1)
         churn.start()
-        cmd = _docshelf("serve")
+        cmd = _docshelf("-v", "serve")  # -v: an unexpected exception comes with its traceback
         params = StdioServerParameters(command=cmd[0], args=cmd[1:], env=env)
 
         async def main() -> None:

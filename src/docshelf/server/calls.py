@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -17,6 +18,8 @@ from docshelf.server.notices import Notices
 
 if TYPE_CHECKING:
     from docshelf.shelf import Shelf
+
+log = logging.getLogger("docshelf.server")
 
 __all__ = ["answer", "no_index_message", "off_loop"]
 
@@ -53,7 +56,17 @@ async def answer(
         raise ToolError(str(exc)) from exc
     finally:
         if ctx is not None:
-            if shelf.exists():
-                await anyio.to_thread.run_sync(refresh_if_changed, ctx.mcp_server, shelf)
-            if (notices := Notices.of(ctx)) is not None:
-                await notices.deliver(ctx)
+            await _after_answer(shelf, ctx)
+
+
+async def _after_answer(shelf: Shelf, ctx: Context) -> None:
+    """Refresh the instructions and deliver notices: housekeeping that must not turn the answer
+    (or the DocshelfError being reported) into an unexpected exception of its own."""
+    try:
+        if shelf.exists():
+            await anyio.to_thread.run_sync(refresh_if_changed, ctx.mcp_server, shelf)
+        if (notices := Notices.of(ctx)) is not None:
+            await notices.deliver(ctx)
+    except Exception as exc:  # e.g. a read racing a writer; the next call tries again
+        log.warning("after a tool call: %s: %s", type(exc).__name__, exc)
+        log.debug("after a tool call", exc_info=True)
