@@ -154,6 +154,42 @@ def test_a_file_written_in_another_scalar_kind_is_read_as_written_then_replaced(
         i8.close()
 
 
+def test_a_file_with_fewer_links_is_mapped_as_it_is_then_rebuilt_with_the_configured_links(
+    tmp_path: Path,
+) -> None:
+    """A file from before ``search.ann_connectivity`` (16 links, no field in its pointer): readers
+    answer from it; the writer's next commit rebuilds it whole, not extends it (loading a file keeps
+    its header's links, and 16 was too few for a navigable graph at a million rows)."""
+    old = SQLiteStore(tmp_path, Analyzer(["english"]), ann=AnnOptions(20, "i8", 64, 50, 1, connectivity=16))
+    old.set_model("rig", DIM)
+    old.set_collection_roots("a", [str(tmp_path)])
+    for n in range(30):
+        _put(old, n)
+    old.commit()
+    old.close()
+    pointer = tmp_path / "vectors.json"
+    raw = json.loads(pointer.read_text(encoding="utf-8"))
+    del raw["connectivity"]
+    pointer.write_text(json.dumps(raw), encoding="utf-8")
+    meta = read_meta(tmp_path)
+    assert meta is not None and meta.connectivity == 16
+    store = _store(tmp_path)
+    try:
+        q = _query(3)
+        assert _same(store.vector_search(q, 5, SearchFilter()), _exact(tmp_path, q, 5))
+        ann = store._dense().ann
+        assert ann is not None and ann.meta == meta and ann._index.connectivity == 16
+        _put(store, 40)
+        store.commit()
+        meta = read_meta(tmp_path)
+        assert meta is not None and meta.connectivity == 32 and meta.count == 62
+        assert _same(store.vector_search(q, 5, SearchFilter()), _exact(tmp_path, q, 5))
+        ann = store._dense().ann
+        assert ann is not None and ann._index.connectivity == 32
+    finally:
+        store.close()
+
+
 def _vector_of(path: Path, chunk_id: str) -> np.ndarray:
     db = sqlite3.connect(path / "docshelf.db")
     blob = db.execute(

@@ -228,6 +228,10 @@ class SearchSettings(_Section):
         "i8", description="scalars in the HNSW index; hits are re-scored with the stored float32 vectors"
     )
     ann_ef_search: int = Field(256, ge=16, le=4096, description="HNSW search breadth (recall vs latency)")
+    ann_connectivity: int = Field(
+        32, ge=8, le=128, description="links per node in the HNSW graph; changing it rebuilds the file "
+        "at the writer's next commit (16 stopped finding stored vectors at a million rows)",
+    )  # fmt: skip
     ann_rebuild_rows: int = Field(
         20_000, ge=1,
         description="vectors written since the saved HNSW index are scanned exactly; from this many "

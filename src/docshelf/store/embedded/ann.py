@@ -73,6 +73,9 @@ class AnnOptions:
     ef_search: int = 256
     rebuild_rows: int = 20_000  # vectors outside the file (scanned exactly) before a writer folds them in
     threads: int = 2  # for building and updating
+    # links per node: at 16, a graph of a million int8 e5 vectors stopped being navigable (a stored
+    # vector found itself in the top 10 for 21% of searches); at 32 for all of them (docs/benchmarks.md)
+    connectivity: int = 32
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,7 @@ class AnnMeta:
     epoch: str
     dtype: str
     format: int = FORMAT
+    connectivity: int = 16  # absent from pointers written before it was a setting: those used 16
 
 
 def read_meta(data_dir: Path) -> AnnMeta | None:
@@ -100,7 +104,7 @@ def read_meta(data_dir: Path) -> AnnMeta | None:
 
 def _new_index(dim: int, opts: AnnOptions) -> Any:
     return _import_usearch().Index(
-        ndim=dim, metric="ip", dtype=opts.dtype, connectivity=16, expansion_add=64,
+        ndim=dim, metric="ip", dtype=opts.dtype, connectivity=opts.connectivity, expansion_add=64,
         expansion_search=opts.ef_search,
     )  # fmt: skip
 
@@ -114,8 +118,8 @@ class Ann:
 
     @classmethod
     def open(cls, data_dir: Path, meta: AnnMeta, opts: AnnOptions) -> Ann | None:
-        # the file's own scalar kind: the setting may have changed since (the writer rebuilds it)
-        index = _new_index(meta.dim, replace(opts, dtype=meta.dtype))
+        # the file's own scalar kind and links: the settings may have changed since (the writer rebuilds it)
+        index = _new_index(meta.dim, replace(opts, dtype=meta.dtype, connectivity=meta.connectivity))
         try:
             index.view(str(data_dir / meta.file))
         except (OSError, RuntimeError, ValueError) as exc:  # removed meanwhile or damaged: derived
@@ -175,7 +179,7 @@ def build_ann(
     for keys, vecs in _batches(conn, after, max_seq):
         index.add(keys, vecs, threads=opts.threads)
     meta = AnnMeta(f"vectors-{generation}-{os.getpid()}.usearch", generation, max_seq, len(index), dim,
-                   epoch, opts.dtype)  # fmt: skip
+                   epoch, opts.dtype, connectivity=opts.connectivity)  # fmt: skip
     if save:
         _save(index, data_dir, meta)
     return Ann(index, meta)

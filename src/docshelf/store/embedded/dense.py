@@ -102,8 +102,9 @@ class DenseIndex:
             return
         with self._lock:
             meta = ann_file.read_meta(self.data_dir)
-            if meta is not None and (meta.dim, meta.epoch, meta.dtype) != (dim, epoch, self.opts.dtype):
-                meta = None
+            want = (dim, epoch, self.opts.dtype, self.opts.connectivity)
+            if meta is not None and (meta.dim, meta.epoch, meta.dtype, meta.connectivity) != want:
+                meta = None  # rebuilt whole: a file is never extended in another kind or with other links
             total = int(self._conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
             if total < self.opts.threshold:
                 if ann_file.read_meta(self.data_dir) is not None:
