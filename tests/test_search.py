@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -215,3 +216,44 @@ def test_keyword_lead_raises_the_keyword_weight_only_when_its_top_hit_stands_out
     assert hybrid_weights(s, lists, 0.2, False, 0.5)["keyword"] < 0.5
     s.keyword_lead = False
     assert zscore_combination(lists, hybrid_weights(s, lists, 1.0, False, 0.5))[0][0] == "b"
+
+
+def test_hybrid_embeds_the_query_on_another_thread_while_the_keyword_side_searches(
+    runtime: Runtime, corpus: Path
+) -> None:
+    runtime.indexer().sync("test", [corpus])
+    store, embedder = runtime.store, runtime.embedder
+    order: list[str] = []
+    keyword_search = store.keyword_search
+
+    def recording_keyword(*args: Any, **kwargs: Any) -> Any:
+        order.append("keyword")
+        return keyword_search(*args, **kwargs)
+
+    def pending() -> Any:
+        order.append("vector wanted")
+        return embedder.embed_query("rolling deploy")
+
+    store.keyword_search = recording_keyword  # type: ignore[method-assign]
+    lists, _ = store.candidates(["deploy"], pending, 10, SearchFilter(), keyword=True)
+    # in-process: the keyword side first; PostgreSQL sends both sides in one round trip, vector first
+    in_process = runtime.settings.store.backend != "postgres"
+    assert order == (["keyword", "vector wanted"] if in_process else ["vector wanted"])
+    assert lists["semantic"] and lists["keyword"]
+    del store.keyword_search
+
+    threads: list[str] = []
+    embed_query = embedder.embed_query
+
+    def recording_embed(text: str) -> Any:
+        threads.append(threading.current_thread().name)
+        return embed_query(text)
+
+    embedder.embed_query = recording_embed  # type: ignore[method-assign]
+    s = runtime.searcher()
+    together = s.search("how do we roll out a deploy", k=5)
+    runtime.settings.search.parallel_query = False
+    apart = runtime.searcher().search("how do we roll out a deploy", k=5)
+    assert threads[0].startswith("docshelf-query") and threads[1] == threading.current_thread().name
+    assert [(h.chunk_id, h.score) for h in together.hits] == [(h.chunk_id, h.score) for h in apart.hits]
+    assert together.hits and {r for h in together.hits for r in h.ranks} == {"keyword", "semantic"}

@@ -221,6 +221,9 @@ class SearchSettings(_Section):
     )  # fmt: skip
     rrf_k: int = Field(60, ge=1)
     candidates: int = Field(200, ge=10, description="hits taken from each retriever before fusion")
+    parallel_query: bool = Field(
+        True, description="hybrid: embed the query on another thread while the keyword side searches",
+    )  # fmt: skip
     ann_threshold: int = Field(
         50_000, ge=0, description="from this many vectors on, search an HNSW index (exact below)"
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -18,12 +18,14 @@ __all__ = [
     "DocState",
     "DocumentRecord",
     "History",
+    "PendingVector",
     "Retriever",
     "SearchFilter",
     "Store",
     "StoreStats",
     "TermAnalyzer",
     "Writer",
+    "ready_vector",
     "simplify_glob",
 ]
 
@@ -202,6 +204,16 @@ class Writer(Protocol):
     def compact(self) -> tuple[int, int]: ...
 
 
+# a query vector still being computed (on another thread): a store that answers in-process runs
+# its keyword side meanwhile; one that sends both sides in one round trip waits for it first
+PendingVector = Callable[[], Vectors]
+
+
+def ready_vector(query: Vectors | PendingVector | None) -> Vectors | None:
+    """The vector itself, waiting for it if it is still being computed."""
+    return query() if callable(query) else query
+
+
 class Retriever(Protocol):
     """The two retrievers and the filters applied before them."""
 
@@ -210,11 +222,12 @@ class Retriever(Protocol):
     def keyword_search(self, terms: Sequence[str], k: int, flt: SearchFilter) -> list[tuple[str, float]]: ...
     def vector_search(self, query: Vectors, k: int, flt: SearchFilter) -> list[tuple[str, float]]: ...
     def candidates(
-        self, terms: Sequence[str], query: Vectors | None, k: int, flt: SearchFilter,
+        self, terms: Sequence[str], query: Vectors | PendingVector | None, k: int, flt: SearchFilter,
         keyword: bool = True, coverage: bool = False,
     ) -> tuple[dict[str, list[tuple[str, float]]], float]:  # fmt: skip
         """Top-k of the keyword side (if ``keyword``) and the dense side (if ``query``), plus the
-        share of ``terms`` found in the index (if ``coverage``); one round trip where the backend can."""
+        share of ``terms`` found in the index (if ``coverage``); one round trip where the backend can.
+        A pending ``query`` is waited for where the backend needs it (see ``PendingVector``)."""
         ...
 
 

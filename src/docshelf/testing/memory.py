@@ -23,9 +23,11 @@ from docshelf.store.base import (
     BuildRecord,
     DocState,
     DocumentRecord,
+    PendingVector,
     SearchFilter,
     StoreStats,
     TermAnalyzer,
+    ready_vector,
 )
 from docshelf.store.history import check_model
 from docshelf.types import Chunk, SkippedFile, contextual_text
@@ -291,14 +293,15 @@ class MemoryStore:
         return sorted(scored, key=lambda s: -s[1])[:k]
 
     def candidates(
-        self, terms: Sequence[str], query: Vectors | None, k: int, flt: SearchFilter,
+        self, terms: Sequence[str], query: Vectors | PendingVector | None, k: int, flt: SearchFilter,
         keyword: bool = True, coverage: bool = False,
     ) -> tuple[dict[str, list[tuple[str, float]]], float]:  # fmt: skip
         lists: dict[str, list[tuple[str, float]]] = {}
         if keyword:
             lists["keyword"] = self.keyword_search(terms, k, flt)
-        if query is not None:
-            lists["semantic"] = self.vector_search(query, k, flt)
+        vec = ready_vector(query)  # the keyword side ran while it was computed
+        if vec is not None:
+            lists["semantic"] = self.vector_search(vec, k, flt)
         return lists, self.keyword_coverage(terms) if coverage else 0.0
 
     # ----- status -----

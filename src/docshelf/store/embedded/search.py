@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from docshelf.embed.base import Vectors
-from docshelf.store.base import SearchFilter
+from docshelf.store.base import PendingVector, SearchFilter, ready_vector
 from docshelf.store.embedded.dense import DenseIndex
 from docshelf.store.embedded.keyword import KeywordIndex
 from docshelf.store.embedded.sql import matching_doc_ids
@@ -81,13 +81,14 @@ class SQLiteSearch:
         )
 
     def candidates(
-        self, terms: Sequence[str], query: Vectors | None, k: int, flt: SearchFilter,
+        self, terms: Sequence[str], query: Vectors | PendingVector | None, k: int, flt: SearchFilter,
         keyword: bool = True, coverage: bool = False,
     ) -> tuple[dict[str, list[tuple[str, float]]], float]:  # fmt: skip
         """Both retrievers' top-k and the terms' coverage (in-process, so no round trips to save)."""
         lists: dict[str, list[tuple[str, float]]] = {}
         if keyword:
             lists["keyword"] = self.keyword_search(terms, k, flt)
-        if query is not None:
-            lists["semantic"] = self.vector_search(query, k, flt)
+        vec = ready_vector(query)  # the keyword side ran while it was computed
+        if vec is not None:
+            lists["semantic"] = self.vector_search(vec, k, flt)
         return lists, self.keyword_coverage(terms) if coverage else 0.0

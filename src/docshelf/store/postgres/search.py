@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from docshelf.embed.base import Vectors
-from docshelf.store.base import SearchFilter
+from docshelf.store.base import PendingVector, SearchFilter, ready_vector
 from docshelf.store.postgres import postings
 from docshelf.store.postgres.sql import coverage_sql, doc_filter, vector_sql
 
@@ -44,11 +44,12 @@ class PgSearch:
         return self.candidates((), query, k, flt, keyword=False)[0].get("semantic", [])
 
     def candidates(
-        self, terms: Sequence[str], query: Vectors | None, k: int, flt: SearchFilter,
+        self, terms: Sequence[str], query: Vectors | PendingVector | None, k: int, flt: SearchFilter,
         keyword: bool = True, coverage: bool = False,
     ) -> tuple[dict[str, list[tuple[str, float]]], float]:  # fmt: skip
         """Both retrievers in one SQL round trip: the vector top-k, and each query term's packed
         postings, scored here (postings.py); one more resolves the keyword top-k to chunk ids."""
+        query = ready_vector(query)  # both sides go in one round trip: the vector first
         params: dict[str, Any] = {"k": k, "terms": list(terms)}
         parts = []
         if (keyword or coverage) and terms:
