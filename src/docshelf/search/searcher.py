@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -14,6 +12,7 @@ from docshelf.analyze import Analyzer, Token
 from docshelf.analyze.language import language_of, same_language
 from docshelf.config import SearchSettings
 from docshelf.embed.base import Embedder, Vectors
+from docshelf.helpers import side_pool
 from docshelf.index.stale import StaleTracker
 from docshelf.search.confidence import (
     NEAREST_NOTE,
@@ -35,17 +34,6 @@ __all__ = ["Hit", "Mode", "SearchResult", "Searcher"]
 Mode = Literal["hybrid", "keyword", "semantic"]
 
 _SNIPPET_CHARS = 240
-_POOL: ThreadPoolExecutor | None = None
-_POOL_LOCK = threading.Lock()
-
-
-def _embed_pool() -> ThreadPoolExecutor:
-    """Threads that embed queries while the keyword side searches (made on first use)."""
-    global _POOL
-    with _POOL_LOCK:
-        if _POOL is None:
-            _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="docshelf-query")
-        return _POOL
 
 
 @dataclass
@@ -233,7 +221,7 @@ class Searcher:
             if mode == "hybrid" and self.settings.parallel_query:
                 # onnxruntime and tantivy let go of the interpreter: the two sides overlap on two
                 # cores (1M chunks: 26 -> 21 ms for both retrievers, docs/benchmarks.md)
-                vec = _embed_pool().submit(self.embedder.embed_query, query).result
+                vec = side_pool().submit(self.embedder.embed_query, query).result
             else:
                 vec = self.embedder.embed_query(query)
         # one call (one SQL round trip on PostgreSQL) for both retrievers and the term coverage
