@@ -7,8 +7,12 @@ and cannot be read.
 
 from __future__ import annotations
 
+import os
 import unicodedata
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from docshelf.config import Settings
 from docshelf.embed import HashEmbedder
@@ -35,3 +39,33 @@ def test_decomposed_file_names_are_not_stale_and_can_be_read(settings: Settings,
             assert text.source == "file" and words in text.text
         again = shelf.index([corpus], "test").sync
         assert again.unchanged == 3 and not again.updated and not again.removed
+
+
+def test_many_missing_files_of_one_folder_list_it_once_while_it_is_unchanged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A freshness pass over many deleted files listed and normalised their folder once per file."""
+    from docshelf.sources import walk
+
+    for i in range(50):
+        (tmp_path / f"kept-{i}.md").write_text("x", encoding="utf-8")
+    nfd = unicodedata.normalize("NFD", "café.md")
+    (tmp_path / nfd).write_text("x", encoding="utf-8")
+    listed: list[str] = []
+    listdir = os.listdir
+
+    def counting(path: Any) -> list[str]:
+        listed.append(str(path))
+        return listdir(path)
+
+    monkeypatch.setattr(walk.os, "listdir", counting)
+    for i in range(200):
+        assert walk.on_disk(tmp_path, f"gone-{i}.md") == tmp_path / f"gone-{i}.md"
+    assert walk.on_disk(tmp_path, "café.md") == tmp_path / nfd
+    assert listed == [str(tmp_path)]
+    # a change to the folder is seen: the listing is made again
+    os.rename(tmp_path / nfd, tmp_path / unicodedata.normalize("NFD", "thé.md"))
+    os.utime(tmp_path, ns=(1, 1))  # (a coarse clock could leave the mtime unchanged)
+    assert walk.on_disk(tmp_path, "thé.md") == tmp_path / unicodedata.normalize("NFD", "thé.md")
+    assert walk.on_disk(tmp_path, "café.md") == tmp_path / "café.md"  # gone: reported as given
+    assert len(listed) == 2
