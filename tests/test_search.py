@@ -257,3 +257,25 @@ def test_hybrid_embeds_the_query_on_another_thread_while_the_keyword_side_search
     assert threads[0].startswith("docshelf-side") and threads[1] == threading.current_thread().name
     assert [(h.chunk_id, h.score) for h in together.hits] == [(h.chunk_id, h.score) for h in apart.hits]
     assert together.hits and {r for h in together.hits for r in h.ranks} == {"keyword", "semantic"}
+
+
+def test_a_search_reads_its_hits_documents_in_one_query(runtime: Runtime, corpus: Path) -> None:
+    """On PostgreSQL each store read is a round trip: the documents behind the hits come in one."""
+    runtime.indexer().sync("test", [corpus])
+    store = runtime.store
+    calls: list[str] = []
+    one, many = store.get_document_by_id, store.get_documents
+
+    def by_id(doc_id: str) -> Any:
+        calls.append("one")
+        return one(doc_id)
+
+    def batch(doc_ids: Any) -> Any:
+        calls.append("many")
+        return many(doc_ids)
+
+    store.get_document_by_id = by_id  # type: ignore[method-assign]
+    store.get_documents = batch  # type: ignore[method-assign]
+    hits = runtime.searcher().search("deploy rolling out incident paging", k=8, mode="keyword").hits
+    assert len({h.doc_id for h in hits}) > 1 and calls == ["many"]
+    assert all(h.path and h.collection == "test" for h in hits)

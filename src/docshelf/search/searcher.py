@@ -304,7 +304,8 @@ class Searcher:
         # over-fetch: a hit may point to a chunk deleted since the keyword index was read
         wanted = [cid for cid, _ in fused[: k * 2]]
         chunks = {c.id: c for c in self.store.get_chunks(wanted)}
-        docs: dict[str, Any] = {}
+        # one query (one round trip on PostgreSQL) for the documents of every hit
+        docs = self.store.get_documents([c.doc_id for c in chunks.values()])
         hits: list[Hit] = []
         # A chunk that is only a heading ("# Deploy guide") is short enough to top BM25 and close
         # to many queries in embedding space while saying nothing: it goes after the chunks with text.
@@ -315,9 +316,7 @@ class Searcher:
             chunk = chunks.get(cid)
             if chunk is None:
                 continue
-            if chunk.doc_id not in docs:
-                docs[chunk.doc_id] = self.store.get_document_by_id(chunk.doc_id)
-            doc = docs[chunk.doc_id]
+            doc = docs.get(chunk.doc_id)
             if doc is None:
                 continue
             tokens = self.analyzer.tokens(chunk.text)
