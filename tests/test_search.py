@@ -254,7 +254,7 @@ def test_hybrid_embeds_the_query_on_another_thread_while_the_keyword_side_search
     together = s.search("how do we roll out a deploy", k=5)
     runtime.settings.search.parallel_query = False
     apart = runtime.searcher().search("how do we roll out a deploy", k=5)
-    assert threads[0].startswith("docshelf-side") and threads[1] == threading.current_thread().name
+    assert threads[0].startswith("docshelf-embed") and threads[1] == threading.current_thread().name
     assert [(h.chunk_id, h.score) for h in together.hits] == [(h.chunk_id, h.score) for h in apart.hits]
     assert together.hits and {r for h in together.hits for r in h.ranks} == {"keyword", "semantic"}
 

