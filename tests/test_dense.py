@@ -21,12 +21,22 @@ if not ann_available():  # (not importorskip: onnxruntime must be imported befor
 DIM = 16
 
 
-def _store(path: Path, threshold: int = 20, rebuild: int = 50) -> SQLiteStore:
-    store = SQLiteStore(path, Analyzer(["english"]), ann=AnnOptions(threshold, "i8", 64, rebuild, 1))
+def _store(path: Path, threshold: int = 20, rebuild: int = 50, ann: AnnOptions | None = None) -> SQLiteStore:
+    ann = ann or AnnOptions(threshold, "i8", 64, rebuild, 1)
+    store = SQLiteStore(path, Analyzer(["english"]), ann=ann)
     store.set_model("rig", DIM)
     store.set_collection_roots("a", [str(path)])
     store.set_collection_roots("b", [str(path)])
     return store
+
+
+def _written_with(path: Path, ann: AnnOptions) -> None:
+    """30 documents committed by a writer with these HNSW options, then closed."""
+    writer = _store(path, ann=ann)
+    for n in range(30):
+        _put(writer, n)
+    writer.commit()
+    writer.close()
 
 
 def _put(store: SQLiteStore, n: int, version: int = 0, collection: str = "a", chunks: int = 2) -> str:
@@ -128,13 +138,7 @@ def test_a_reader_follows_the_writer_without_reloading_what_it_has(tmp_path: Pat
 def test_a_file_written_in_another_scalar_kind_is_read_as_written_then_replaced(tmp_path: Path) -> None:
     """``search.ann_dtype`` changed after the file was written: readers keep answering from it, and
     the writer's next commit writes the file in the kind the settings name."""
-    writer = SQLiteStore(tmp_path, Analyzer(["english"]), ann=AnnOptions(20, "f16", 64, 50, 1))
-    writer.set_model("rig", DIM)
-    writer.set_collection_roots("a", [str(tmp_path)])
-    for n in range(30):
-        _put(writer, n)
-    writer.commit()
-    writer.close()
+    _written_with(tmp_path, AnnOptions(20, "f16", 64, 50, 1))
     meta = read_meta(tmp_path)
     assert meta is not None and meta.dtype == "f16"
     i8 = _store(tmp_path)
@@ -160,13 +164,7 @@ def test_a_file_with_fewer_links_is_mapped_as_it_is_then_rebuilt_with_the_config
     """A file from before ``search.ann_connectivity`` (16 links, no field in its pointer): readers
     answer from it; the writer's next commit rebuilds it whole, not extends it (loading a file keeps
     its header's links, and 16 was too few for a navigable graph at a million rows)."""
-    old = SQLiteStore(tmp_path, Analyzer(["english"]), ann=AnnOptions(20, "i8", 64, 50, 1, connectivity=16))
-    old.set_model("rig", DIM)
-    old.set_collection_roots("a", [str(tmp_path)])
-    for n in range(30):
-        _put(old, n)
-    old.commit()
-    old.close()
+    _written_with(tmp_path, AnnOptions(20, "i8", 64, 50, 1, connectivity=16))
     pointer = tmp_path / "vectors.json"
     raw = json.loads(pointer.read_text(encoding="utf-8"))
     del raw["connectivity"]
