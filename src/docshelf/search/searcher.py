@@ -26,9 +26,10 @@ from docshelf.search.confidence import (
     scripts_of,
 )
 from docshelf.search.fusion import convex_combination, keyword_lead, weighted_rrf, zscore_combination
+from docshelf.search.hitterms import HitTerms
 from docshelf.search.snippets import heading_line_end, make_snippet
 from docshelf.store.base import PendingVector, SearchFilter, Store
-from docshelf.types import Chunk, cite, contextual_text
+from docshelf.types import Chunk, cite
 
 __all__ = ["Hit", "Mode", "SearchResult", "Searcher"]
 
@@ -209,6 +210,7 @@ class Searcher:
         self.embedder = embedder
         self.analyzer = analyzer
         self.settings = settings
+        self.hit_terms = HitTerms(analyzer)
         # index_age and stale_documents for each result; the shelf shares one tracker per process
         self.freshness = freshness or StaleTracker(store).summary
 
@@ -275,8 +277,7 @@ class Searcher:
             return False
         mine = language_of(query, self.analyzer.language)
         others = sum(
-            not same_language(mine, language_of(c.text, self.analyzer.language))
-            for c in self.store.get_chunks(top)
+            not same_language(mine, self.hit_terms.language(c.text)) for c in self.store.get_chunks(top)
         )
         return others * 2 > len(top)
 
@@ -332,10 +333,9 @@ class Searcher:
             doc = docs.get(chunk.doc_id)
             if doc is None:
                 continue
-            tokens = self.analyzer.tokens(chunk.text)
+            tokens = self.hit_terms.tokens(chunk.text)
             # the keyword index holds the title and headings too: a word found only there matched
-            context = self.analyzer.terms(contextual_text(doc.title, chunk.heading_path, ""))
-            have = {t.term for t in tokens}.union(context)
+            have = {t.term for t in tokens}.union(self.hit_terms.context(doc.title, chunk.heading_path))
             skip = heading_line_end(chunk.text, chunk.heading_path[-1] if chunk.heading_path else None)
             found = make_snippet(tokens, chunk.text, query_terms, skip=skip) if snippets else None
             hits.append(
