@@ -261,3 +261,32 @@ def test_get_documents_fetches_many_at_once_and_skips_unknown_ids(runtime: Runti
     found = runtime.store.get_documents(wanted)
     assert set(found) == {d.id for d in docs[:3]}
     assert all(found[d] == runtime.store.get_document_by_id(d) for d in found)
+
+
+def test_a_keyword_rebuild_at_open_says_when_it_starts_and_how_far_it_got(
+    settings, corpus: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:  # type: ignore[no-untyped-def]
+    """A new analyzer version re-analyses every passage before the index opens (12 min at 1M chunks):
+    the wait is announced and reported, not silent."""
+    from docshelf.shelf.loading import repair_keywords
+    from docshelf.store.embedded import store as embedded
+    from docshelf.store.postgres import maintenance
+
+    for module in (embedded, maintenance):
+        monkeypatch.setattr(module, "PROGRESS_EVERY", 2)
+    rt = Runtime(settings, embedder=HashEmbedder())
+    try:
+        rt.indexer().sync("test", [corpus])
+        rt.store.set_meta("analyzer", "an older analyzer")
+        chunks = rt.store.stats().chunks
+        with caplog.at_level("WARNING", logger="docshelf.shelf"):
+            repair_keywords(rt, every_s=0)
+        lines = [r.getMessage() for r in caplog.records if r.name == "docshelf.shelf"]
+        assert "rebuilding it from the database" in lines[0]
+        assert f"rebuilding the keyword index: 2 of {chunks} passages" in lines[1]
+        assert len(lines) == 2 + chunks // 2 and f"rebuilt from the database ({chunks} passages)" in lines[-1]
+        assert not rt.store.needs_keyword_rebuild()
+        hits = rt.searcher().search("page the on-call engineer", mode="keyword").hits
+        assert hits[0].path == "runbooks/incident-response.md"
+    finally:
+        rt.close()

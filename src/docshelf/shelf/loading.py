@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import TYPE_CHECKING
 
 from docshelf.errors import DocshelfError, StoreError
@@ -20,33 +21,48 @@ if TYPE_CHECKING:
 __all__ = ["Loading", "apply_index_settings", "repair_keywords"]
 
 log = logging.getLogger("docshelf.shelf")
+# how often a keyword rebuild at open says how far it got
+PROGRESS_SECONDS = 10.0
 
 
-def repair_keywords(runtime: Runtime) -> None:
+def repair_keywords(runtime: Runtime, every_s: float = PROGRESS_SECONDS) -> None:
     """Rebuild a missing or damaged keyword index from the store at open (it is derived data).
 
     Skipped, with a warning, while another process holds the writer lock: its sync rebuilds it.
+    It says so when it starts and every ``every_s`` seconds: a new analyzer version re-analyses
+    every passage, 12 minutes at a million chunks, and the open waits for it.
     """
     from docshelf.index.lock import WriterLock
 
     store = runtime.store
     if getattr(store, "read_only", False) or not store.needs_keyword_rebuild():
         return  # a read-only open writes nothing; the store warned and said how to rebuild
+    last = time.monotonic()
+
+    def progress(done: int, total: int) -> None:
+        nonlocal last
+        if time.monotonic() - last >= every_s:
+            last = time.monotonic()
+            log.warning("rebuilding the keyword index: %d of %d passages (%d%%)", done, total,
+                        100 * done // max(1, total))  # fmt: skip
+
     try:
         with WriterLock(store.data_dir, 0):
+            log.warning(
+                "the keyword index at %s is missing, damaged or built with other analyzer settings: "
+                "rebuilding it from the database (no re-embedding); the index opens when it is done",
+                store.data_dir,
+            )
             failed = True
             try:
-                count = store.rebuild_keyword_index()
+                count = store.rebuild_keyword_index(progress)
                 failed = False
             finally:
                 store.end_write(failed)
     except DocshelfError as exc:
         log.warning("the keyword index is behind the database and could not be rebuilt now: %s", exc)
         return
-    log.warning(
-        "the keyword index at %s was missing, damaged or built with other analyzer settings: "
-        "rebuilt from the database (%d passages)", store.data_dir, count,
-    )  # fmt: skip
+    log.warning("the keyword index at %s was rebuilt from the database (%d passages)", store.data_dir, count)
 
 
 def apply_index_settings(settings: Settings, runtime: Runtime) -> None:

@@ -13,12 +13,14 @@ from docshelf.errors import DocshelfError
 from docshelf.types import Chunk, SkippedFile
 
 __all__ = [
+    "PROGRESS_EVERY",
     "BuildRecord",
     "Catalog",
     "DocState",
     "DocumentRecord",
     "History",
     "PendingVector",
+    "Progress",
     "Retriever",
     "SearchFilter",
     "Store",
@@ -200,9 +202,14 @@ class Writer(Protocol):
     def commit(self) -> None: ...
     def end_write(self, failed: bool) -> None: ...
     def needs_keyword_rebuild(self) -> bool: ...
-    def rebuild_keyword_index(self) -> int: ...
+    def rebuild_keyword_index(self, progress: Progress | None = None) -> int: ...
     def compact(self) -> tuple[int, int]: ...
 
+
+# (passages done, passages in all), called now and then while a long job runs
+Progress = Callable[[int, int], None]
+# every this many passages a keyword rebuild reports its progress
+PROGRESS_EVERY = 2000
 
 # a query vector still being computed (on another thread): a store that answers in-process runs
 # its keyword side meanwhile; one that sends both sides in one round trip waits for it first

@@ -20,10 +20,12 @@ import numpy as np
 from docshelf.embed.base import Vectors
 from docshelf.errors import StoreError
 from docshelf.store.base import (
+    PROGRESS_EVERY,
     BuildRecord,
     DocState,
     DocumentRecord,
     PendingVector,
+    Progress,
     SearchFilter,
     StoreStats,
     TermAnalyzer,
@@ -184,13 +186,18 @@ class MemoryStore:
     def needs_keyword_rebuild(self) -> bool:
         return self._generation > 0 and self._meta.get("analyzer") != self.analyzer.fingerprint
 
-    def rebuild_keyword_index(self) -> int:
+    def rebuild_keyword_index(self, progress: Progress | None = None) -> int:
+        total = sum(len(chunks) for chunks in self._chunks.values())
+        done = 0
         for doc_id, chunks in self._chunks.items():
             doc = self._docs[doc_id]
             for c in chunks:
                 self._terms[c.id] = Counter(
                     self.analyzer.terms(contextual_text(doc.title, c.heading_path, c.text))
                 )
+                done += 1
+                if progress is not None and done % PROGRESS_EVERY == 0:
+                    progress(done, total)
         self.commit()
         return len(self._terms)
 

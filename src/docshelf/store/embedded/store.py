@@ -15,7 +15,7 @@ import numpy as np
 
 from docshelf.embed.base import Vectors
 from docshelf.errors import DocshelfError, NotFoundError, StoreError
-from docshelf.store.base import DocState, DocumentRecord, StoreStats, TermAnalyzer
+from docshelf.store.base import PROGRESS_EVERY, DocState, DocumentRecord, Progress, StoreStats, TermAnalyzer
 from docshelf.store.embedded.ann import AnnOptions
 from docshelf.store.embedded.dense import DenseIndex
 from docshelf.store.embedded.keyword import KeywordDoc, KeywordIndex
@@ -306,16 +306,19 @@ class SQLiteStore(SQLiteSearch, SQLiteReembed, BuildLog):
             return False
         return self.keyword.generation() != generation or self._meta("analyzer") != self.analyzer.fingerprint
 
-    def rebuild_keyword_index(self) -> int:
+    def rebuild_keyword_index(self, progress: Progress | None = None) -> int:
         """Re-derive the tantivy index from SQLite (no re-embedding); returns chunks indexed."""
         self.keyword.clear()
         count = 0
+        total = int(self._db.execute("SELECT count(*) FROM chunks").fetchone()[0])
         docs = {d.id: d for d in self.iter_documents()}
         for chunk in self.iter_chunks():
             doc = docs.get(chunk.doc_id)
             if doc is not None:
                 self.keyword.add(self._keyword_docs(doc, [chunk]))
                 count += 1
+                if progress is not None and count % PROGRESS_EVERY == 0:
+                    progress(count, total)
         self.commit()
         return count
 

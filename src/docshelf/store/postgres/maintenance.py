@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from docshelf.store.base import DocumentRecord, TermAnalyzer
+from docshelf.store.base import PROGRESS_EVERY, DocumentRecord, Progress, TermAnalyzer
 from docshelf.store.postgres import ops, postings
 
 __all__ = ["PgMaintenance"]
@@ -50,7 +50,7 @@ class PgMaintenance:
                     conn.execute(f"SET LOCAL max_parallel_maintenance_workers = {int(build_workers)}")
                     conn.execute(ops.HNSW_SQL)
 
-    def rebuild_keyword_index(self) -> int:
+    def rebuild_keyword_index(self, progress: Progress | None = None) -> int:
         """Re-derive every posting with the configured analyzer (no re-embedding)."""
         docs = {d.id: d for d in self.iter_documents()}
         count = total = 0
@@ -72,6 +72,8 @@ class PgMaintenance:
                     )
                     df += ops.write_postings(cur, collection, superseded, [(seq, counts)])
                     count += 1
+                    if progress is not None and count % PROGRESS_EVERY == 0:
+                        progress(count, len(rows))
             ops.count_terms(conn, dict(df))
             conn.execute(
                 "UPDATE corpus_stats SET chunks=%s, terms=%s, postings=%s, packed=0",
