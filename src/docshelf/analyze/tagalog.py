@@ -1,10 +1,9 @@
 """A light Tagalog stemmer: Snowball has none, and Tagalog words carry most of their grammar in affixes.
 
-Rules, applied to one casefolded word: enclitics and spelling variants first ("siya'y" -> "siya",
-"sapagka't" -> "sapagkat", "Diyos"/"Dios", "ng̃" -> "ng"), then one prefix (longest first, so
-"nagsi-" before "nag-"), the infix -um-/-in- after a first consonant, a reduplicated first syllable
-("sinasabi" -> "sabi", "nagsisigawan" -> "sigaw") and one suffix (-an/-in, -han/-hin). Every step
-keeps a root of four letters or more, which most Tagalog roots have.
+One casefolded word at a time: enclitics and spelling variants first ("siya'y" -> "siya", "sapagka't"
+-> "sapagkat", Dios/Diyos, Fariseo/Pariseo, "ng̃" -> "ng"), then the linker -ng, one prefix (longest
+first: "nagsi-" before "nag-"), the infix -um-/-in-, a repeated first syllable ("sinasabi" -> "sabi")
+and one suffix (-an/-in, -han/-hin). Each step leaves a root of four letters or more, as most have.
 """
 
 from __future__ import annotations
@@ -25,8 +24,14 @@ mang man mam nang nan nam pang pan pam"""
 _PREFIXES = tuple(sorted(set(_PREFIX_LIST.split()), key=len, reverse=True))
 _SUFFIXES = ("han", "hin", "nan", "nin", "an", "in")
 _ROOT = 4
-# "iya"/"ia", "uwa"/"ua" (Diyos, Dios; kaniya, kania) are one word in older and newer spelling.
-_GLIDE = re.compile(r"(?<=i)y(?=[aeou])|(?<=u)w(?=[aeio])")
+# A glide before a vowel is written three ways: Dios, Diyos; kanya, kaniya; pwede, puwede.
+_GLIDE_Y = re.compile(r"(?:(?<=[b-df-hj-np-tv-z])|i)y(?=[aeou])")
+_GLIDE_W = re.compile(r"(?:(?<=[b-df-hj-np-tv-z])|u)w(?=[aeio])")
+# Letters outside the Abakada, as Tagalog respells Spanish loans (Cristo/Kristo, cruz/krus,
+# justicia/hustisya, coche/kotse): older and newer texts spell the same word both ways.
+_LOAN = re.compile(r"ch|qu|c[ei]|[cfjqvxz]")
+_NATIVE = {"ch": "ts", "qu": "k", "ce": "se", "ci": "si", "c": "k", "f": "p", "j": "h", "q": "k",
+           "v": "b", "x": "ks", "z": "s"}  # fmt: skip
 
 
 def _unredup(word: str) -> str:
@@ -41,14 +46,17 @@ def _unredup(word: str) -> str:
 @functools.lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """The stem of one casefolded Tagalog word; words of other letters come back as they are."""
-    word = word.replace("g\u0303", "g")  # 19th-century "ng̃" for "ng"
+    word = word.replace("g\u0303", "g").replace("ñ", "ny")  # 19th-century "ng̃" for "ng"; Niño/Ninyo
     if "'" in word:
         # 'y is a contracted "ay" (ako'y), joined 't the old spelling of -t (sapagka't, nguni't)
         head, _, tail = word.partition("'")
         word = head if tail == "y" else head + tail
     if not (word.isascii() and word.isalpha()):
         return word
-    word = _GLIDE.sub("", word)
+    word = _LOAN.sub(lambda m: _NATIVE[m.group()], word)
+    word = _GLIDE_W.sub("u", _GLIDE_Y.sub("i", word))
+    if len(word) - 2 >= _ROOT and word.endswith("ng") and word[-3] in _VOWELS:
+        word = word[:-2]  # the linker after a vowel: "dakilang" (dakila + -ng)
     if word[:2] in ("um", "in") and word[2:3] in _VOWELS and len(word) - 2 >= _ROOT:
         word = word[2:]  # the infix before a vowel-initial root: umalis, inalis -> alis
     for prefix in _PREFIXES:
