@@ -22,7 +22,8 @@ __all__ = ["HitTerms"]
 
 
 class _Lru:
-    """A small thread-safe LRU map (functools.lru_cache cannot be filled ahead or inspected)."""
+    """A small thread-safe LRU map, one per searcher (a functools.lru_cache on a method is one per
+    process and keeps every searcher it saw alive)."""
 
     def __init__(self, size: int) -> None:
         self.size = size
