@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, TypeVar
 
 from docshelf.analyze import Analyzer, Token
 from docshelf.analyze.language import language_of
 from docshelf.types import contextual_text
 
 __all__ = ["HitTerms"]
+
+T = TypeVar("T")
 
 
 class _Lru:
@@ -27,22 +30,22 @@ class _Lru:
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._items: OrderedDict[object, object] = OrderedDict()
+        self._items: OrderedDict[Hashable, Any] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: object) -> object | None:
+    def get(self, key: Hashable, make: Callable[[], T]) -> T:
+        """The value kept for ``key``, or ``make()``'s, kept (made outside the lock)."""
         with self._lock:
-            value = self._items.get(key)
-            if value is not None:
+            if key in self._items:
                 self._items.move_to_end(key)
-            return value
-
-    def put(self, key: object, value: object) -> None:
+                return self._items[key]  # type: ignore[no-any-return]
+        value = make()
         with self._lock:
             self._items[key] = value
             self._items.move_to_end(key)
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
+        return value
 
 
 class HitTerms:
@@ -59,25 +62,16 @@ class HitTerms:
         self._language = _Lru(size * 4)
 
     def tokens(self, text: str) -> list[Token]:
-        found = self._tokens.get(text)
-        if found is None:
-            found = self.analyzer.tokens(text)
-            self._tokens.put(text, found)
-        return found  # type: ignore[return-value]
+        return self._tokens.get(text, lambda: self.analyzer.tokens(text))
 
     def context(self, title: str | None, heading_path: Sequence[str]) -> frozenset[str]:
         """The terms of a hit's title and headings, which the keyword index holds with it."""
-        key = (title, tuple(heading_path))
-        found = self._context.get(key)
-        if found is None:
-            found = frozenset(self.analyzer.terms(contextual_text(title, tuple(heading_path), "")))
-            self._context.put(key, found)
-        return found  # type: ignore[return-value]
+        heads = tuple(heading_path)
+        return self._context.get(
+            (title, heads), lambda: frozenset(self.analyzer.terms(contextual_text(title, heads, "")))
+        )
 
     def language(self, text: str) -> str:
-        """``language_of(text)`` with the analyzer's vote (the fusion's other-language check)."""
-        found = self._language.get(text)
-        if found is None:
-            found = language_of(text, self.analyzer.language)
-            self._language.put(text, found)
-        return found  # type: ignore[return-value]
+        """``language_of(text)`` with the analyzer's vote (the fusion's other-language check and
+        the nearest-neighbours note)."""
+        return self._language.get(text, lambda: language_of(text, self.analyzer.language))

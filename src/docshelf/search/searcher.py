@@ -304,7 +304,7 @@ class Searcher:
         recorded = decode_scripts(self.store.get_meta("scripts"))  # written as the index is built
         scripts = known_scripts(recorded) if recorded else scripts_of(h.text for h in hits)
         mine = language_of(query, self.analyzer.language)
-        same = [same_language(mine, language_of(h.text, self.analyzer.language)) for h in top]
+        same = [same_language(mine, self.hit_terms.language(h.text)) for h in top]
         return NEAREST_NOTE if nearest_neighbours(terms, [h.matched for h in top], same, scripts) else None
 
     def _hydrate(
