@@ -337,3 +337,18 @@ def test_a_failed_save_leaves_the_store_searchable_and_the_next_commit_retries(
         assert read_meta(tmp_path) is not None
     finally:
         store.close()
+
+
+def test_searches_read_the_database_memory_mapped_as_configured(tmp_path: Path) -> None:
+    from docshelf.config import load_settings
+    from docshelf.store import open_store
+
+    for mb in (3, 0):
+        settings = load_settings()
+        settings.store.data_dir = tmp_path / str(mb)
+        settings.store.mmap_mb = mb
+        store = open_store(settings, Analyzer(["english"]))
+        try:
+            assert store._db.execute("PRAGMA mmap_size").fetchone()[0] == mb * 1024 * 1024  # type: ignore[attr-defined]
+        finally:
+            store.close()

@@ -175,6 +175,11 @@ class StoreSettings(_Section):
     )
     pool_size: int = Field(4, ge=1, le=100, description="PostgreSQL connections per process")
     ef_search: int = Field(200, ge=10, le=2000, description="pgvector HNSW search breadth")
+    mmap_mb: int = Field(
+        2048, ge=0, le=1_048_576,
+        description="embedded store: MB of the database a search reads memory-mapped (0 = read() calls); "
+        "100k chunks: resolving 240 dense hits 2.0 -> 1.4 ms",
+    )  # fmt: skip
 
     @field_validator("data_dir", mode="before")
     @classmethod

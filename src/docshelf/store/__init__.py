@@ -67,4 +67,4 @@ def open_store(settings: Settings, analyzer: TermAnalyzer) -> Store:
     ann = AnnOptions(
         q.ann_threshold, q.ann_dtype, q.ann_ef_search, q.ann_rebuild_rows, q.ann_threads, q.ann_connectivity
     )
-    return SQLiteStore(s.data_dir, analyzer, read_only=s.read_only, ann=ann)
+    return SQLiteStore(s.data_dir, analyzer, read_only=s.read_only, ann=ann, mmap_mb=s.mmap_mb)

@@ -60,10 +60,11 @@ class SQLiteStore(SQLiteSearch, SQLiteReembed, BuildLog):
 
     def __init__(
         self, data_dir: Path, analyzer: TermAnalyzer, ann_threshold: int = 50_000, read_only: bool = False,
-        ann: AnnOptions | None = None,
+        ann: AnnOptions | None = None, mmap_mb: int = 2048,  # store.mmap_mb's default
     ) -> None:  # fmt: skip
         """``read_only``: write nothing (no folder, journal mode, migration or lock file), for an
-        index this user cannot write; a missing index is then an error, not a new empty one."""
+        index this user cannot write; a missing index is then an error, not a new empty one.
+        ``mmap_mb``: how much of the database the read connections map (see ReadConnections)."""
         self.data_dir = data_dir
         self.analyzer = analyzer
         self.read_only = read_only
@@ -84,7 +85,7 @@ class SQLiteStore(SQLiteSearch, SQLiteReembed, BuildLog):
                 "or point store.data_dir elsewhere"
             ) from exc
         self._lock = threading.RLock()  # the writer connection: one transaction at a time
-        self._readers = ReadConnections(self.db_path)
+        self._readers = ReadConnections(self.db_path, mmap_mb)
         self._writing = threading.local()  # set on the thread inside a write transaction
         self.dense = DenseIndex(lambda: self._db, self._conn, self._lock, data_dir, ann)
         self.keyword = KeywordIndex(data_dir / "keyword", read_only)
