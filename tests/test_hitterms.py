@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -69,3 +71,42 @@ def test_a_repeated_search_reuses_its_hits_analysis_and_an_edit_is_seen(
     runtime.indexer().sync("test", [corpus])
     edited = searcher.search("zebras rollout deploy checklist", k=5, mode="keyword")
     assert any("**zebras**" in h.snippet for h in edited.hits)
+
+
+@pytest.mark.usefixtures("backend")
+def test_keyword_hits_are_analysed_while_the_query_embeds(runtime: Runtime, corpus: Path) -> None:
+    """The main thread only waits for the vector once the keyword side is done: it analyses the
+    first keyword hits meanwhile, and the result is the one a search without the overlap gives."""
+    runtime.indexer().sync("test", [corpus])
+    in_process = runtime.settings.store.backend != "postgres"  # PostgreSQL wants the vector first
+    analysed = threading.Event()
+    seen: list[bool] = []
+
+    class Signalling(CountingAnalyzer):
+        def tokens(self, text: str) -> list[Token]:
+            out = super().tokens(text)
+            analysed.set()
+            return out
+
+    embedder = runtime.embedder
+    embed_query = embedder.embed_query
+
+    def slow_embed(text: str) -> Any:
+        if in_process:  # the vector is ready only once a hit was analysed (or after 10 s: a failure)
+            seen.append(analysed.wait(10))
+        return embed_query(text)
+
+    embedder.embed_query = slow_embed  # type: ignore[method-assign]
+    searcher = runtime.searcher()
+    searcher.hit_terms = HitTerms(Signalling())
+    query = "how do we roll out a deploy"
+    together = searcher.search(query, k=5)
+    analysed_ahead = list(searcher.hit_terms.analyzer.analysed)  # type: ignore[attr-defined]
+    runtime.settings.search.parallel_query = False
+    apart = runtime.searcher().search(query, k=5)
+    assert seen[:1] == ([True] if in_process else [])  # the overlapped search's embedding
+    keyword_first = runtime.searcher().search(query, k=5, mode="keyword").hits[0].text
+    assert not in_process or analysed_ahead[0] == keyword_first
+    assert together.hits and [(h.chunk_id, h.score, h.snippet, h.highlights) for h in together.hits] == [
+        (h.chunk_id, h.score, h.snippet, h.highlights) for h in apart.hits
+    ]

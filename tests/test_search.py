@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import random
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +39,32 @@ def test_zscore_missing_item_gets_the_list_floor() -> None:
     assert fused["d"] < fused["a"]  # strong dense-only hit loses to strong keyword-only hit at 0.7/0.3
     only_kw = zscore_combination({"kw": kw, "sem": []}, {"kw": 0.7, "sem": 0.3})
     assert [i for i, _ in only_kw] == ["a", "b", "c"]
+
+
+def test_zscore_is_the_weighted_sum_of_each_lists_z_or_its_floor() -> None:
+    """The definition, id by id, on random lists: same floats, so the same order among near ties."""
+    rnd = random.Random(7)
+    for _ in range(300):
+        ids = [f"c{i}" for i in range(rnd.randint(0, 60))]
+        lists = {}
+        for name in ("kw", "sem"):
+            scale = rnd.choice([0, 1, 30])  # 0: every score equal (std 0)
+            picked = rnd.sample(ids, rnd.randint(0, len(ids)))
+            lists[name] = sorted(((i, rnd.random() * scale) for i in picked), key=lambda p: -p[1])
+        weights = {"kw": rnd.random(), "sem": rnd.random()}
+        z: dict[str, dict[str, float]] = {}
+        for name, ranked in lists.items():
+            if ranked:
+                scores = [s for _, s in ranked]
+                mean = sum(scores) / len(scores)
+                std = (sum((s - mean) ** 2 for s in scores) / len(scores)) ** 0.5 or 1.0
+                z[name] = {i: (s - mean) / std for i, s in ranked}
+        total = sum(weights[n] for n in z) or 1.0
+        want = {
+            i: sum(weights[n] / total * zs.get(i, min(zs.values())) for n, zs in z.items())
+            for i in {i for zs in z.values() for i in zs}
+        }
+        assert zscore_combination(lists, weights) == sorted(want.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
 def test_convex_normalises_scales() -> None:
@@ -230,8 +258,11 @@ def test_hybrid_embeds_the_query_on_another_thread_while_the_keyword_side_search
         order.append("keyword")
         return keyword_search(*args, **kwargs)
 
-    def pending() -> Any:
+    handed: list[list[tuple[str, float]]] = []
+
+    def pending(keyword_hits: Sequence[tuple[str, float]] = ()) -> Any:
         order.append("vector wanted")
+        handed.append(list(keyword_hits))
         return embedder.embed_query("rolling deploy")
 
     store.keyword_search = recording_keyword  # type: ignore[method-assign]
@@ -239,6 +270,7 @@ def test_hybrid_embeds_the_query_on_another_thread_while_the_keyword_side_search
     # in-process: the keyword side first; PostgreSQL sends both sides in one round trip, vector first
     in_process = runtime.settings.store.backend != "postgres"
     assert order == (["keyword", "vector wanted"] if in_process else ["vector wanted"])
+    assert handed == [lists["keyword"] if in_process else []]  # the hits, to use the wait on
     assert lists["semantic"] and lists["keyword"]
     del store.keyword_search
 

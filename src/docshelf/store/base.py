@@ -211,14 +211,20 @@ Progress = Callable[[int, int], None]
 # every this many passages a keyword rebuild reports its progress
 PROGRESS_EVERY = 2000
 
-# a query vector still being computed (on another thread): a store that answers in-process runs
-# its keyword side meanwhile; one that sends both sides in one round trip waits for it first
-PendingVector = Callable[[], Vectors]
+
+class PendingVector(Protocol):
+    """A query vector still being computed (on another thread): a store that answers in-process
+    runs its keyword side meanwhile and hands its hits over (the caller may use the wait on them);
+    one that sends both sides in one round trip waits for it first, with no hits."""
+
+    def __call__(self, keyword_hits: Sequence[tuple[str, float]] = ()) -> Vectors: ...
 
 
-def ready_vector(query: Vectors | PendingVector | None) -> Vectors | None:
+def ready_vector(
+    query: Vectors | PendingVector | None, keyword_hits: Sequence[tuple[str, float]] = ()
+) -> Vectors | None:
     """The vector itself, waiting for it if it is still being computed."""
-    return query() if callable(query) else query
+    return query(keyword_hits) if callable(query) else query
 
 
 class Retriever(Protocol):

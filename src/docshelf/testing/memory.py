@@ -306,7 +306,7 @@ class MemoryStore:
         lists: dict[str, list[tuple[str, float]]] = {}
         if keyword:
             lists["keyword"] = self.keyword_search(terms, k, flt)
-        vec = ready_vector(query)  # the keyword side ran while it was computed
+        vec = ready_vector(query, lists.get("keyword", ()))  # the keyword side ran meanwhile
         if vec is not None:
             lists["semantic"] = self.vector_search(vec, k, flt)
         return lists, self.keyword_coverage(terms) if coverage else 0.0
