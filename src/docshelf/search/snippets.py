@@ -9,6 +9,7 @@ one highlight, and a lone CJK character counts only when the query itself is one
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -106,10 +107,11 @@ def make_snippet(
         start = skip
     else:
         best, best_count = spans[0][0], 0
-        for s, _ in spans:
+        starts = [s for s, _ in spans]  # increasing: the spans are merged and sorted
+        for i, s in enumerate(starts):
             if s < skip:
                 continue
-            count = sum(1 for o, _ in spans if s <= o < s + width)
+            count = bisect_left(starts, s + width, i) - i  # matches starting in [s, s + width)
             if count > best_count:
                 best, best_count = s, count
         start = max(skip, min(best - width // 4, len(text) - width))
