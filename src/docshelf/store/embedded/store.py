@@ -60,11 +60,10 @@ class SQLiteStore(SQLiteSearch, SQLiteReembed, BuildLog):
 
     def __init__(
         self, data_dir: Path, analyzer: TermAnalyzer, ann_threshold: int = 50_000, read_only: bool = False,
-        ann: AnnOptions | None = None, mmap_mb: int = 2048,  # store.mmap_mb's default
+        ann: AnnOptions | None = None, mmap_mb: int = 2048,  # MB of it readers map (store.mmap_mb)
     ) -> None:  # fmt: skip
         """``read_only``: write nothing (no folder, journal mode, migration or lock file), for an
-        index this user cannot write; a missing index is then an error, not a new empty one.
-        ``mmap_mb``: how much of the database the read connections map (see ReadConnections)."""
+        index this user cannot write; a missing index is then an error, not a new empty one."""
         self.data_dir = data_dir
         self.analyzer = analyzer
         self.read_only = read_only
