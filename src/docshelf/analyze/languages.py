@@ -15,7 +15,10 @@ import itertools
 import unicodedata
 from collections.abc import Iterable, Mapping
 
-__all__ = ["LANGUAGE_SCRIPT", "SCRIPT_DEFAULT", "SNOWBALL", "LanguageVote", "script_of_word"]
+__all__ = [
+    "LANGUAGE_SCRIPT", "MARGIN", "MIN_VOTES", "SCRIPT_DEFAULT", "SNOWBALL", "LanguageVote", "beaten",
+    "script_of_word", "winner",
+]  # fmt: skip
 
 # ISO 639-1 -> Snowball algorithm name, for every Snowball language stopwords-iso knows.
 SNOWBALL: dict[str, str] = {
@@ -121,15 +124,30 @@ class LanguageVote:
                     scores[code] = scores.get(code, 0.0) + share
         return scores
 
-    def decide(self, script: str, words: list[str]) -> str | None:
-        """ISO code of the clear winner (>= 1.2 votes and 1.5 times the runner-up), else None.
+    def ranked(self, script: str, words: Iterable[str]) -> list[tuple[str, float]]:
+        """``scores`` best first (ties by code)."""
+        return sorted(self.scores(script, words).items(), key=lambda kv: (-kv[1], kv[0]))
 
-        Chosen on the XQuAD questions (de / en): 1083 / 1164 told right, 1 / 0 wrong, the rest
-        undecided; 1.5 and twice: 985 / 1128 right, 0 wrong; 1.0 and 1.5 times: 3 wrong in German.
-        """
-        ranked = sorted(self.scores(script, words).items(), key=lambda kv: (-kv[1], kv[0]))
-        if not ranked:
-            return None
-        best, score = ranked[0]
-        second = ranked[1][1] if len(ranked) > 1 else 0.0
-        return best if score >= 1.2 and score >= 1.5 * second else None
+    def decide(self, script: str, words: Iterable[str]) -> str | None:
+        """ISO code of the clear winner (>= 1.2 votes and 1.5 times the runner-up), else None."""
+        return winner(self.ranked(script, words))
+
+
+# Chosen on the XQuAD questions (de / en): 1083 / 1164 told right, 1 / 0 wrong, the rest
+# undecided; 1.5 and twice: 985 / 1128 right, 0 wrong; 1.0 and 1.5 times: 3 wrong in German.
+MIN_VOTES, MARGIN = 1.2, 1.5
+
+
+def winner(ranked: list[tuple[str, float]]) -> str | None:
+    """The clear winner of a ``LanguageVote.ranked`` list, else None."""
+    if not ranked:
+        return None
+    best, score = ranked[0]
+    second = ranked[1][1] if len(ranked) > 1 else 0.0
+    return best if score >= MIN_VOTES and score >= MARGIN * second else None
+
+
+def beaten(code: str, ranked: list[tuple[str, float]]) -> bool:
+    """Whether another language leads ``code`` by the vote's margin (it would win against it)."""
+    own = dict(ranked).get(code, 0.0)
+    return bool(ranked) and ranked[0][0] != code and ranked[0][1] >= max(MIN_VOTES, MARGIN * own)
