@@ -22,26 +22,13 @@ ENGLISH_STOPWORDS: frozenset[str] = _words(
     " then there these they this to was will with"
 )
 
-# Snowball's German list (snowballstem.org/algorithms/german/stop.txt), casefolded
-# ("daß" -> "dass", which is also the post-1996 spelling), with the truncated "unse*"
-# entries replaced by the real forms of "unser".
+# German: articles, conjunctions, the common prepositions and forms of "sein", as short as the
+# English list. Snowball's 230-word list (pronouns, modal verbs, "machen", "gegen", ...) cost
+# 0.019 nDCG@10 on our German Bible paraphrase questions (bible-de test 0.9655 -> 0.9825 with
+# this list, dev 0.9685 -> 0.9764) and nothing on the XQuAD-de questions (0.9524 -> 0.9517).
 GERMAN_STOPWORDS: frozenset[str] = _words(
-    "aber alle allem allen aller alles als also am an ander andere anderem anderen anderer"
-    " anderes anderm andern anderr anders auch auf aus bei bin bis bist da damit dann der"
-    " den des dem die das dass derselbe derselben denselben desselben demselben dieselbe"
-    " dieselben dasselbe dazu dein deine deinem deinen deiner deines denn derer dessen dich"
-    " dir du dies diese diesem diesen dieser dieses doch dort durch ein eine einem einen"
-    " einer eines einig einige einigem einigen einiger einiges einmal er ihn ihm es etwas"
-    " euer eure eurem euren eurer eures für gegen gewesen hab habe haben hat hatte hatten"
-    " hier hin hinter ich mich mir ihr ihre ihrem ihren ihrer ihres euch im in indem ins ist"
-    " jede jedem jeden jeder jedes jene jenem jenen jener jenes jetzt kann kein keine keinem"
-    " keinen keiner keines können könnte machen man manche manchem manchen mancher manches"
-    " mein meine meinem meinen meiner meines mit muss musste nach nicht nichts noch nun nur"
-    " ob oder ohne sehr sein seine seinem seinen seiner seines selbst sich sie ihnen sind so"
-    " solche solchem solchen solcher solches soll sollte sondern sonst über um und uns unser"
-    " unsere unserem unseren unserer unseres unter viel vom von vor während war waren warst was weg"
-    " weil weiter welche welchem welchen welcher welches wenn werde werden wie wieder will"
-    " wir wird wirst wo wollen wollte würde würden zu zum zur zwar zwischen"
+    "der die das den dem des ein eine einer eines einem einen und oder aber in im an am auf aus"
+    " bei mit nach von vom zu zum zur für ist sind war"
 )
 
 # Chinese function characters and question words, removed as CJK unigrams or bigrams (the
