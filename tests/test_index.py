@@ -269,11 +269,9 @@ def test_a_keyword_rebuild_at_open_says_when_it_starts_and_how_far_it_got(
     """A new analyzer version re-analyses every passage before the index opens (12 min at 1M chunks):
     the wait is announced and reported, not silent."""
     from docshelf.shelf.loading import repair_keywords
-    from docshelf.store.embedded import store as embedded
-    from docshelf.store.postgres import maintenance
+    from docshelf.store import base
 
-    for module in (embedded, maintenance):
-        monkeypatch.setattr(module, "PROGRESS_EVERY", 2)
+    monkeypatch.setattr(base, "PROGRESS_EVERY", 2)  # every store reports through base.report_progress
     rt = Runtime(settings, embedder=HashEmbedder())
     try:
         rt.indexer().sync("test", [corpus])

@@ -245,8 +245,7 @@ class Analyzer:
         stop = self._stops.get(langs)
         if stop is None:
             # a language without a list of ours (the undecided vote's leader) drops nothing itself
-            listed = [lg for lg in langs if lg in STOPWORDS] or list(langs)
-            lists = [(STOPWORDS.get(lg, _EMPTY) if self.stopwords else _EMPTY) for lg in listed]
+            lists = [STOPWORDS[lg] for lg in langs if lg in STOPWORDS] if self.stopwords else []
             stop = frozenset.intersection(*lists) if lists else _EMPTY
             stop = self._stops[langs] = stop | self.extra_stopwords
         return stop

@@ -28,6 +28,7 @@ __all__ = [
     "TermAnalyzer",
     "Writer",
     "ready_vector",
+    "report_progress",
     "simplify_glob",
 ]
 
@@ -210,6 +211,12 @@ class Writer(Protocol):
 Progress = Callable[[int, int], None]
 # every this many passages a keyword rebuild reports its progress
 PROGRESS_EVERY = 2000
+
+
+def report_progress(progress: Progress | None, done: int, total: int) -> None:
+    """``progress(done, total)`` every PROGRESS_EVERY passages (the stores' keyword rebuilds)."""
+    if progress is not None and done % PROGRESS_EVERY == 0:
+        progress(done, total)
 
 
 class PendingVector(Protocol):

@@ -20,7 +20,6 @@ import numpy as np
 from docshelf.embed.base import Vectors
 from docshelf.errors import StoreError
 from docshelf.store.base import (
-    PROGRESS_EVERY,
     BuildRecord,
     DocState,
     DocumentRecord,
@@ -30,6 +29,7 @@ from docshelf.store.base import (
     StoreStats,
     TermAnalyzer,
     ready_vector,
+    report_progress,
 )
 from docshelf.store.history import check_model
 from docshelf.types import Chunk, SkippedFile, contextual_text
@@ -196,8 +196,7 @@ class MemoryStore:
                     self.analyzer.terms(contextual_text(doc.title, c.heading_path, c.text))
                 )
                 done += 1
-                if progress is not None and done % PROGRESS_EVERY == 0:
-                    progress(done, total)
+                report_progress(progress, done, total)
         self.commit()
         return len(self._terms)
 

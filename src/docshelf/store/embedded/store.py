@@ -15,7 +15,7 @@ import numpy as np
 
 from docshelf.embed.base import Vectors
 from docshelf.errors import DocshelfError, NotFoundError, StoreError
-from docshelf.store.base import PROGRESS_EVERY, DocState, DocumentRecord, Progress, StoreStats, TermAnalyzer
+from docshelf.store.base import DocState, DocumentRecord, Progress, StoreStats, TermAnalyzer, report_progress
 from docshelf.store.embedded.ann import AnnOptions
 from docshelf.store.embedded.dense import DenseIndex
 from docshelf.store.embedded.keyword import KeywordDoc, KeywordIndex
@@ -317,8 +317,7 @@ class SQLiteStore(SQLiteSearch, SQLiteReembed, BuildLog):
             if doc is not None:
                 self.keyword.add(self._keyword_docs(doc, [chunk]))
                 count += 1
-                if progress is not None and count % PROGRESS_EVERY == 0:
-                    progress(count, total)
+                report_progress(progress, count, total)
         self.commit()
         return count
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from docshelf.store.base import PROGRESS_EVERY, DocumentRecord, Progress, TermAnalyzer
+from docshelf.store.base import DocumentRecord, Progress, TermAnalyzer, report_progress
 from docshelf.store.postgres import ops, postings
 
 __all__ = ["PgMaintenance"]
@@ -72,8 +72,7 @@ class PgMaintenance:
                     )
                     df += ops.write_postings(cur, collection, superseded, [(seq, counts)])
                     count += 1
-                    if progress is not None and count % PROGRESS_EVERY == 0:
-                        progress(count, len(rows))
+                    report_progress(progress, count, len(rows))
             ops.count_terms(conn, dict(df))
             conn.execute(
                 "UPDATE corpus_stats SET chunks=%s, terms=%s, postings=%s, packed=0",
