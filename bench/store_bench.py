@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parents[1]
 MODES = ("keyword", "semantic", "hybrid")
 COLUMNS = (*MODES, "retrieval")
 NOTE = (
-    "Insert = pre-embedded chunks per second through `replace_document` (one transaction per "
+    "Insert = pre-embedded chunks per second through `replace_documents`, one per call (one transaction per "
     "document; embedding, ~38 chunks/s with e5, is the same for both and dominates real indexing). "
     "The two backends are measured in turns, query by query, so both see the same load. PostgreSQL "
     "fetches each query term's packed postings in one statement, sums BM25 in numpy and resolves the "

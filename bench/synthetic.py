@@ -8,7 +8,7 @@ import dataclasses
 import numpy as np
 
 from docshelf.embed.base import normalize
-from docshelf.store.base import Store
+from docshelf.store.base import Replacement, Store
 
 
 def grow(base: Store, target: Store, dim: int, chunks: int, seed: int = 7, tag: str = "") -> int:
@@ -35,7 +35,7 @@ def grow(base: Store, target: Store, dim: int, chunks: int, seed: int = 7, tag: 
                 new_vecs[key] = normalize(vec[None, :])[0]
                 new_chunks.append(dataclasses.replace(c, id=f"{c.id}-{tag}{copy}", doc_id=new_doc.id,
                                                       text=text, embed_key=key))  # fmt: skip
-            target.replace_document(new_doc, new_chunks, new_vecs)
+            target.replace_documents([Replacement(new_doc, new_chunks, new_vecs)])
             total += len(new_chunks)
         copy += 1
     return total

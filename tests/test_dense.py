@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from docshelf.analyze import Analyzer
-from docshelf.store.base import DocumentRecord, SearchFilter
+from docshelf.store.base import DocumentRecord, Replacement, SearchFilter
 from docshelf.store.embedded import SQLiteStore
 from docshelf.store.embedded.ann import AnnOptions, ann_available, read_meta
 from docshelf.types import Chunk
@@ -51,7 +51,9 @@ def _put(store: SQLiteStore, n: int, version: int = 0, collection: str = "a", ch
         for i in range(chunks)
     ]  # fmt: skip
     doc = DocumentRecord(doc_id, collection, "/r", f"{doc_id}.txt", 1, version, f"h{version}", "text")
-    store.replace_document(doc, rows, {c.embed_key: v for c, v in zip(rows, vecs, strict=True)})
+    store.replace_documents(
+        [Replacement(doc, rows, {c.embed_key: v for c, v in zip(rows, vecs, strict=True)})]
+    )
     return doc_id
 
 

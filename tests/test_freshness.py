@@ -7,7 +7,7 @@ from pathlib import Path
 
 from docshelf.analyze import Analyzer
 from docshelf.index.stale import StaleTracker, stale_documents
-from docshelf.store.base import DocumentRecord
+from docshelf.store.base import DocumentRecord, Replacement
 from docshelf.testing import MemoryStore
 
 
@@ -31,7 +31,7 @@ def _store(tmp_path: Path, files: int) -> CountingStore:
         path.write_text("x", "utf-8")
         st = path.stat()
         doc = DocumentRecord(f"{i:032x}", "c", str(root), path.name, st.st_size, st.st_mtime_ns, "h", "md")
-        store.replace_document(doc, [], {})
+        store.replace_documents([Replacement(doc, [], {})])
     return store
 
 

@@ -18,7 +18,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from docshelf.analyze import Analyzer
-from docshelf.store.base import DocumentRecord, SearchFilter
+from docshelf.store.base import DocumentRecord, Replacement, SearchFilter
 from docshelf.store.embedded import SQLiteStore
 from docshelf.store.embedded import ann as ann_file
 from docshelf.store.embedded.ann import AnnOptions
@@ -83,7 +83,9 @@ class AnnRig:
             for i in range(n)
         ]  # fmt: skip
         doc = DocumentRecord(doc_id, "rig", str(self.work), f"{doc_id}.txt", 1, version, f"h{version}", "t")
-        self.store.replace_document(doc, chunks, {c.embed_key: v for c, v in zip(chunks, vecs, strict=True)})
+        self.store.replace_documents(
+            [Replacement(doc, chunks, {c.embed_key: v for c, v in zip(chunks, vecs, strict=True)})]
+        )
         return doc_id
 
     def last_doc(self) -> int:

@@ -26,7 +26,7 @@ from docshelf.search.confidence import script_words
 from docshelf.sources import walk_roots
 from docshelf.sources.regular import FileRefused, read_regular
 from docshelf.sources.walk import kept_by
-from docshelf.store.base import BuildRecord, DocState, Store
+from docshelf.store.base import BuildRecord, DocState, Replacement, Store
 from docshelf.types import SkippedFile, SourceFile
 
 __all__ = ["Indexer", "Progress", "SyncReport", "group_skipped", "reason_kind"]
@@ -323,7 +323,8 @@ class Indexer:
         self._pipeline.drain()
 
     def _write(self, batch: list[Pending], vectors: dict[str, Vectors], report: SyncReport) -> None:
-        """Swap each document in; isolate failures per document (embedded alone after a batch failed)."""
+        """Swap the batch in; isolate failures per document (embedded alone after a batch failed)."""
+        ready: list[tuple[Pending, Replacement]] = []
         for pending in batch:
             rel = pending.doc.path
             try:
@@ -332,8 +333,10 @@ class Indexer:
                 log.warning("embedding failed for %s: %s", rel, exc)
                 report.skipped.append(SkippedFile(rel, f"embedding failed, old version kept: {exc}"))
                 continue
-            self.store.replace_document(pending.doc, pending.chunks, mine)
+            ready.append((pending, Replacement(pending.doc, pending.chunks, mine)))
+        self.store.replace_documents([r for _, r in ready])
+        for pending, _ in ready:
             script_words((c.text for c in pending.chunks), self._scripts)
             report.chunks_written += len(pending.chunks)
             report.chunks_embedded += len(pending.texts)
-            (report.added if pending.is_new else report.updated).append(rel)
+            (report.added if pending.is_new else report.updated).append(pending.doc.path)

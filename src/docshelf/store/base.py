@@ -21,6 +21,7 @@ __all__ = [
     "History",
     "PendingVector",
     "Progress",
+    "Replacement",
     "Retriever",
     "SearchFilter",
     "Store",
@@ -181,8 +182,17 @@ class Catalog(Protocol):
     def close(self) -> None: ...
 
 
+@dataclass(frozen=True)
+class Replacement:
+    """A document's new version: its record, all its chunks, their vectors (by embed key)."""
+
+    doc: DocumentRecord
+    chunks: Sequence[Chunk]
+    vectors: dict[str, Vectors]
+
+
 class Writer(Protocol):
-    """What a sync changes: one document swapped per call, published by ``commit``."""
+    """What a sync changes: documents swapped in batches, published by ``commit``."""
 
     def set_model(self, name: str, dim: int) -> None: ...
     # A re-embed keeps the old vectors until the new ones are all in: they are kept aside per chunk
@@ -195,9 +205,10 @@ class Writer(Protocol):
     def set_collection_roots(self, collection: str, roots: Sequence[str]) -> None: ...
     def touch_document(self, doc_id: str, size: int, mtime_ns: int) -> None: ...
     def cached_vectors(self, keys: Sequence[str]) -> dict[str, Vectors]: ...
-    def replace_document(
-        self, doc: DocumentRecord, chunks: Sequence[Chunk], vectors: dict[str, Vectors]
-    ) -> None: ...
+    # Each document is swapped whole (a reader sees all of its old chunks or all of its new ones);
+    # a store may put the batch in one transaction. After an error, what was swapped may be none of
+    # the batch or a part of it, never a part of one document.
+    def replace_documents(self, batch: Sequence[Replacement]) -> None: ...
     def delete_documents(self, doc_ids: Sequence[str]) -> int: ...
     def gc_vectors(self) -> None: ...
     def commit(self) -> None: ...

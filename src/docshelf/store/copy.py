@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from docshelf.errors import StoreError
-from docshelf.store.base import Store
+from docshelf.store.base import Replacement, Store
 
 __all__ = ["BulkLoading", "CopyReport", "copy_store"]
 
@@ -53,7 +53,7 @@ def copy_store(
             chunks = source.document_chunks(doc.id)
             vectors = source.cached_vectors([c.embed_key for c in chunks])
             report.vectors_missing += sum(1 for c in chunks if c.embed_key not in vectors)
-            target.replace_document(doc, chunks, vectors)
+            target.replace_documents([Replacement(doc, chunks, vectors)])
             report.documents += 1
             report.chunks += len(chunks)
             if progress is not None:

@@ -25,6 +25,7 @@ from docshelf.store.base import (
     DocumentRecord,
     PendingVector,
     Progress,
+    Replacement,
     SearchFilter,
     StoreStats,
     TermAnalyzer,
@@ -143,9 +144,11 @@ class MemoryStore:
     def cached_vectors(self, keys: Sequence[str]) -> dict[str, Vectors]:
         return {k: self._vectors[k] for k in keys if k in self._vectors}
 
-    def replace_document(
-        self, doc: DocumentRecord, chunks: Sequence[Chunk], vectors: dict[str, Vectors]
-    ) -> None:
+    def replace_documents(self, batch: Sequence[Replacement]) -> None:
+        for r in batch:
+            self._replace(r.doc, r.chunks, r.vectors)
+
+    def _replace(self, doc: DocumentRecord, chunks: Sequence[Chunk], vectors: dict[str, Vectors]) -> None:
         with self._lock:
             self._drop(doc.id)
             self._docs[doc.id] = doc

@@ -15,7 +15,15 @@ import numpy as np
 
 from docshelf.embed.base import Vectors
 from docshelf.errors import DocshelfError, NotFoundError, StoreError
-from docshelf.store.base import DocState, DocumentRecord, Progress, StoreStats, TermAnalyzer, report_progress
+from docshelf.store.base import (
+    DocState,
+    DocumentRecord,
+    Progress,
+    Replacement,
+    StoreStats,
+    TermAnalyzer,
+    report_progress,
+)
 from docshelf.store.embedded.ann import AnnOptions
 from docshelf.store.embedded.dense import DenseIndex
 from docshelf.store.embedded.keyword import KeywordDoc, KeywordIndex
@@ -220,22 +228,26 @@ class SQLiteStore(SQLiteSearch, SQLiteReembed, BuildLog):
                 out[key] = np.frombuffer(blob, dtype=np.float32)
         return out
 
-    def replace_document(
-        self, doc: DocumentRecord, chunks: Sequence[Chunk], vectors: dict[str, Vectors]
-    ) -> None:
-        """Swap a document's chunks in one transaction (its vectors are already computed)."""
+    def replace_documents(self, batch: Sequence[Replacement]) -> None:
+        """Swap the batch's documents in one transaction (their vectors are already computed):
+        a commit per small file cost more than the rest of its indexing."""
+        batch = list({r.doc.id: r for r in batch}.values())  # a document twice: its last version
+        if not batch:
+            return
         with self._tx() as conn:
-            conn.execute("DELETE FROM documents WHERE id=?", (doc.id,))
-            conn.execute(
+            conn.executemany("DELETE FROM documents WHERE id=?", [(r.doc.id,) for r in batch])
+            conn.executemany(
                 f"INSERT INTO documents({_DOC_COLS}) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (doc.id, doc.collection, doc.root, doc.path, doc.size, doc.mtime_ns, doc.content_hash,
-                 doc.file_type, doc.title, json.dumps(list(doc.tags), ensure_ascii=False),
-                 doc.lifecycle, json.dumps(doc.metadata, ensure_ascii=False, default=str),
-                 doc.indexed_at),
+                [
+                    (d.id, d.collection, d.root, d.path, d.size, d.mtime_ns, d.content_hash, d.file_type,
+                     d.title, json.dumps(list(d.tags), ensure_ascii=False), d.lifecycle,
+                     json.dumps(d.metadata, ensure_ascii=False, default=str), d.indexed_at)
+                    for d in (r.doc for r in batch)
+                ],
             )  # fmt: skip
             conn.executemany(
                 "INSERT OR IGNORE INTO vectors(key, vector) VALUES(?, ?)",
-                [(k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in vectors.items()],
+                [(k, np.asarray(v, dtype=np.float32).tobytes()) for r in batch for k, v in r.vectors.items()],
             )
             conn.executemany(
                 f"INSERT INTO chunks({_CHUNK_COLS}) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -243,12 +255,12 @@ class SQLiteStore(SQLiteSearch, SQLiteReembed, BuildLog):
                     (c.id, c.doc_id, c.ordinal, c.text, c.char_start, c.char_end, c.line_start,
                      c.line_end, json.dumps(list(c.heading_path), ensure_ascii=False), c.page,
                      c.token_count, c.embed_key)
-                    for c in chunks
+                    for r in batch for c in r.chunks
                 ],
             )  # fmt: skip
             self._bump()
-        self.keyword.delete_docs([doc.id])
-        self.keyword.add(self._keyword_docs(doc, chunks))
+        self.keyword.delete_docs([r.doc.id for r in batch])
+        self.keyword.add(d for r in batch for d in self._keyword_docs(r.doc, r.chunks))
 
     def _keyword_docs(self, doc: DocumentRecord, chunks: Sequence[Chunk]) -> Iterator[KeywordDoc]:
         for c in chunks:

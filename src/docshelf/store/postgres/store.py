@@ -12,7 +12,7 @@ from typing import Any
 from docshelf.config import hide_secrets, redact_dsn
 from docshelf.embed.base import Vectors
 from docshelf.errors import StoreError
-from docshelf.store.base import DocState, DocumentRecord, StoreStats, TermAnalyzer
+from docshelf.store.base import DocState, DocumentRecord, Replacement, StoreStats, TermAnalyzer
 from docshelf.store.history import BuildLog, check_model
 from docshelf.store.postgres import ops
 from docshelf.store.postgres.maintenance import PgMaintenance
@@ -219,9 +219,13 @@ class PostgresStore(PgSearch, PgReembed, PgMaintenance, BuildLog):
         )
         return {k: ops.as_array(v) for k, v in rows}
 
-    def replace_document(
-        self, doc: DocumentRecord, chunks: Sequence[Chunk], vectors: dict[str, Vectors]
-    ) -> None:
+    def replace_documents(self, batch: Sequence[Replacement]) -> None:
+        """One transaction per document: each holds its document's advisory lock, and writers
+        that took several such locks in different orders would deadlock."""
+        for r in batch:
+            self._replace(r.doc, r.chunks, r.vectors)
+
+    def _replace(self, doc: DocumentRecord, chunks: Sequence[Chunk], vectors: dict[str, Vectors]) -> None:
         """Swap a document in one transaction; concurrent writers of one document take turns."""
         superseded = doc.lifecycle == "superseded"
         terms = [Counter(self.analyzer.chunk_terms(doc.title, c.heading_path, c.text)) for c in chunks]
