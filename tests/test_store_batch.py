@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from docshelf.config import Settings
+from docshelf.embed import HashEmbedder
 from docshelf.errors import DocshelfError
 from docshelf.runtime import Runtime
 from docshelf.store.base import Replacement
@@ -76,3 +80,67 @@ def test_the_same_document_twice_in_a_batch_keeps_its_last_version(runtime: Runt
     runtime.store.replace_documents([first, last])
     runtime.store.commit()
     assert all(t.startswith("last ") for t in _texts(runtime, "alpha.md"))
+
+
+def test_two_writers_holding_a_batch_each_in_opposite_orders_both_finish(
+    settings: Settings, tmp_path: Path, backend: str
+) -> None:
+    """A writer holds its batch's documents until it commits. Two writers given the same documents
+    in opposite orders, both stopped at the middle one, then let go: taken in the batch's order
+    the two would wait for each other (PostgreSQL aborts one: 'deadlock detected')."""
+    if backend != "postgres":
+        pytest.skip("the embedded store has one writer at a time (the keyword index's lock)")
+    import psycopg
+
+    corpus = tmp_path / "many"
+    corpus.mkdir()
+    for i in range(9):
+        (corpus / f"n{i}.md").write_text(f"# Note {i}\n\nThe note number {i} about topic {i % 3}.\n")
+    runtimes = [Runtime(settings, embedder=HashEmbedder()) for _ in range(2)]
+    errors: list[BaseException] = []
+
+    def write(rt: Runtime, batch: list[Replacement]) -> None:
+        try:
+            rt.store.replace_documents(batch)
+        except BaseException as exc:  # surfaced below: a thread's exception is otherwise lost
+            errors.append(exc)
+
+    def waiting(conn: psycopg.Connection[Any]) -> int:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+        ).fetchone()
+        return int(row[0]) if row else 0
+
+    try:
+        runtimes[0].indexer().sync("test", [corpus])
+        paths = sorted(runtimes[0].store.document_states("test"))
+        batch = sorted((_new_version(runtimes[0], p, "next") for p in paths), key=lambda r: r.doc.id)
+        middle = batch[len(batch) // 2].doc.id
+        with (
+            psycopg.connect(str(settings.store.url)) as holder,
+            psycopg.connect(str(settings.store.url)) as spy,
+        ):
+            spy.autocommit = True
+            holder.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (middle,))
+            threads = [
+                threading.Thread(target=write, args=(runtimes[0], batch)),
+                threading.Thread(target=write, args=(runtimes[1], batch[::-1])),
+            ]
+            for t in threads:
+                t.start()
+            for _ in range(1000):  # until both writers wait on a lock (each has taken what it could)
+                if waiting(spy) == 2:
+                    break
+                threading.Event().wait(0.01)
+            assert waiting(spy) == 2
+            holder.commit()  # the middle document is free: the writers go on
+            for t in threads:
+                t.join(60)
+        assert not errors
+        for rt in runtimes:
+            rt.store.commit()
+        for p in paths:
+            assert all(t.startswith("next ") for t in _texts(runtimes[0], p))
+    finally:
+        for rt in runtimes:
+            rt.close()

@@ -220,51 +220,66 @@ class PostgresStore(PgSearch, PgReembed, PgMaintenance, BuildLog):
         return {k: ops.as_array(v) for k, v in rows}
 
     def replace_documents(self, batch: Sequence[Replacement]) -> None:
-        """One transaction per document: each holds its document's advisory lock, and writers
-        that took several such locks in different orders would deadlock."""
-        for r in batch:
-            self._replace(r.doc, r.chunks, r.vectors)
+        """Swap the batch in one transaction (a commit waits for the WAL to reach the disk).
 
-    def _replace(self, doc: DocumentRecord, chunks: Sequence[Chunk], vectors: dict[str, Vectors]) -> None:
-        """Swap a document in one transaction; concurrent writers of one document take turns."""
-        superseded = doc.lifecycle == "superseded"
-        terms = [Counter(self.analyzer.chunk_terms(doc.title, c.heading_path, c.text)) for c in chunks]
-        with self._tx() as conn:
-            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (doc.id,))
-            ops.delete_docs(conn, [doc.id])
-            conn.execute(
-                f"INSERT INTO documents({_DOC_COLS}) VALUES(%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
-                (doc.id, doc.collection, doc.root, doc.path, doc.size, doc.mtime_ns, doc.content_hash,
-                 doc.file_type, doc.title, self._jsonb(list(doc.tags)), doc.lifecycle,
-                 self._jsonb(ops.jsonable(doc.metadata)), doc.indexed_at),
-            )  # fmt: skip
-            # seqs first, so chunks and all their postings go in as two COPY streams
-            seqs = [
-                r[0]
-                for r in conn.execute(
-                    "SELECT nextval(pg_get_serial_sequence('chunks', 'seq')) FROM generate_series(1, %s)",
-                    (len(chunks),),
-                )
+        Each document's advisory lock is taken first, in id order: two writers then never hold
+        each other's next lock (after them every writer queues on corpus_stats, see ops.delete_docs).
+        """
+        batch = list({r.doc.id: r for r in batch}.values())  # a document twice: its last version
+        if not batch:
+            return
+        terms = {
+            r.doc.id: [
+                Counter(self.analyzer.chunk_terms(r.doc.title, c.heading_path, c.text)) for c in r.chunks
             ]
-            total_terms = sum(sum(c.values()) for c in terms)
-            with conn.cursor() as cur:
-                with cur.copy(f"COPY chunks(seq, {_CHUNK_COLS}, collection, superseded, n_terms, terms, "
-                              "embedding) FROM STDIN") as copy:  # fmt: skip
-                    for seq, c, counts in zip(seqs, chunks, terms, strict=True):
-                        vec = vectors.get(c.embed_key)
-                        copy.write_row(
-                            (seq, c.id, c.doc_id, c.ordinal, c.text, c.char_start, c.char_end, c.line_start,
-                             c.line_end, json.dumps(list(c.heading_path), ensure_ascii=False), c.page,
-                             c.token_count, c.embed_key, doc.collection, superseded, sum(counts.values()),
-                             sorted(counts), None if vec is None else ops.vector_text(vec)),
-                        )  # fmt: skip
-                df = ops.write_postings(cur, doc.collection, superseded, zip(seqs, terms, strict=True))
-            ops.count_terms(conn, dict(df))
-            conn.execute(
-                "UPDATE corpus_stats SET chunks = chunks + %s, terms = terms + %s, postings = postings + %s",
-                (len(chunks), total_terms, sum(df.values())),
-            )
+            for r in batch
+        }
+        with self._tx() as conn:
+            with conn.cursor() as cur:  # in order: executemany runs them one after the other
+                cur.executemany(
+                    "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [(d,) for d in sorted(terms)]
+                )
+            for r in batch:
+                self._replace(conn, r, terms[r.doc.id])
             ops.bump(conn)
+
+    def _replace(self, conn: Any, r: Replacement, terms: list[Counter[str]]) -> None:
+        """Swap one document inside the caller's transaction."""
+        doc, chunks, vectors = r.doc, r.chunks, r.vectors
+        superseded = doc.lifecycle == "superseded"
+        ops.delete_docs(conn, [doc.id])
+        conn.execute(
+            f"INSERT INTO documents({_DOC_COLS}) VALUES(%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+            (doc.id, doc.collection, doc.root, doc.path, doc.size, doc.mtime_ns, doc.content_hash,
+             doc.file_type, doc.title, self._jsonb(list(doc.tags)), doc.lifecycle,
+             self._jsonb(ops.jsonable(doc.metadata)), doc.indexed_at),
+        )  # fmt: skip
+        # seqs first, so chunks and all their postings go in as two COPY streams
+        seqs = [
+            row[0]
+            for row in conn.execute(
+                "SELECT nextval(pg_get_serial_sequence('chunks', 'seq')) FROM generate_series(1, %s)",
+                (len(chunks),),
+            )
+        ]
+        total_terms = sum(sum(c.values()) for c in terms)
+        with conn.cursor() as cur:
+            with cur.copy(f"COPY chunks(seq, {_CHUNK_COLS}, collection, superseded, n_terms, terms, "
+                          "embedding) FROM STDIN") as copy:  # fmt: skip
+                for seq, c, counts in zip(seqs, chunks, terms, strict=True):
+                    vec = vectors.get(c.embed_key)
+                    copy.write_row(
+                        (seq, c.id, c.doc_id, c.ordinal, c.text, c.char_start, c.char_end, c.line_start,
+                         c.line_end, json.dumps(list(c.heading_path), ensure_ascii=False), c.page,
+                         c.token_count, c.embed_key, doc.collection, superseded, sum(counts.values()),
+                         sorted(counts), None if vec is None else ops.vector_text(vec)),
+                    )  # fmt: skip
+            df = ops.write_postings(cur, doc.collection, superseded, zip(seqs, terms, strict=True))
+        ops.count_terms(conn, dict(df))
+        conn.execute(
+            "UPDATE corpus_stats SET chunks = chunks + %s, terms = terms + %s, postings = postings + %s",
+            (len(chunks), total_terms, sum(df.values())),
+        )
 
     def delete_documents(self, doc_ids: Sequence[str]) -> int:
         if not doc_ids:
