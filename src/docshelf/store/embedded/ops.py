@@ -13,7 +13,17 @@ from urllib.parse import quote
 from docshelf.errors import StoreError
 from docshelf.store.embedded.schema import migrate
 
-__all__ = ["ReadConnections", "SQLiteTx", "connect", "damaged_error", "store_error"]
+__all__ = ["CHUNK_COLS", "DOC_COLS", "ReadConnections", "SQLiteTx", "connect", "damaged_error", "store_error"]
+
+CHUNK_COLS = (
+    "id, doc_id, ordinal, text, char_start, char_end, line_start, line_end, "
+    "heading_path, page, token_count, embed_key"
+)
+DOC_COLS = (
+    "id, collection, root, path, size, mtime_ns, content_hash, file_type, title, tags, "
+    "lifecycle, metadata, indexed_at"
+)
+
 
 _DAMAGED = ("malformed", "not a database", "corrupt")
 

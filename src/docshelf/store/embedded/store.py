@@ -19,32 +19,31 @@ from docshelf.store.base import (
     DocState,
     DocumentRecord,
     Progress,
-    Replacement,
     StoreStats,
     TermAnalyzer,
     report_progress,
 )
 from docshelf.store.embedded.ann import AnnOptions
 from docshelf.store.embedded.dense import DenseIndex
-from docshelf.store.embedded.keyword import KeywordDoc, KeywordIndex
-from docshelf.store.embedded.ops import ReadConnections, SQLiteTx, connect, damaged_error, store_error
+from docshelf.store.embedded.keyword import KeywordIndex
+from docshelf.store.embedded.ops import (
+    CHUNK_COLS,
+    DOC_COLS,
+    ReadConnections,
+    SQLiteTx,
+    connect,
+    damaged_error,
+    store_error,
+)
 from docshelf.store.embedded.reembed import SQLiteReembed
 from docshelf.store.embedded.search import SQLiteSearch
+from docshelf.store.embedded.writes import SQLiteWrites
 from docshelf.store.history import BuildLog, check_model
 from docshelf.types import Chunk
 
 __all__ = ["SQLiteStore", "TermAnalyzer", "store_error"]
 
 log = logging.getLogger(__name__)
-
-_CHUNK_COLS = (
-    "id, doc_id, ordinal, text, char_start, char_end, line_start, line_end, "
-    "heading_path, page, token_count, embed_key"
-)
-_DOC_COLS = (
-    "id, collection, root, path, size, mtime_ns, content_hash, file_type, title, tags, "
-    "lifecycle, metadata, indexed_at"
-)
 
 
 def _chunk(row: sqlite3.Row | tuple[Any, ...]) -> Chunk:
@@ -63,7 +62,7 @@ def _doc(row: sqlite3.Row | tuple[Any, ...]) -> DocumentRecord:
     )  # fmt: skip
 
 
-class SQLiteStore(SQLiteSearch, SQLiteReembed, BuildLog):
+class SQLiteStore(SQLiteSearch, SQLiteReembed, SQLiteWrites, BuildLog):
     """Store in ``data_dir``: ``docshelf.db`` plus the derived ``keyword/`` tantivy index."""
 
     def __init__(
@@ -228,60 +227,6 @@ class SQLiteStore(SQLiteSearch, SQLiteReembed, BuildLog):
                 out[key] = np.frombuffer(blob, dtype=np.float32)
         return out
 
-    def replace_documents(self, batch: Sequence[Replacement]) -> None:
-        """Swap the batch's documents in one transaction (their vectors are already computed):
-        a commit per small file cost more than the rest of its indexing."""
-        batch = list({r.doc.id: r for r in batch}.values())  # a document twice: its last version
-        if not batch:
-            return
-        with self._tx() as conn:
-            conn.executemany("DELETE FROM documents WHERE id=?", [(r.doc.id,) for r in batch])
-            conn.executemany(
-                f"INSERT INTO documents({_DOC_COLS}) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                [
-                    (d.id, d.collection, d.root, d.path, d.size, d.mtime_ns, d.content_hash, d.file_type,
-                     d.title, json.dumps(list(d.tags), ensure_ascii=False), d.lifecycle,
-                     json.dumps(d.metadata, ensure_ascii=False, default=str), d.indexed_at)
-                    for d in (r.doc for r in batch)
-                ],
-            )  # fmt: skip
-            conn.executemany(
-                "INSERT OR IGNORE INTO vectors(key, vector) VALUES(?, ?)",
-                [(k, np.asarray(v, dtype=np.float32).tobytes()) for r in batch for k, v in r.vectors.items()],
-            )
-            conn.executemany(
-                f"INSERT INTO chunks({_CHUNK_COLS}) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
-                [
-                    (c.id, c.doc_id, c.ordinal, c.text, c.char_start, c.char_end, c.line_start,
-                     c.line_end, json.dumps(list(c.heading_path), ensure_ascii=False), c.page,
-                     c.token_count, c.embed_key)
-                    for r in batch for c in r.chunks
-                ],
-            )  # fmt: skip
-            self._bump()
-        self.keyword.delete_docs([r.doc.id for r in batch])
-        self.keyword.add(d for r in batch for d in self._keyword_docs(r.doc, r.chunks))
-
-    def _keyword_docs(self, doc: DocumentRecord, chunks: Sequence[Chunk]) -> Iterator[KeywordDoc]:
-        for c in chunks:
-            terms = self.analyzer.chunk_terms(doc.title, c.heading_path, c.text)
-            yield KeywordDoc(c.id, doc.id, doc.collection, doc.lifecycle or "", terms)
-
-    def delete_documents(self, doc_ids: Sequence[str]) -> int:
-        if not doc_ids:
-            return 0
-        with self._tx() as conn:
-            removed = conn.executemany("DELETE FROM documents WHERE id=?", [(d,) for d in doc_ids]).rowcount
-            conn.execute("DELETE FROM vectors WHERE key NOT IN (SELECT embed_key FROM chunks)")
-            self._bump()
-        self.keyword.delete_docs(doc_ids)
-        return int(removed)
-
-    def gc_vectors(self) -> None:
-        """Drop vectors no chunk refers to any more."""
-        with self._tx() as conn:
-            conn.execute("DELETE FROM vectors WHERE key NOT IN (SELECT embed_key FROM chunks)")
-
     def commit(self) -> None:
         """Make pending keyword changes visible, stamped with the SQLite generation."""
         self.keyword.commit(self.generation())
@@ -335,7 +280,7 @@ class SQLiteStore(SQLiteSearch, SQLiteReembed, BuildLog):
 
     # ----- reads -----
     def iter_documents(self, collection: str | None = None) -> Iterator[DocumentRecord]:
-        sql, args = f"SELECT {_DOC_COLS} FROM documents", ()
+        sql, args = f"SELECT {DOC_COLS} FROM documents", ()
         if collection:
             sql, args = sql + " WHERE collection=?", (collection,)  # type: ignore[assignment]
         for row in self._db.execute(sql + " ORDER BY collection, path", args).fetchall():
@@ -343,19 +288,19 @@ class SQLiteStore(SQLiteSearch, SQLiteReembed, BuildLog):
 
     def get_document(self, collection: str, path: str) -> DocumentRecord | None:
         row = self._db.execute(
-            f"SELECT {_DOC_COLS} FROM documents WHERE collection=? AND path=?", (collection, path)
+            f"SELECT {DOC_COLS} FROM documents WHERE collection=? AND path=?", (collection, path)
         ).fetchone()
         return None if row is None else _doc(row)
 
     def get_document_by_id(self, doc_id: str) -> DocumentRecord | None:
-        row = self._db.execute(f"SELECT {_DOC_COLS} FROM documents WHERE id=?", (doc_id,)).fetchone()
+        row = self._db.execute(f"SELECT {DOC_COLS} FROM documents WHERE id=?", (doc_id,)).fetchone()
         return None if row is None else _doc(row)
 
     def get_documents(self, doc_ids: Sequence[str]) -> dict[str, DocumentRecord]:
         unique, found = list(set(doc_ids)), dict[str, DocumentRecord]()
         for i in range(0, len(unique), 500):
             part = unique[i : i + 500]
-            sql = f"SELECT {_DOC_COLS} FROM documents WHERE id IN ({','.join('?' * len(part))})"
+            sql = f"SELECT {DOC_COLS} FROM documents WHERE id IN ({','.join('?' * len(part))})"
             found.update((r[0], _doc(r)) for r in self._db.execute(sql, part))
         return found
 
@@ -364,18 +309,16 @@ class SQLiteStore(SQLiteSearch, SQLiteReembed, BuildLog):
         for i in range(0, len(chunk_ids), 500):
             part = list(chunk_ids[i : i + 500])
             marks = ",".join("?" * len(part))
-            for row in self._db.execute(f"SELECT {_CHUNK_COLS} FROM chunks WHERE id IN ({marks})", part):
+            for row in self._db.execute(f"SELECT {CHUNK_COLS} FROM chunks WHERE id IN ({marks})", part):
                 found[row[0]] = _chunk(row)
         return [found[c] for c in chunk_ids if c in found]
 
     def document_chunks(self, doc_id: str) -> list[Chunk]:
-        rows = self._db.execute(
-            f"SELECT {_CHUNK_COLS} FROM chunks WHERE doc_id=? ORDER BY ordinal", (doc_id,)
-        )
+        rows = self._db.execute(f"SELECT {CHUNK_COLS} FROM chunks WHERE doc_id=? ORDER BY ordinal", (doc_id,))
         return [_chunk(r) for r in rows]
 
     def iter_chunks(self) -> Iterator[Chunk]:
-        cursor = self._db.execute(f"SELECT {_CHUNK_COLS} FROM chunks ORDER BY seq")
+        cursor = self._db.execute(f"SELECT {CHUNK_COLS} FROM chunks ORDER BY seq")
         while rows := cursor.fetchmany(2000):
             yield from (_chunk(r) for r in rows)
 
