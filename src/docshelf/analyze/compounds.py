@@ -8,8 +8,12 @@ parts (4+ letters, a linking s / es / n / en allowed) are: measured on the xquad
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import importlib.util
+import os
 import unicodedata
+from pathlib import Path
 
 __all__ = ["MIN_LENGTH", "available", "split_compound"]
 
@@ -20,44 +24,107 @@ _ZIPF = 2.4
 _LINKS = ("s", "es", "n", "en")
 
 
-@functools.cache
-def _german_words() -> dict[str, float] | None:
-    """Common German words (casefolded) -> frequency; None without the ``wordfreq`` package."""
-    try:
-        import wordfreq
-    except ImportError:
+_EN_ZIPF = 1.5
+_FORMAT = 1  # of the cached lists below; a new layout or new thresholds need a new number
+
+
+def _data_files() -> tuple[Path, Path] | None:
+    """wordfreq's German and English lists, found without importing it (0.1 s)."""
+    spec = importlib.util.find_spec("wordfreq")
+    if spec is None or spec.origin is None:
         return None
-    floor = 10 ** (_ZIPF - 9)
-    out: dict[str, float] = {}
-    for word, freq in wordfreq.get_frequency_dict("de", "large").items():
-        if freq < floor:
-            break  # the dict is ordered by frequency
-        if word.isalpha():
-            key = unicodedata.normalize("NFKC", word.casefold())
-            out[key] = max(freq, out.get(key, 0.0))
-    return out
+    data = Path(spec.origin).parent / "data"
+    return data / "large_de.msgpack.gz", data / "large_en.msgpack.gz"
+
+
+def _cache_file(files: tuple[Path, Path]) -> Path:
+    from docshelf.config import default_cache_dir  # (here: the analyzer needs no settings)
+
+    sizes = "-".join(str(f.stat().st_size) for f in files)
+    return default_cache_dir() / "wordlists" / f"wordfreq-{sizes}-z{_ZIPF}-{_EN_ZIPF}-v{_FORMAT}.txt"
+
+
+def _from_wordfreq() -> str:
+    """Both lists as text: a line per centibel of frequency (German words), then one line of
+    English words. Reading wordfreq's files takes ~0.5 s; this text, ~0.05 s."""
+    import wordfreq
+
+    seen: set[str] = set()
+    lines: list[str] = []
+    for cb, bucket in enumerate(wordfreq.get_frequency_list("de", "large")):
+        if cb > round(100 * (9 - _ZIPF)):
+            break  # buckets are ordered by frequency
+        words = {unicodedata.normalize("NFKC", w.casefold()) for w in bucket if w.isalpha()} - seen
+        seen |= words
+        lines.append(" ".join(sorted(words)))
+    english: set[str] = set()
+    for cb, bucket in enumerate(wordfreq.get_frequency_list("en", "large")):
+        if cb > round(100 * (9 - _EN_ZIPF)):
+            break
+        english.update(unicodedata.normalize("NFKC", w.casefold()) for w in bucket)
+    lines.append(" ".join(sorted(w for w in english if w and not any(c.isspace() for c in w))))
+    return "\n".join(lines)
+
+
+def _read_cache(files: tuple[Path, Path]) -> tuple[Path | None, str | None]:
+    """The cache file's path (None: no cache dir) and its text (None: not written yet, or not
+    whole: one line per German centibel plus the English line)."""
+    try:
+        cached = _cache_file(files)
+    except OSError:  # wordfreq's files cannot be read either
+        return None, None
+    try:
+        text = cached.read_text(encoding="utf-8")
+    except OSError:
+        return cached, None
+    return cached, text if text.count("\n") == round(100 * (9 - _ZIPF)) + 1 else None
 
 
 @functools.cache
+def _lists() -> tuple[dict[str, float], frozenset[str]] | None:
+    """Common German words (casefolded) -> frequency, and English words; None without wordfreq.
+
+    Kept as text in the cache dir, so a process (each CLI command) does not decode wordfreq's
+    lists again."""
+    files = _data_files()
+    if files is None:
+        return None
+    cached, text = _read_cache(files)
+    if text is None:
+        try:
+            text = _from_wordfreq()
+        except ImportError:
+            return None
+        if cached is not None:
+            with contextlib.suppress(OSError):  # a read-only cache dir: the lists are just not kept
+                cached.parent.mkdir(parents=True, exist_ok=True)
+                tmp = cached.with_suffix(f".{os.getpid()}.tmp")
+                tmp.write_text(text, encoding="utf-8")
+                os.replace(tmp, cached)
+    *german, english = text.split("\n")
+    words: dict[str, float] = {}
+    for cb, line in enumerate(german):
+        words.update(dict.fromkeys(line.split(), 10 ** (-cb / 100)))
+    return words, frozenset(english.split())
+
+
+def _german_words() -> dict[str, float] | None:
+    lists = _lists()
+    return None if lists is None else lists[0]
+
+
 def _english_words() -> frozenset[str]:
     """English words (zipf >= 1.5): an undecided text such as a short query, which gets English
     and German stems, splits none of these (`turmeric` is no turm + eric). Without this list 148
     of the first 3,000 nfcorpus queries gained parts and its dev keyword nDCG@10 fell by 0.005;
     with it 9 do and the figure is unchanged (0.2861, bench/tune_analyzer.py)."""
-    import wordfreq
-
-    floor = 10 ** (1.5 - 9)
-    out: set[str] = set()
-    for word, freq in wordfreq.get_frequency_dict("en", "large").items():
-        if freq < floor:
-            break
-        out.add(unicodedata.normalize("NFKC", word.casefold()))
-    return frozenset(out)
+    lists = _lists()
+    return frozenset() if lists is None else lists[1]
 
 
 def available() -> bool:
-    """Whether the word list is installed (``pip install docshelf[german]``)."""
-    return _german_words() is not None
+    """Whether the word list is installed (``pip install docshelf[german]``); loads nothing."""
+    return _data_files() is not None
 
 
 def split_compound(word: str, german: bool = True) -> tuple[str, str] | None:
