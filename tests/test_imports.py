@@ -96,3 +96,34 @@ def test_the_package_has_no_import_cycle() -> None:
         if v not in index:
             strongconnect(v)
     assert cycles == [], f"import cycles: {cycles}"
+
+
+_SEARCH = """
+import sys
+from pathlib import Path
+from docshelf import Shelf, load_settings
+settings = load_settings()
+settings.store.data_dir = Path(sys.argv[1])
+with Shelf(settings) as shelf:
+    if sys.argv[2] == "index":
+        shelf.index([Path(sys.argv[3])])
+    hits = shelf.search("Hintergrundaufgaben planen", k=2).hits
+print(hits[0].path if hits else "", ",".join(m for m in ("onnx", "wordfreq") if m in sys.modules))
+"""
+
+
+def test_a_search_in_a_new_process_needs_neither_onnx_nor_wordfreq(tmp_path: Path) -> None:
+    """What one CLI command or a server's first search pays: importing onnx (ml_dtypes) cost
+    0.3-0.9 s and decoding wordfreq's lists 0.5-0.9 s, though neither is needed once the e5
+    graph is built and the word lists are cached."""
+    pytest.importorskip("wordfreq")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "jobs.md").write_text("# Jobs\n\nDie Hintergrundtasks laufen jede Nacht um zwei Uhr.\n")
+    (notes / "deploy.md").write_text("# Deploy\n\nPress the button to roll back a release.\n")
+    run = [sys.executable, "-c", _SEARCH, str(tmp_path / "data")]
+    first = subprocess.run([*run, "index", str(notes)], capture_output=True, text=True, check=True)
+    assert first.stdout.split()[0] == "jobs.md"  # the compound split: it meets Hintergrundtasks
+    again = subprocess.run([*run, "search"], capture_output=True, text=True, check=True)
+    path, *loaded = again.stdout.split()
+    assert path == "jobs.md" and loaded == [], f"a search loaded {loaded}"
