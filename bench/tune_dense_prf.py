@@ -21,8 +21,7 @@ import numpy as np
 from docshelf.config import load_settings
 from docshelf.runtime import Runtime
 from docshelf.search.evaluate import file_name, load_beir, ndcg_at
-from docshelf.search.fusion import zscore_combination
-from docshelf.search.searcher import fusion_weights
+from docshelf.search.fusion import fusion_weights, zscore_combination
 from docshelf.store.base import SearchFilter
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -25,8 +25,7 @@ from typing import Any
 from docshelf.config import load_settings
 from docshelf.runtime import Runtime
 from docshelf.search.evaluate import file_name, load_beir, ndcg_at, write_corpus
-from docshelf.search.fusion import zscore_combination
-from docshelf.search.searcher import fusion_weights, hybrid_weights
+from docshelf.search.fusion import fusion_weights, hybrid_weights, zscore_combination
 from docshelf.shelf.loading import repair_keywords
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -31,8 +31,7 @@ from tune_guard import docs_of
 
 from docshelf.config import load_settings
 from docshelf.search.evaluate import ndcg_at
-from docshelf.search.fusion import zscore_combination
-from docshelf.search.searcher import hybrid_weights
+from docshelf.search.fusion import hybrid_weights, zscore_combination
 
 STEP = 0.025
 GRID = np.round(np.arange(0, 1 + 1e-9, STEP), 3)

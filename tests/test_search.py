@@ -203,7 +203,7 @@ def _pgvector_hnsw_matches_exact(rt: Runtime, corpus: Path) -> None:
 
 def test_fusion_weights_shift_to_semantic_when_query_words_are_not_in_the_index() -> None:
     from docshelf.config import SearchSettings
-    from docshelf.search.searcher import fusion_weights
+    from docshelf.search.fusion import fusion_weights
 
     s = SearchSettings(semantic_weight=0.2, semantic_weight_uncovered=0.8)
     assert fusion_weights(s, 1.0) == fusion_weights(s, 0.5) == {"keyword": 0.8, "semantic": 0.2}
@@ -227,8 +227,7 @@ def test_language_of_scripts_and_languages() -> None:
 
 def test_keyword_lead_raises_the_keyword_weight_only_when_its_top_hit_stands_out() -> None:
     from docshelf.config import SearchSettings
-    from docshelf.search.fusion import keyword_lead
-    from docshelf.search.searcher import hybrid_weights
+    from docshelf.search.fusion import hybrid_weights, keyword_lead
 
     # BM25 picks "a" out clearly; the dense list sees nothing special and slightly prefers "b"
     kw = [("a", 12.0), ("b", 3.0)] + [(f"k{i}", 1.0 + 0.1 * i) for i in range(8)]

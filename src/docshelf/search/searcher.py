@@ -25,7 +25,7 @@ from docshelf.search.confidence import (
     nearest_neighbours,
     scripts_of,
 )
-from docshelf.search.fusion import convex_combination, keyword_lead, weighted_rrf, zscore_combination
+from docshelf.search.fusion import convex_combination, hybrid_weights, weighted_rrf, zscore_combination
 from docshelf.search.hitterms import HitTerms
 from docshelf.search.snippets import heading_line_end, make_snippet
 from docshelf.store.base import PendingVector, SearchFilter, Store
@@ -138,44 +138,6 @@ def _matched_words(query: str, qtokens: list[Token], have: set[str]) -> list[str
         else:
             spans.append([t.start, t.end])
     return list(dict.fromkeys(query[s:e] for s, e in spans))
-
-
-def fusion_weights(
-    settings: SearchSettings, coverage: float, other_language: bool = False, model_weight: float = 0.3
-) -> dict[str, float]:
-    """Keyword/semantic weights for one query.
-
-    BM25 cannot match across languages: when most top dense hits are in another
-    language than the query, or fewer than half of the query's words occur in the
-    index at all, the dense side takes over (up to ``semantic_weight_uncovered``).
-    On scifact train and nfcorpus dev this changes nothing; English questions over
-    German/Chinese XQuAD gain +0.05 to +0.11 nDCG@10, and over Chinese answers
-    mixed with English distractors 0.06 -> 0.76 (bench/tune_coverage.py).
-    """
-    base = model_weight if settings.semantic_weight is None else settings.semantic_weight
-    top = max(base, settings.semantic_weight_uncovered)
-    if other_language:
-        share = top
-    elif coverage >= 0.5:
-        share = base
-    else:
-        share = base + (1 - coverage / 0.5) * (top - base)
-    return {"keyword": 1 - share, "semantic": share}
-
-
-def hybrid_weights(
-    settings: SearchSettings, lists: dict[str, list[tuple[str, float]]], coverage: float,
-    other_language: bool, model_weight: float,
-) -> dict[str, float]:  # fmt: skip
-    """fusion_weights, then (z-score fusion, same-language covered queries) the keyword lead.
-
-    Without the lead, hybrid fell 0.013 below keyword alone on our Bible paraphrase sets, where
-    e5 is weak (bench/make_bible_sets.py, docs/benchmarks.md).
-    """
-    weights = fusion_weights(settings, coverage, other_language, model_weight)
-    if settings.keyword_lead and settings.fusion == "zscore" and not other_language and coverage >= 0.5:
-        weights["keyword"] *= keyword_lead(lists.get("keyword", []), lists.get("semantic", []))
-    return weights
 
 
 def heading_only(chunk: Chunk) -> bool:
