@@ -110,3 +110,42 @@ def test_keyword_hits_are_analysed_while_the_query_embeds(runtime: Runtime, corp
     assert together.hits and [(h.chunk_id, h.score, h.snippet, h.highlights) for h in together.hits] == [
         (h.chunk_id, h.score, h.snippet, h.highlights) for h in apart.hits
     ]
+
+
+@pytest.mark.usefixtures("backend")
+def test_a_search_reads_each_chunk_from_the_store_once(runtime: Runtime, corpus: Path) -> None:
+    """The chunks read while the query embeds and for the other-language check are the hits'
+    chunks too: reading them again cost each search a second store query (~0.2 ms at 100k)."""
+    runtime.indexer().sync("test", [corpus])
+    in_process = runtime.settings.store.backend != "postgres"  # PostgreSQL wants the vector first
+    embedder = runtime.embedder
+    embed_query = embedder.embed_query
+    started = threading.Event()
+
+    def slow_embed(text: str) -> Any:
+        if in_process:
+            started.wait(10)  # the keyword hits are read meanwhile (a failure, not a pause, if not)
+        return embed_query(text)
+
+    embedder.embed_query = slow_embed  # type: ignore[method-assign]
+    searcher = runtime.searcher()
+    store: Any = searcher.store
+    get_chunks = store.get_chunks
+    asked: list[str] = []
+
+    def counting(ids: Any) -> Any:
+        asked.extend(ids)
+        started.set()
+        return get_chunks(ids)
+
+    store.get_chunks = counting
+    try:
+        for query in ("how do we roll out a deploy", "page the on-call engineer", "Urlaub beantragen"):
+            asked.clear()
+            started.clear()
+            result = searcher.search(query, k=5)
+            assert result.hits
+            twice = {cid for cid in asked if asked.count(cid) > 1}
+            assert not twice, f"{query!r}: {len(twice)} chunks read twice"
+    finally:
+        store.get_chunks = get_chunks

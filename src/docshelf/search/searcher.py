@@ -157,6 +157,22 @@ def _page_label(metadata: dict[str, Any], page: int | None) -> str | None:
     return str(labels[page - 1])
 
 
+class _Reads:
+    """The chunks one search has read: those read for its first keyword hits (while the query
+    embeds) and its other-language check are not read again for its hits."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.seen: dict[str, Chunk] = {}
+
+    def chunks(self, ids: Sequence[str]) -> list[Chunk]:
+        """Those of ``ids`` that exist, in that order."""
+        missing = [cid for cid in ids if cid not in self.seen]
+        if missing:
+            self.seen.update((c.id, c) for c in self.store.get_chunks(missing))
+        return [self.seen[cid] for cid in ids if cid in self.seen]
+
+
 class Searcher:
     """Answers queries against one store."""
 
@@ -194,19 +210,20 @@ class Searcher:
         terms = [t.term for t in qtokens]
         n = max(self.settings.candidates, k)
         vec: Vectors | PendingVector | None = None
+        reads = _Reads(self.store)
         if mode in ("hybrid", "semantic") and self.embedder is not None and query.strip():
             if mode == "hybrid" and self.settings.parallel_query:
                 # onnxruntime lets go of the interpreter while it runs, so the embedding overlaps
                 # the keyword search on two cores (1M chunks, MCP: hybrid p50 62.9 -> 52.0 ms)
-                vec = self._pending(_embed_pool().submit(self.embedder.embed_query, query), k)
+                vec = self._pending(_embed_pool().submit(self.embedder.embed_query, query), k, reads)
             else:
                 vec = self.embedder.embed_query(query)
         # one call (one SQL round trip on PostgreSQL) for both retrievers and the term coverage
         lists, coverage = self.store.candidates(
             terms, vec, n, flt, keyword=mode in ("hybrid", "keyword"), coverage=mode != "semantic"
         )
-        fused = self._fuse(lists, mode, query, coverage)
-        hits, shares = self._hydrate(fused, lists, query, qtokens, k, snippets)
+        fused = self._fuse(lists, mode, query, coverage, reads)
+        hits, shares = self._hydrate(fused, lists, query, qtokens, k, snippets, reads)
         self._calibrate(hits, shares, lists, mode, coverage)
         note = self._nearest_note(query, terms, hits) if hits else self._why_empty(terms, flt)
         fresh = self.freshness()
@@ -215,7 +232,7 @@ class Searcher:
             index_age=fresh["index_age"], stale_documents=fresh["stale_documents"],
         )  # fmt: skip
 
-    def _pending(self, future: Future[Vectors], k: int) -> PendingVector:
+    def _pending(self, future: Future[Vectors], k: int, reads: _Reads) -> PendingVector:
         """The vector being computed; while the store waits for it, the first ``k`` keyword hits
         are analysed for their snippets (hitterms.py), one by one until it is ready: the main
         thread would only wait (a query embeds in ~6 ms, the keyword side takes ~2.5 at 100k)."""
@@ -223,7 +240,7 @@ class Searcher:
         def wait(keyword_hits: Sequence[tuple[str, float]] = ()) -> Vectors:
             if keyword_hits and not future.done():
                 order = {cid: rank for rank, (cid, _) in enumerate(keyword_hits[:k])}
-                for chunk in sorted(self.store.get_chunks(list(order)), key=lambda c: order[c.id]):
+                for chunk in reads.chunks(list(order)):
                     if future.done():
                         break
                     self.hit_terms.tokens(chunk.text)
@@ -232,12 +249,12 @@ class Searcher:
         return wait
 
     def _fuse(
-        self, lists: dict[str, list[tuple[str, float]]], mode: str, query: str, coverage: float
+        self, lists: dict[str, list[tuple[str, float]]], mode: str, query: str, coverage: float, reads: _Reads
     ) -> list[tuple[str, float]]:
         if mode != "hybrid":
             return next(iter(lists.values()), [])
         model_weight = self.embedder.fusion_weight if self.embedder is not None else 0.0
-        other = self._other_language(query, lists)
+        other = self._other_language(query, lists, reads)
         weights = hybrid_weights(self.settings, lists, coverage, other, model_weight)
         if self.settings.fusion == "zscore":
             return zscore_combination(lists, weights)
@@ -245,7 +262,7 @@ class Searcher:
             return convex_combination(lists, weights)
         return weighted_rrf(lists, weights, self.settings.rrf_k)
 
-    def _other_language(self, query: str, lists: dict[str, list[tuple[str, float]]]) -> bool:
+    def _other_language(self, query: str, lists: dict[str, list[tuple[str, float]]], reads: _Reads) -> bool:
         """True when most of the top dense hits are in another language or script than the query.
 
         A language the stop-word vote cannot tell (a few keywords) differs from none in its script.
@@ -254,9 +271,7 @@ class Searcher:
         if len(top) < 2:
             return False
         mine = language_of(query, self.analyzer.language)
-        others = sum(
-            not same_language(mine, self.hit_terms.language(c.text)) for c in self.store.get_chunks(top)
-        )
+        others = sum(not same_language(mine, self.hit_terms.language(c.text)) for c in reads.chunks(top))
         return others * 2 > len(top)
 
     def _calibrate(
@@ -287,7 +302,7 @@ class Searcher:
 
     def _hydrate(
         self, fused: list[tuple[str, float]], lists: dict[str, list[tuple[str, float]]], query: str,
-        qtokens: list[Token], k: int, snippets: bool = True,
+        qtokens: list[Token], k: int, snippets: bool, reads: _Reads,
     ) -> tuple[list[Hit], list[float]]:  # fmt: skip
         """The top ``k`` hits, and the share of the query's distinct terms each one contains."""
         query_terms = {t.term for t in qtokens}
@@ -295,7 +310,7 @@ class Searcher:
         ranks = {name: {cid: r for r, (cid, _) in enumerate(lst, 1)} for name, lst in lists.items()}
         # over-fetch: a hit may point to a chunk deleted since the keyword index was read
         wanted = [cid for cid, _ in fused[: k * 2]]
-        chunks = {c.id: c for c in self.store.get_chunks(wanted)}
+        chunks = {c.id: c for c in reads.chunks(wanted)}
         # one query (one round trip on PostgreSQL) for the documents of every hit
         docs = self.store.get_documents([c.doc_id for c in chunks.values()])
         hits: list[Hit] = []
