@@ -10,7 +10,9 @@ from typing import Protocol, runtime_checkable
 from docshelf.errors import StoreError
 from docshelf.store.base import Replacement, Store
 
-__all__ = ["BulkLoading", "CopyReport", "copy_store"]
+__all__ = ["COPY_BATCH_CHUNKS", "BulkLoading", "CopyReport", "copy_store"]
+
+COPY_BATCH_CHUNKS = 128
 
 
 @runtime_checkable
@@ -49,15 +51,20 @@ def copy_store(
         report.collections += 1
     # HNSW kept up row by row costs several times its one build over the finished table
     with target.bulk_load() if isinstance(target, BulkLoading) else nullcontext():
+        batch: list[Replacement] = []
         for done, doc in enumerate(docs, start=1):
             chunks = source.document_chunks(doc.id)
             vectors = source.cached_vectors([c.embed_key for c in chunks])
             report.vectors_missing += sum(1 for c in chunks if c.embed_key not in vectors)
-            target.replace_documents([Replacement(doc, chunks, vectors)])
-            report.documents += 1
+            batch.append(Replacement(doc, chunks, vectors))
             report.chunks += len(chunks)
-            if progress is not None:
-                progress(done, len(docs))
+            # a transaction (a WAL flush on PostgreSQL) per batch of about a sync's size
+            if done == len(docs) or sum(len(r.chunks) for r in batch) >= COPY_BATCH_CHUNKS:
+                target.replace_documents(batch)
+                report.documents += len(batch)
+                batch = []
+                if progress is not None:
+                    progress(done, len(docs))
     for collection in source.collections():
         build = source.last_build(collection)
         if build is not None:
