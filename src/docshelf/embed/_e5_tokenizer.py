@@ -63,7 +63,7 @@ class UnigramTokenizer:
 
     def save(self, path: Path) -> None:
         """Keep the built tables in ``path`` (building them from 250k pieces takes ~0.3 s a
-        process; reading them back ~0.05 s). Written whole or not at all."""
+        process; reading them back ~0.2 s). Written whole or not at all."""
         state = (
             _STATE_VERSION,
             self.unk,
