@@ -28,6 +28,11 @@ _EN_ZIPF = 1.5
 _FORMAT = 1  # of the cached lists below; a new layout or new thresholds need a new number
 
 
+def _last_bucket(zipf: float) -> int:
+    """The last of wordfreq's frequency buckets (one per centibel) at or above ``zipf``."""
+    return round(100 * (9 - zipf))
+
+
 def _data_files() -> tuple[Path, Path] | None:
     """wordfreq's German and English lists, found without importing it (0.1 s)."""
     spec = importlib.util.find_spec("wordfreq")
@@ -52,14 +57,14 @@ def _from_wordfreq() -> str:
     seen: set[str] = set()
     lines: list[str] = []
     for cb, bucket in enumerate(wordfreq.get_frequency_list("de", "large")):
-        if cb > round(100 * (9 - _ZIPF)):
+        if cb > _last_bucket(_ZIPF):
             break  # buckets are ordered by frequency
         words = {unicodedata.normalize("NFKC", w.casefold()) for w in bucket if w.isalpha()} - seen
         seen |= words
         lines.append(" ".join(sorted(words)))
     english: set[str] = set()
     for cb, bucket in enumerate(wordfreq.get_frequency_list("en", "large")):
-        if cb > round(100 * (9 - _EN_ZIPF)):
+        if cb > _last_bucket(_EN_ZIPF):
             break
         english.update(unicodedata.normalize("NFKC", w.casefold()) for w in bucket)
     lines.append(" ".join(sorted(w for w in english if w and not any(c.isspace() for c in w))))
@@ -77,7 +82,7 @@ def _read_cache(files: tuple[Path, Path]) -> tuple[Path | None, str | None]:
         text = cached.read_text(encoding="utf-8")
     except OSError:
         return cached, None
-    return cached, text if text.count("\n") == round(100 * (9 - _ZIPF)) + 1 else None
+    return cached, text if text.count("\n") == _last_bucket(_ZIPF) + 1 else None
 
 
 @functools.cache

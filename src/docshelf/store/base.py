@@ -28,6 +28,7 @@ __all__ = [
     "StoreStats",
     "TermAnalyzer",
     "Writer",
+    "last_versions",
     "ready_vector",
     "report_progress",
     "simplify_glob",
@@ -189,6 +190,11 @@ class Replacement:
     doc: DocumentRecord
     chunks: Sequence[Chunk]
     vectors: dict[str, Vectors]
+
+
+def last_versions(batch: Sequence[Replacement]) -> list[Replacement]:
+    """The batch with each document once, in its last version (as swapping them one by one would)."""
+    return list({r.doc.id: r for r in batch}.values())
 
 
 class Writer(Protocol):

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from docshelf.store.base import DocumentRecord, Replacement, TermAnalyzer
+from docshelf.store.base import DocumentRecord, Replacement, TermAnalyzer, last_versions
 from docshelf.store.embedded.keyword import KeywordDoc, KeywordIndex
 from docshelf.store.embedded.ops import CHUNK_COLS, DOC_COLS, SQLiteTx
 from docshelf.types import Chunk
@@ -30,7 +30,7 @@ class SQLiteWrites:
     def replace_documents(self, batch: Sequence[Replacement]) -> None:
         """Swap the batch's documents in one transaction (their vectors are already computed):
         a commit per small file cost more than the rest of its indexing."""
-        batch = list({r.doc.id: r for r in batch}.values())  # a document twice: its last version
+        batch = last_versions(batch)
         if not batch:
             return
         with self._tx() as conn:

@@ -12,7 +12,7 @@ from typing import Any
 from docshelf.config import hide_secrets, redact_dsn
 from docshelf.embed.base import Vectors
 from docshelf.errors import StoreError
-from docshelf.store.base import DocState, DocumentRecord, Replacement, StoreStats, TermAnalyzer
+from docshelf.store.base import DocState, DocumentRecord, Replacement, StoreStats, TermAnalyzer, last_versions
 from docshelf.store.history import BuildLog, check_model
 from docshelf.store.postgres import ops
 from docshelf.store.postgres.maintenance import PgMaintenance
@@ -225,7 +225,7 @@ class PostgresStore(PgSearch, PgReembed, PgMaintenance, BuildLog):
         Each document's advisory lock is taken first, in id order: two writers then never hold
         each other's next lock (after them every writer queues on corpus_stats, see ops.delete_docs).
         """
-        batch = list({r.doc.id: r for r in batch}.values())  # a document twice: its last version
+        batch = last_versions(batch)
         if not batch:
             return
         terms = {
