@@ -11,7 +11,8 @@ Variants: `default`, `no-compounds`, `hyphen` (whole hyphenated words too), `no-
 `no-cjk-stop` (no CJK stop unigrams/bigrams),
 `ngram=N:L` (character N-grams of
 words of L+ letters), `prf=K:N:W` (RM3-style feedback:
-N expansion terms from the top K chunks, weight W).
+N expansion terms from the top K chunks, weight W), `bigrams=W` (adjacent word pairs indexed
+as terms of their own, a no-position stand-in for proximity; the query's pairs weigh W).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from docshelf.search.evaluate import file_name, load_beir, ndcg_at
 from docshelf.search.fusion import zscore_combination
 from docshelf.store.base import SearchFilter
 from docshelf.store.embedded.keyword import KeywordDoc, KeywordIndex
+from docshelf.types import contextual_text
 
 Ranked = list[tuple[str, float]]
 _ORIGINAL = analyzer_module.COMPOUND_RE
@@ -65,6 +67,8 @@ def make_analyzer(variant: str) -> tuple[Analyzer, dict[str, float]]:
         elif part.startswith("ngram="):
             n, min_len = part.split("=")[1].split(":")
             options.update(ngram_n=float(n), ngram_min=float(min_len))
+        elif part.startswith("bigrams="):
+            options.update(bigram_w=float(part.split("=")[1]))
         elif part.startswith("prf="):
             k, n, w = part.split("=")[1].split(":")
             options.update(prf_k=float(k), prf_n=float(n), prf_w=float(w))
@@ -86,6 +90,22 @@ def with_ngrams(terms: list[str], opts: dict[str, float]) -> list[str]:
         if len(t) >= min_len and t.isalpha():
             out += ["#" + t[i : i + n] for i in range(len(t) - n + 1)]
     return out
+
+
+def word_pairs(analyzer: Analyzer, text: str) -> list[str]:
+    """Adjacent word pairs (stop words dropped, parts of a word skipped, CJK left out)."""
+    words: list[str] = []
+    end = -1
+    for tok in analyzer.tokens(text):
+        if tok.start < end or not tok.term.isascii() and not tok.term.isalpha():
+            continue
+        if any("\u3000" <= ch <= "\u9fff" or "\uac00" <= ch <= "\ud7af" for ch in tok.term):
+            end = tok.end
+            words.append("")  # a CJK run breaks the pairs
+            continue
+        end = tok.end
+        words.append(tok.term)
+    return [f"{a}|{b}" for a, b in zip(words, words[1:]) if a and b]
 
 
 def prf_terms(kw: KeywordIndex, analyzer: Analyzer, terms: list[str], texts: dict[str, list[str]],
@@ -174,6 +194,8 @@ def main() -> None:
             for c in chunks:
                 d = docs[c.doc_id]
                 terms = with_ngrams(analyzer.chunk_terms(d.title, c.heading_path, c.text), opts)
+                if "bigram_w" in opts:
+                    terms = terms + word_pairs(analyzer, contextual_text(d.title, tuple(c.heading_path), c.text))
                 texts[c.id] = terms
                 batch.append(KeywordDoc(c.id, d.id, d.collection, d.lifecycle or "", terms))
             kw.add(batch)
@@ -183,6 +205,12 @@ def main() -> None:
             for qid, q in data.queries.items():
                 terms = with_ngrams(analyzer.terms(q), opts)
                 ranked = kw.search(terms, args.candidates)
+                if "bigram_w" in opts and (pairs := word_pairs(analyzer, q)):
+                    ranked = kw.search_weighted(
+                        [(t, float(n)) for t, n in Counter(terms).items()]
+                        + [(t, opts["bigram_w"]) for t in pairs],
+                        args.candidates,
+                    )
                 if "prf_k" in opts:
                     extra = prf_terms(kw, analyzer, terms, texts, ranked, opts)
                     if extra:
