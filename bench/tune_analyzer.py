@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import itertools
 import os
 import re
 import shutil
@@ -97,7 +98,7 @@ def word_pairs(analyzer: Analyzer, text: str) -> list[str]:
     words: list[str] = []
     end = -1
     for tok in analyzer.tokens(text):
-        if tok.start < end or not tok.term.isascii() and not tok.term.isalpha():
+        if tok.start < end or (not tok.term.isascii() and not tok.term.isalpha()):
             continue
         if any("\u3000" <= ch <= "\u9fff" or "\uac00" <= ch <= "\ud7af" for ch in tok.term):
             end = tok.end
@@ -105,7 +106,7 @@ def word_pairs(analyzer: Analyzer, text: str) -> list[str]:
             continue
         end = tok.end
         words.append(tok.term)
-    return [f"{a}|{b}" for a, b in zip(words, words[1:]) if a and b]
+    return [f"{a}|{b}" for a, b in itertools.pairwise(words) if a and b]
 
 
 def prf_terms(kw: KeywordIndex, analyzer: Analyzer, terms: list[str], texts: dict[str, list[str]],
@@ -195,7 +196,8 @@ def main() -> None:
                 d = docs[c.doc_id]
                 terms = with_ngrams(analyzer.chunk_terms(d.title, c.heading_path, c.text), opts)
                 if "bigram_w" in opts:
-                    terms = terms + word_pairs(analyzer, contextual_text(d.title, tuple(c.heading_path), c.text))
+                    text = contextual_text(d.title, tuple(c.heading_path), c.text)
+                    terms = terms + word_pairs(analyzer, text)
                 texts[c.id] = terms
                 batch.append(KeywordDoc(c.id, d.id, d.collection, d.lifecycle or "", terms))
             kw.add(batch)
