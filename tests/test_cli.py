@@ -66,6 +66,21 @@ def test_errors_are_messages_not_tracebacks(cli: CliRunner, tmp_path: Path) -> N
     assert code == 2 and "chunk.max_tokens" in err
 
 
+def test_a_bug_of_ours_is_one_line_too(cli: CliRunner, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An exception no branch expected (a library raising RuntimeError) printed a traceback."""
+    from docshelf.shelf import Shelf
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("walker gave up")
+
+    monkeypatch.setattr(Shelf, "index", broken)
+    result = cli.invoke(app, ["index", str(corpus)])
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) <= 2 and "unexpected RuntimeError: walker gave up" in result.stderr
+    assert "docshelf bug" in result.stderr and "Traceback" not in result.stderr
+
+
 def test_strict_exit_code(cli: CliRunner, corpus: Path) -> None:
     (corpus / "broken.txt").write_bytes(bytes(range(1, 256)) * 20)  # no encoding fits
     code, _, err = run(cli, "index", str(corpus), "--strict")

@@ -52,6 +52,17 @@ def test_symlinks_inside_followed_outside_refused(tmp_path: Path) -> None:
     assert "outside" in skipped["leak.md"] and "outside" in skipped["leakdir"]
 
 
+def test_a_link_to_itself_is_skipped_and_the_rest_indexed(tmp_path: Path) -> None:
+    """A link loop (self, or two links at each other) made resolve() raise: nothing was indexed."""
+    (tmp_path / "a.md").write_text("a")
+    os.symlink("self", tmp_path / "self")
+    os.symlink("pong", tmp_path / "ping")
+    os.symlink("ping", tmp_path / "pong")
+    files, skipped = walk(tmp_path)
+    assert files == {"a.md"}
+    assert all("symlink loop" in skipped[name] for name in ("self", "ping", "pong"))
+
+
 def test_missing_root_raises(tmp_path: Path) -> None:
     with pytest.raises(SourceError, match="does not exist"):
         list(walk_roots([tmp_path / "missing"]))

@@ -7,12 +7,14 @@ commands that use them, so `docshelf serve` and `--help` start quickly.
 from __future__ import annotations
 
 import functools
+import logging
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
+import click
 import typer
 
 from docshelf.cli.output import err, message
@@ -32,6 +34,8 @@ __all__ = [
     "load",
     "open_shelf",
 ]
+
+log = logging.getLogger(__name__)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -60,6 +64,15 @@ def handle_errors(fn: F) -> F:
                         "dir and the corpus, then retry")
             )  # fmt: skip
             raise typer.Exit(StoreError.exit_code) from None
+        except (typer.Exit, typer.Abort, click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+            raise
+        except Exception as exc:  # a bug of ours: one line here, the traceback with -v
+            log.debug("unexpected error", exc_info=True)
+            err.print(
+                message(("error:", "red"), f" unexpected {type(exc).__name__}: {exc}; this is a docshelf "
+                        "bug, please report it with the output of the same command run with -v")
+            )  # fmt: skip
+            raise typer.Exit(1) from None
 
     return wrapper  # type: ignore[return-value]
 

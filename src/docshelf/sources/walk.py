@@ -180,8 +180,13 @@ class _Walker:
                 self.skip(path, "symlink points outside the corpus root")
                 return
             st = real.stat()
+        except RuntimeError:  # Python < 3.13: resolve() raises this for a loop of links
+            self.skip(path, "symlink loop: the link leads back to itself")
+            return
         except OSError as exc:
-            if exc.errno == errno.ENOENT:  # gone since the listing, or a dangling link
+            if exc.errno == errno.ELOOP:
+                self.skip(path, "symlink loop: the link leads back to itself")
+            elif exc.errno == errno.ENOENT:  # gone since the listing, or a dangling link
                 self.skip(path, f"cannot read: {exc.strerror}")
             else:  # a file or a folder: whatever is indexed under this name is kept
                 self.unreadable(path, f"cannot read: {exc.strerror}; anything indexed from it is kept", None)
