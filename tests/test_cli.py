@@ -64,6 +64,8 @@ def test_errors_are_messages_not_tracebacks(cli: CliRunner, tmp_path: Path) -> N
     bad.write_text("[chunk]\nmax_tokens = 'lots'\n")
     code, _, err = run(cli, "status", "--config", str(bad))
     assert code == 2 and "chunk.max_tokens" in err
+    code, _, err = run(cli, "search", "x", "--mode", "fuzzy")  # a usage error stays one: exit 2
+    assert code == 2 and "mode must be hybrid, keyword or semantic" in err and "bug" not in err
 
 
 def test_a_bug_of_ours_is_one_line_too(cli: CliRunner, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import click
 import typer
+from typer.exceptions import TyperException
 
 from docshelf.cli.output import err, message
 from docshelf.errors import DocshelfError, StoreError
@@ -64,8 +65,8 @@ def handle_errors(fn: F) -> F:
                         "dir and the corpus, then retry")
             )  # fmt: skip
             raise typer.Exit(StoreError.exit_code) from None
-        except (typer.Exit, typer.Abort, click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
-            raise
+        except (typer.Exit, typer.Abort, TyperException, click.exceptions.Exit, click.ClickException):
+            raise  # usage errors and exits: typer reports them (exit code 2 for a bad option)
         except Exception as exc:  # a bug of ours: one line here, the traceback with -v
             log.debug("unexpected error", exc_info=True)
             err.print(
