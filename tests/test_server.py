@@ -291,21 +291,32 @@ async def _write_tools(client: Client, extra: Path) -> None:
     assert again["added"] == 1 and again["unchanged"] == 8  # forget lasts until the next reindex
 
 
-async def test_ingest_a_url_through_the_same_code_as_the_cli(client: Client) -> None:
-    """MCP ingest of a web page: fetched into its mirror and searchable, cited by its URL."""
+async def test_ingest_a_url_through_the_same_code_as_the_cli(
+    client: Client, settings: Settings, indexed: Runtime
+) -> None:
+    """MCP ingest of a web page: fetched into its mirror and searchable, cited by its URL; an
+    agent reaches a local address (here 127.0.0.1) only where the user allowed it."""
     page = b"<html><head><title>Bikes</title></head><body><p>Bicycles go in the courtyard rack.</p>"
     routes = {
         "/robots.txt": lambda r: Reply(404),
         "/bikes.html": lambda r: Reply(200, page, {"Content-Type": "text/html"}),
     }
     with serve(routes) as site:  # type: ignore[arg-type]
-        out = data(await client.call_tool("ingest", {"path": f"{site.base}/bikes.html", "collection": "web"}))
+        refused = data(await client.call_tool("ingest", {"path": f"{site.base}/bikes.html"}))
+        assert refused["added"] == 0 and "local or private address" in json.dumps(refused["skipped"])
+        assert site.paths() == []  # not even robots.txt: the connection was refused before a request
+        web = settings.web.model_copy(update={"agent_private_hosts": True})
+        allowed = create_server(settings.model_copy(update={"web": web}), indexed)
+        async with Client(allowed) as trusting:
+            args = {"path": f"{site.base}/bikes.html", "collection": "web"}
+            out = data(await trusting.call_tool("ingest", args))
     assert out["added"] == 1 and out["collection"] == "web"
     found = await client.call_tool("search", {"query": "courtyard rack", "k": 1, "detail": "full"})
     hit = data(found)["hits"][0]
     assert hit["collection"] == "web" and hit["citation"] == f"{site.base}/bikes.html"
     with serve({}) as gone:  # nothing answers there: reported, not an error, nothing added
-        out = data(await client.call_tool("ingest", {"path": f"{gone.base}/nothing.html"}))
+        async with Client(allowed) as trusting:
+            out = data(await trusting.call_tool("ingest", {"path": f"{gone.base}/nothing.html"}))
     assert out["added"] == 0 and out["skipped"]
 
 

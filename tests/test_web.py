@@ -204,6 +204,40 @@ def test_fetcher_refuses_oversized_answers_by_header(tmp_path: Path) -> None:
         Fetcher(WebSettings()).get(srv.base + "/big", max_bytes=1000)
 
 
+def test_redirects_stay_on_the_site_and_obey_its_robots(tmp_path: Path) -> None:
+    """A redirect to another host was followed (a public page could hand over an intranet one),
+    and its target was fetched without a look at robots.txt."""
+    inner = {"/secret.txt": lambda r: Reply(200, b"internal only", {"Content-Type": "text/plain"})}
+    with serve(inner) as other:  # type: ignore[arg-type]
+        routes: dict[str, Any] = {
+            "/robots.txt": lambda r: Reply(200, b"User-agent: *\nDisallow: /private/\n"),
+            "/away": lambda r: Reply(302, headers={"Location": other.base + "/secret.txt"}),
+            "/moved": lambda r: Reply(301, headers={"Location": "/new.txt"}),
+            "/hidden": lambda r: Reply(302, headers={"Location": "/private/x.txt"}),
+            "/new.txt": lambda r: Reply(200, b"new home", {"Content-Type": "text/plain"}),
+            "/private/x.txt": lambda r: Reply(200, b"private", {"Content-Type": "text/plain"}),
+        }
+        with serve(routes) as srv:
+            site = srv.base.replace("127.0.0.1", "localhost")  # another host name, the same machine
+            fetcher = Fetcher(WebSettings())
+            with pytest.raises(FetchError, match="redirects to another site"):
+                fetcher.get(site + "/away")
+            with pytest.raises(FetchError, match=r"robots\.txt does not allow"):
+                fetcher.get(site + "/hidden")
+            assert fetcher.get(site + "/moved").body == b"new home"  # same site: followed
+            assert "/private/x.txt" not in srv.paths()
+        assert other.paths() == []
+
+
+def test_a_fetcher_for_an_agent_refuses_local_addresses(tmp_path: Path) -> None:
+    with serve({"/a": lambda r: Reply(200, b"a", {"Content-Type": "text/plain"})}) as srv:
+        for base in (srv.base, srv.base.replace("127.0.0.1", "localhost")):
+            with pytest.raises(FetchError, match=r"local or private address \(127\.0\.0\.1\)"):
+                Fetcher(WebSettings(), private_ok=False).get(base + "/a")
+        assert srv.paths() == []
+        assert Fetcher(WebSettings()).get(srv.base + "/a").body == b"a"  # the user's own fetch may
+
+
 def test_mirror_paths() -> None:
     assert rel_path("https://x.org/", ".html") == "index.html"
     assert rel_path("https://x.org/docs/", ".html") == "docs/index.html"

@@ -24,6 +24,10 @@ class WebSettings(Section):
     max_mb: float = Field(10.0, gt=0, description="a page or Drive file over this size is skipped")
     timeout_s: float = Field(20.0, gt=0, description="per request; a slower server is skipped")
     user_agent: str = "docshelf/0.1 (local document indexer)"
+    agent_private_hosts: bool = Field(
+        False, description="let an agent's ingest (MCP) fetch from loopback, private and link-local "
+        "addresses; `docshelf index URL` always may",
+    )  # fmt: skip
 
 
 class RerankSettings(Section):

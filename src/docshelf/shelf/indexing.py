@@ -42,9 +42,10 @@ class Writable(Protocol):
 
 def index(
     shelf: Writable, targets: Sequence[str | Path], collection: str | None, reconfigure: bool,
-    progress: Progress | None, refetch: bool,
+    progress: Progress | None, refetch: bool, agent: bool = False,
 ) -> IndexReport:  # fmt: skip
     """Sync exactly ``targets`` (folders, files, URLs) into their collection; none: every root.
+    An ``agent``'s URLs may not reach local or private addresses (``web.agent_private_hosts``).
 
     The shelf lock is held only while the collection and its settings are decided; fetching and
     the sync run without it (the sync holds the store per document), so reads go on meanwhile.
@@ -80,7 +81,7 @@ def index(
     # URLs become mirror folders under the data dir; a full re-sync re-fetches the known mirrors
     # (conditional GET), a targeted one only the URLs it names
     refresh = known if refetch and not targets else ()
-    fetched = gather(plan.settings, [*parts.urls, *map(str, new)], refresh)
+    fetched = gather(plan.settings, [*parts.urls, *map(str, new)], refresh, agent)
     scope = None if not targets or plan.force else [*fetched.roots, *inner, *parts.files]
     indexer = shelf.runtime.indexer(progress, plan.settings, registry)
     report = indexer.sync(collection, fetched.roots, fetched.skipped, force=plan.force, scope=scope)
@@ -119,7 +120,7 @@ def ingest(
         if collection is None and path.is_dir():
             resolved = path.resolve()
             collection = folder_collection(shelf.store, resolved, _config_collection(resolved, shelf))
-    return index(shelf, [target], collection, False, progress, True)
+    return index(shelf, [target], collection, False, progress, True, agent=True)
 
 
 def forget(shelf: Writable, target: str, collection: str | None) -> ForgetReport:

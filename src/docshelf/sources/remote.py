@@ -11,7 +11,7 @@ from docshelf.config import Settings
 from docshelf.errors import DocshelfError, NotFoundError
 from docshelf.sources.drive import canonical_drive_url, fetch_drive, is_drive_url
 from docshelf.sources.mirror import mirror_root, read_manifest
-from docshelf.sources.web import WebResult, crawl
+from docshelf.sources.web import Fetcher, WebResult, crawl
 from docshelf.store.base import Store
 from docshelf.types import SkippedFile
 
@@ -64,8 +64,12 @@ def drop_mirror(settings: Settings, root: str) -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def gather(settings: Settings, args: Sequence[str], known_roots: Sequence[str] = ()) -> Gathered:
-    """Folders as given; each URL fetched into its mirror; known mirrors re-fetched (conditional)."""
+def gather(
+    settings: Settings, args: Sequence[str], known_roots: Sequence[str] = (), agent: bool = False
+) -> Gathered:
+    """Folders as given; each URL fetched into its mirror; known mirrors re-fetched (conditional).
+    For an ``agent`` (MCP ingest) no fetch reaches a local or private address unless
+    ``web.agent_private_hosts`` allows it."""
     out = Gathered()
     targets: dict[Path, str] = {}
     for arg in args:
@@ -93,7 +97,8 @@ def gather(settings: Settings, args: Sequence[str], known_roots: Sequence[str] =
             if is_drive_url(url):
                 result = fetch_drive(url, root, settings.web, lambda rel: registry.for_path(rel) is not None)
             else:
-                result = crawl(url, root, settings.web)
+                private_ok = not agent or settings.web.agent_private_hosts
+                result = crawl(url, root, settings.web, Fetcher(settings.web, private_ok))
         except DocshelfError as exc:  # gdown missing, not a Drive link: this URL only
             result = WebResult(root, skipped=[SkippedFile(url, str(exc))])
         out.skipped.extend(result.skipped)

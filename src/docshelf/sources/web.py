@@ -29,6 +29,7 @@ from docshelf.sources.mirror import (
     write_atomic,
     write_manifest,
 )
+from docshelf.sources.netguard import PrivateAddress, guarded_handlers, same_site
 from docshelf.types import SkippedFile
 
 __all__ = ["FetchError", "Fetcher", "WebResult", "crawl"]
@@ -59,22 +60,34 @@ class Response:
     body: bytes = b""
 
 
-class _HttpOnly(urllib.request.HTTPRedirectHandler):
-    """Follow redirects to http(s) only (urllib would also follow ftp)."""
+class _SameSite(urllib.request.HTTPRedirectHandler):
+    """Follow redirects to http(s) on the same site only, where robots.txt allows the target
+    (urllib would follow ftp, and any host: a public page redirecting to an intranet one)."""
+
+    def __init__(self, fetcher: Fetcher) -> None:
+        self.fetcher = fetcher
 
     def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
         if urlsplit(newurl).scheme not in ("http", "https"):
             raise FetchError(f"redirects to a non-web URL ({newurl})")
+        if not same_site(req.full_url, newurl):
+            raise FetchError(f"redirects to another site ({newurl}); index that URL itself to fetch it")
+        if not urlsplit(req.full_url).path.endswith("/robots.txt"):
+            refused = self.fetcher.refusal(newurl)
+            if refused is not None:
+                raise FetchError(f"redirects to {newurl}, which {refused[0]}")
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
 class Fetcher:
-    """GETs with the ``web`` limits and a robots.txt cache per site."""
+    """GETs with the ``web`` limits and a robots.txt cache per site; ``private_ok`` False (an
+    agent's ingest) refuses to connect to loopback, private and link-local addresses."""
 
-    def __init__(self, settings: WebSettings) -> None:
+    def __init__(self, settings: WebSettings, private_ok: bool = True) -> None:
         self.settings = settings
         self.max_bytes = int(settings.max_mb * 1_048_576)
-        self._opener = urllib.request.build_opener(_HttpOnly())
+        guards = [] if private_ok else guarded_handlers()
+        self._opener = urllib.request.build_opener(_SameSite(self), *guards)
         # site -> (rules or None for "allow all", why robots.txt was unreachable or "")
         self._robots: dict[str, tuple[urllib.robotparser.RobotFileParser | None, str]] = {}
 
@@ -105,6 +118,8 @@ class Fetcher:
             raise FetchError(f"HTTP {exc.code} {exc.reason}") from None
         except (TimeoutError, urllib.error.URLError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
+            if isinstance(reason, PrivateAddress):
+                raise FetchError(str(reason)) from None
             if isinstance(reason, TimeoutError) or isinstance(exc, TimeoutError):
                 raise FetchError(f"no answer within {timeout:g} s (web.timeout_s)") from None
             raise FetchError(f"cannot fetch ({reason})") from None
@@ -212,7 +227,8 @@ class WebResult:
 
 
 def crawl(start: str, root: Path, settings: WebSettings, fetcher: Fetcher | None = None) -> WebResult:
-    """Fetch ``start`` and its same-site links (to ``settings.depth``) into ``root``."""
+    """Fetch ``start`` and its same-site links (to ``settings.depth``) into ``root``; the
+    default fetcher may reach local addresses (``Fetcher(settings, private_ok=False)`` may not)."""
     fetcher = fetcher or Fetcher(settings)
     old = read_manifest(root) or Manifest("web", start)
     by_url = {rec.url: rel for rel, rec in old.files.items()}
