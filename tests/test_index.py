@@ -195,6 +195,33 @@ def test_bad_files_are_skipped_and_old_versions_kept(runtime: Runtime, corpus: P
     assert hits[0].path == "runbooks/incident-response.md"  # old version still searchable
 
 
+def test_two_roots_with_the_same_path_keep_the_first_root_whatever_is_synced(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    """A sync of the second root alone took the path over from the first, and the next full sync
+    gave it back: each flip re-embedded, and (with a web page as the second root) a fetched page
+    replaced the user's own file of that name."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    for root, word in ((first, "heron"), (second, "pelican")):
+        (root / "sub").mkdir(parents=True)
+        (root / "x.md").write_text(f"# X\n\nThe {word} stands in the shallows.\n")
+        (root / "sub" / f"{word}.md").write_text(f"only in {word}\n")
+    indexer = runtime.indexer()
+    indexer.sync("test", [first])
+    targeted = indexer.sync("test", [second], scope=[second])
+    assert [s.path for s in targeted.skipped] == ["x.md"]
+    assert str(first.resolve()) in targeted.skipped[0].reason and "x.md" not in targeted.updated
+    assert "sub/pelican.md" in targeted.added
+    state = runtime.store.document_states("test")["x.md"]
+    assert state.root == str(first.resolve())
+    full = indexer.sync("test")
+    assert not full.updated and not full.added and [s.path for s in full.skipped] == ["x.md"]
+    (first / "x.md").unlink()  # the first root lets go of it: now the second one's file is indexed
+    moved = indexer.sync("test")
+    assert moved.updated == ["x.md"] or moved.added == ["x.md"]
+    assert runtime.store.document_states("test")["x.md"].root == str(second.resolve())
+
+
 def test_missing_root_is_an_error(runtime: Runtime, tmp_path: Path) -> None:
     with pytest.raises(SourceError, match="does not exist"):
         runtime.indexer().sync("test", [tmp_path / "nope"])

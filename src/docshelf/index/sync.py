@@ -41,6 +41,16 @@ _PUBLISH_S = 2.0
 _HEADER_RESERVE = 48
 
 
+def _held_elsewhere(holder: DocState | None, f: SourceFile, order: dict[str, int]) -> bool:
+    """Whether an earlier root of the collection still has the file that holds this path: the
+    first root wins, as in a full sync, even when only a later root is synced."""
+    if holder is None or holder.root == str(f.root) or holder.root not in order:
+        return False
+    if order[holder.root] > order.get(str(f.root), len(order)):
+        return False
+    return os.path.isfile(os.path.join(holder.root, holder.path))
+
+
 def _unchanged(states: dict[str, DocState]) -> Callable[[str, int, int], bool]:
     """Whether a walked file is indexed with this size and mtime (a binary file never is)."""
 
@@ -168,6 +178,8 @@ class Indexer:
                 else:
                     files[f.rel_path] = f
 
+        holders = states  # who holds each path now, in every root (a scoped sync compares fewer)
+        order = {str(r): i for i, r in enumerate(all_roots)}
         if within is not None:  # only what lies in the scope is compared (and may be removed)
             states = {rel: st for rel, st in states.items() if within.holds(os.path.join(st.root, st.path))}
         batch: list[Pending] = []
@@ -176,6 +188,9 @@ class Indexer:
         for done, (rel, f) in enumerate(sorted(files.items()), start=1):
             self.progress("index", done, len(files))
             state = states.get(rel)
+            if _held_elsewhere(holders.get(rel), f, order):
+                report.skipped.append(SkippedFile(rel, f"same path already indexed from {holders[rel].root}"))
+                continue
             same_root = state is not None and state.root == str(f.root)
             if state and not force and same_root and state.size == f.size and state.mtime_ns == f.mtime_ns:
                 report.unchanged += 1
