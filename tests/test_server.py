@@ -54,7 +54,7 @@ async def test_tools_are_described(client: Client) -> None:
         assert tool.annotations.read_only_hint is (tool.name in ALL_TOOLS)
         # ingest and reindex drop documents whose files are gone: destructive, like forget
         assert tool.annotations.destructive_hint is (tool.name in WRITE_TOOLS)
-    assert "collection 'test': 8 documents" in (client.instructions or "")
+    assert 'collection "test": 8 documents' in (client.instructions or "")
 
 
 async def test_read_only_server_has_no_write_tools(settings: Settings, indexed: Runtime) -> None:
