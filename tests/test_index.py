@@ -193,6 +193,14 @@ def test_bad_files_are_skipped_and_old_versions_kept(runtime: Runtime, corpus: P
     assert "runbooks/incident-response.md" in {s.path for s in report.skipped}
     hits = runtime.searcher().search("page the on-call engineer", mode="keyword").hits
     assert hits[0].path == "runbooks/incident-response.md"  # old version still searchable
+    # an indexed text file overwritten with binary bytes was dropped: "1 removed"
+    glossary = corpus / "notes" / "glossary.txt"
+    before = runtime.store.document_states("test")["notes/glossary.txt"]
+    glossary.write_bytes(b"x\x00\x01y")
+    report = runtime.indexer().sync("test", [corpus])
+    assert "notes/glossary.txt" not in report.removed
+    assert "binary" in {s.path: s.reason for s in report.skipped}["notes/glossary.txt"]
+    assert runtime.store.document_states("test")["notes/glossary.txt"].content_hash == before.content_hash
 
 
 def test_two_roots_with_the_same_path_keep_the_first_root_whatever_is_synced(

@@ -227,8 +227,8 @@ class _Walker:
         except OSError as exc:
             self.unreadable(path, f"cannot read: {exc.strerror}; any indexed version is kept", False)
             return
-        if binary:
-            self.skip(path, "binary file")
+        if binary:  # an indexed text file overwritten with binary bytes keeps its old version
+            self.unreadable(path, "binary file; any version indexed before is kept", False)
             return
         self.result.files.append(
             SourceFile(
