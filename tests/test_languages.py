@@ -268,3 +268,53 @@ def test_german_drops_articles_and_conjunctions_but_keeps_pronouns_and_verbs() -
     terms = set(A.terms("Darum sage ich euch: Ihr seid das Salz der Erde, und wir können es sehen."))
     assert {"ich", "euch", "ihr", "wir", "konn"} <= terms
     assert not {"das", "der", "und"} & terms
+
+
+def test_an_undecided_text_also_gets_the_stems_it_is_given() -> None:
+    assert A.terms("crème") == ["crème"]  # no stop word to vote with: English and German stems only
+    assert "crem" in A.terms("crème", also=("french",))  # what a French passage holds
+    told = "Le chat est sur la table et il mange une crème"  # told French: nothing to add
+    assert A.terms(told, also=("spanish",)) == A.terms(told)
+    assert A.terms("siempre", also=("russian",)) == A.terms("siempre")  # another script's language
+
+
+@pytest.mark.usefixtures("backend")
+def test_a_few_words_find_passages_in_a_language_not_configured(settings: Settings, tmp_path: Path) -> None:
+    """`crème`, `élève` in keyword mode found nothing in French passages: the query's language
+    could not be told, so it got English and German stems while the passages hold French ones."""
+    files = {
+        "dessert.md": "# Desserts\n\nLa crème brûlée est un dessert français que les élèves préparent.\n",
+        "voyage.md": "# Voyage\n\nLe train part de la gare à huit heures pour Lyon et revient le soir.\n",
+        "jardin.md": "# Jardin\n\nLes tomates poussent mieux quand on les arrose tous les matins.\n",
+        "ecole.md": "# École\n\nLes professeurs corrigent les devoirs pendant la pause de midi.\n",
+    }
+    corpus = _write(tmp_path / "fr", files)
+    with Runtime(settings, embedder=HashEmbedder()) as rt:
+        rt.indexer().sync("test", [corpus])
+        assert rt.store.get_meta("languages") is not None
+        for query in ("crème", "élève", "crèmes brûlées"):
+            hits = rt.searcher().search(query, mode="keyword", k=3).hits
+            assert hits and hits[0].path == "dessert.md", query
+
+
+def test_an_index_without_language_counts_is_sampled_once() -> None:
+    from types import SimpleNamespace
+
+    from docshelf.search.corpus_languages import CorpusLanguages
+
+    class OldIndex:  # from before the counts: no "languages" meta until its next sync
+        reads = 0
+
+        def get_meta(self, key: str) -> str | None:
+            return None
+
+        def iter_chunks(self) -> object:
+            OldIndex.reads += 1
+            texts = ["Le chat est sur la table et il mange une crème avec les enfants."] * 9
+            texts.append("The cat is on the table and it eats the cream with the children.")
+            return iter(SimpleNamespace(text=t) for t in texts)
+
+    langs = CorpusLanguages(OldIndex(), A)  # type: ignore[arg-type]
+    assert langs() == ("french",)  # English is configured: its stems are there anyway
+    langs._read_at = float("-inf")  # the next read, after the few seconds it is kept
+    assert langs() == ("french",) and OldIndex.reads == 1

@@ -68,7 +68,10 @@ class Runtime:
     ) -> Indexer:  # fmt: skip
         from docshelf.index.sync import Indexer
 
-        return Indexer(self.store, self.embedder, settings or self.settings, registry, progress=progress)
+        return Indexer(
+            self.store, self.embedder, settings or self.settings, registry, progress=progress,
+            analyzer=self.analyzer,
+        )  # fmt: skip
 
     def searcher(self) -> Searcher:
         from docshelf.search.searcher import Searcher

@@ -182,14 +182,16 @@ class Analyzer:
         )
         return f"a{ANALYZER_VERSION}-{hashlib.sha256(config.encode()).hexdigest()[:10]}"
 
-    def tokens(self, text: str) -> list[Token]:
-        """Terms in text order, each with its span in ``text``."""
-        terms, starts, ends = self._analyze(text)
+    def tokens(self, text: str, also: Sequence[str] = ()) -> list[Token]:
+        """Terms in text order, each with its span in ``text``. ``also``: more languages whose
+        stems words get when the vote cannot tell the text's language (a query gets those of
+        the index's documents: a French "crème" must meet the French stem "crem")."""
+        terms, starts, ends = self._analyze(text, tuple(also))
         return [Token(t, s, e) for t, s, e in zip(terms, starts, ends, strict=True)]
 
-    def terms(self, text: str) -> list[str]:
-        """``[t.term for t in self.tokens(text)]`` without building Token objects."""
-        return self._analyze(text)[0]
+    def terms(self, text: str, also: Sequence[str] = ()) -> list[str]:
+        """``[t.term for t in self.tokens(text, also)]`` without building Token objects."""
+        return self._analyze(text, tuple(also))[0]
 
     def chunk_terms(self, title: str | None, heading_path: Sequence[str], text: str) -> list[str]:
         """Terms a chunk is keyword-indexed under: its title and headings, then its text.
@@ -250,8 +252,9 @@ class Analyzer:
             stop = self._stops[langs] = stop | self.extra_stopwords
         return stop
 
-    def _languages(self, script: str, words: list[str]) -> tuple[str, ...]:
-        """Stemmers for these words of one script: the voted language, else the fallback."""
+    def _languages(self, script: str, words: list[str], also: tuple[str, ...] = ()) -> tuple[str, ...]:
+        """Stemmers for these words of one script: the voted language, else the fallback (and
+        the languages in ``also`` of this script)."""
         if script in ("greek", "armenian", "tamil") and self.detect:
             return (SCRIPT_DEFAULT[script],)
         fallback = self._fallback.get(script, ())
@@ -262,7 +265,11 @@ class Analyzer:
             # undecided: the fallback's stems, and those of the vote's leader when it has some
             # evidence (a short Spanish line then gets the Spanish stems its documents have)
             lead = SNOWBALL.get(ranked[0][0]) if ranked and ranked[0][1] >= vote.MIN_VOTES else None
-            return (*fallback, lead) if lead is not None and lead not in fallback else fallback
+            langs = (*fallback, lead) if lead is not None and lead not in fallback else fallback
+            if also:
+                extra = [lg for lg in also if LANGUAGE_SCRIPT.get(lg, "latin") == script and lg not in langs]
+                langs = (*langs, *extra)
+            return langs
         name = SNOWBALL.get(code) or _OWN_STEMMERS.get(code)
         return (name,) if name is not None else ()  # a language without a stemmer: unstemmed
 
@@ -278,7 +285,7 @@ class Analyzer:
                     out[j] = self._stemmer("german").stemWords(list(parts))
         return out
 
-    def _analyze(self, text: str) -> tuple[list[str], list[int], list[int]]:
+    def _analyze(self, text: str, also: tuple[str, ...] = ()) -> tuple[list[str], list[int], list[int]]:
         """Parallel lists (terms, starts, ends); alphabetic words are stemmed in place."""
         out = _Out()
         terms, starts, ends = out.terms, out.starts, out.ends
@@ -326,7 +333,7 @@ class Analyzer:
         if not latin:
             del out.words["latin"]
         if out.words:
-            return self._stem(out)
+            return self._stem(out, also)
         return out.terms, out.starts, out.ends
 
     @staticmethod
@@ -345,13 +352,13 @@ class Analyzer:
             if i + 1 < len(units) and unit + units[i + 1] not in stop:
                 out.add(unit + units[i + 1], bounds[i], bounds[i + 2])
 
-    def _stem(self, out: _Out) -> tuple[list[str], list[int], list[int]]:
+    def _stem(self, out: _Out, also: tuple[str, ...] = ()) -> tuple[list[str], list[int], list[int]]:
         """Drop stop words and stem the alphabetic terms, each script in its language."""
         terms = out.terms
         stems: dict[int, list[str]] = {}  # index -> its variants; [] = a dropped stop word
         simple = True
         for script, idxs in out.words.items():
-            langs = self._languages(script, [terms[i] for i in idxs])
+            langs = self._languages(script, [terms[i] for i in idxs], also)
             stop = self._stop(langs)
             keep = [i for i in idxs if terms[i] not in stop]
             surface = [terms[i] for i in keep]

@@ -7,14 +7,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from docshelf.analyze.language import count_language
 from docshelf.search.confidence import decode_scripts, encode_scripts, script_words
 
 if TYPE_CHECKING:
+    from docshelf.analyze import Analyzer
     from docshelf.index.sync import SyncReport
     from docshelf.store.base import Store
     from docshelf.types import SkippedFile, SourceFile
 
-__all__ = ["Scope", "record_scripts", "skip_records"]
+__all__ = ["Scope", "record_languages", "record_scripts", "skip_records"]
+
+_BACKFILL_CHUNKS = 2000  # an index from before the language counts: a sample of its passages
 
 
 class Scope:
@@ -64,4 +68,22 @@ def record_scripts(store: Store, added: dict[str, float]) -> None:
         for script, words in added.items():
             counts[script] = counts.get(script, 0.0) + words
     store.set_meta("scripts", encode_scripts(counts))
+    added.clear()
+
+
+def record_languages(store: Store, analyzer: Analyzer, added: dict[str, float]) -> None:
+    """Add the words per language a sync brought in to the index's counts (a query whose language
+    cannot be told is also stemmed in the index's main languages); ``added`` is emptied."""
+    if not added:
+        return
+    old = store.get_meta("languages")
+    counts = decode_scripts(old)
+    if old is None:  # an index from before the counts: a sample of what it holds
+        for i, chunk in enumerate(store.iter_chunks()):
+            if i >= _BACKFILL_CHUNKS:
+                break
+            count_language(analyzer.language, [chunk.text], counts)
+    for lang, words in added.items():
+        counts[lang] = counts.get(lang, 0.0) + words
+    store.set_meta("languages", encode_scripts(counts))
     added.clear()

@@ -9,6 +9,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
+from docshelf.analyze import Analyzer
+from docshelf.analyze.language import count_language
 from docshelf.config import Settings, check_collection
 from docshelf.embed.base import Embedder, Vectors
 from docshelf.errors import DocshelfError, SourceError
@@ -20,7 +22,7 @@ from docshelf.index.pipeline import EmbedPipeline
 from docshelf.index.prepare import Counter, Pending, prepare
 from docshelf.index.reembed import reembed_store
 from docshelf.index.report import SyncReport, group_skipped, reason_kind, reason_of
-from docshelf.index.scope import Scope, record_scripts, skip_records
+from docshelf.index.scope import Scope, record_languages, record_scripts, skip_records
 from docshelf.parse import ParserRegistry, default_registry
 from docshelf.search.confidence import script_words
 from docshelf.sources import walk_roots
@@ -71,8 +73,11 @@ class Indexer:
         settings: Settings,
         registry: ParserRegistry | None = None,
         progress: Progress | None = None,
+        analyzer: Analyzer | None = None,
     ) -> None:
         self.store = store
+        self.analyzer = analyzer  # to count the languages of what is indexed (none: not counted)
+        self._languages: dict[str, float] = {}
         self.embedder = embedder
         self.settings = settings
         self.registry = registry or default_registry(settings)
@@ -231,6 +236,8 @@ class Indexer:
         self._flush(batch, report)
 
         record_scripts(self.store, self._scripts)
+        if self.analyzer is not None:
+            record_languages(self.store, self.analyzer, self._languages)
         # a file that now fails to parse keeps its old version (it is in `files`, not gone), and so
         # does one that exists but cannot be read now, or lies in a folder that cannot be listed
         unreadable = {name for _, result in walked for name in result.unreadable}
@@ -352,6 +359,8 @@ class Indexer:
         self.store.replace_documents([r for _, r in ready])
         for pending, _ in ready:
             script_words((c.text for c in pending.chunks), self._scripts)
+            if self.analyzer is not None:
+                count_language(self.analyzer.language, [c.text for c in pending.chunks], self._languages)
             report.chunks_written += len(pending.chunks)
             report.chunks_embedded += len(pending.texts)
             (report.added if pending.is_new else report.updated).append(pending.doc.path)

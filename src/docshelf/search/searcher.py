@@ -25,6 +25,7 @@ from docshelf.search.confidence import (
     nearest_neighbours,
     scripts_of,
 )
+from docshelf.search.corpus_languages import CorpusLanguages
 from docshelf.search.fusion import convex_combination, hybrid_weights, weighted_rrf, zscore_combination
 from docshelf.search.hitterms import HitTerms
 from docshelf.search.snippets import heading_line_end, make_snippet
@@ -189,6 +190,7 @@ class Searcher:
         self.analyzer = analyzer
         self.settings = settings
         self.hit_terms = HitTerms(analyzer)
+        self.corpus_languages = CorpusLanguages(store, analyzer)
         # index_age and stale_documents for each result; the shelf shares one tracker per process
         self.freshness = freshness or StaleTracker(store).summary
 
@@ -206,7 +208,8 @@ class Searcher:
         flt = flt or SearchFilter()
         if mode != "keyword" and self.embedder is None:
             mode = "keyword"
-        qtokens = self.analyzer.tokens(query)
+        also = self.corpus_languages() if self.analyzer.detect else ()
+        qtokens = self.analyzer.tokens(query, also)
         terms = [t.term for t in qtokens]
         n = max(self.settings.candidates, k)
         vec: Vectors | PendingVector | None = None
