@@ -73,6 +73,13 @@ def test_legacy_encodings_are_detected_and_recorded() -> None:
     doc = TextParser().parse(russian.encode("cp866"), "poem.txt")
     assert doc.text == russian
     assert "encoding" not in TextParser().parse(b"plain", "a.txt").metadata  # UTF-8 goes unsaid
+    # a line of French in Latin-1 was read as Baltic cp1257 ("crčme", "franēais")
+    french = "Le crème brûlée est un dessert français. Naïve façade, élève, déjà vu, à la carte, maître."
+    assert TextParser().parse(french.encode("latin-1"), "f.txt").text == french
+    lithuanian = (
+        "Lietuvos Respublikos Seimas priėmė įstatymą dėl švietimo ir mokslo. Vaikų darželiai gaus lėšų."
+    )
+    assert TextParser().parse(lithuanian.encode("cp1257"), "lt.txt").metadata["encoding"] == "cp1257"
 
 
 def test_bytes_no_encoding_fits_are_refused_with_that_reason() -> None:

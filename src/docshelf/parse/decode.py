@@ -25,6 +25,7 @@ _PREFERRED = (
     "cp932", "gb18030",
 )  # fmt: skip
 _DETECT_BYTES = 1 << 20
+_SCORE_SLACK = 0.01
 
 
 def detect_encoding(data: bytes) -> str | None:
@@ -36,18 +37,23 @@ def detect_encoding(data: bytes) -> str | None:
     matches = list(from_bytes(data[:_DETECT_BYTES]))
     if not matches:
         return None
-    best = matches[0]
-    # every encoding that reads the bytes as well as the best one (and those giving the same text)
+    # Each reading scored by how much sense it makes ("coherence": letter frequencies of a
+    # language) less half its odd characters ("chaos"); those within a hair of the best, with
+    # the encodings giving the same text, go to the preference order. Chaos alone read a line or
+    # two of French as Baltic cp1257 ("crème" -> "crčme": 0.06 less chaos, 0.04 less sense), and
+    # coherence alone read a mixed-language cp1252 file as DOS cp850.
+    scored = sorted(((m.coherence - 0.5 * m.chaos, m) for m in matches), key=lambda t: -t[0])
+    top = scored[0][0]
     ties = [
         enc
-        for m in matches
-        if (m.chaos, m.coherence) == (best.chaos, best.coherence)
+        for score, m in scored
+        if score >= top - _SCORE_SLACK
         for enc in (m.encoding, *m.could_be_from_charset)
     ]
     for name in _PREFERRED:
         if name in ties:
             return codecs.lookup(name).name
-    return codecs.lookup(best.encoding).name
+    return codecs.lookup(scored[0][1].encoding).name
 
 
 def read_text(data: bytes, path: str, declared: str | None = None) -> tuple[str, str]:
