@@ -64,6 +64,22 @@ def test_read_lines_as_the_file_has_them(cli: CliRunner, corpus: Path) -> None:
     assert code == 0 and out.splitlines() == lines
 
 
+def test_old_mac_line_ends_are_lines_and_a_line_break_in_a_name_is_shown(
+    cli: CliRunner, corpus: Path
+) -> None:
+    """A CR-only file printed as one line with ␍ symbols; a file name holding a newline split its
+    citation over two lines."""
+    (corpus / "notes" / "mac.txt").write_bytes(b"one\rtwo\rthree\r")
+    (corpus / "notes" / "two\nlines.md").write_text("# Odd\n\nflamingo\n", encoding="utf-8")
+    assert run(cli, "index", str(corpus))[0] == 0
+    code, out, _ = run(cli, "read", "notes/mac.txt:2-3")
+    assert code == 0 and out == "two\nthree\n"
+    code, out, _ = run(cli, "read", "notes/mac.txt", "--numbers")
+    assert code == 0 and [r.split("│")[1].strip() for r in out.splitlines()] == ["one", "two", "three"]
+    code, out, _ = run(cli, "search", "flamingo", "--mode", "keyword")
+    assert code == 0 and "notes/two\u240alines.md:1-3" in out
+
+
 def test_read_errors_are_one_line(cli: CliRunner) -> None:
     code, _, err = run(cli, "read", "nope.md:3")
     assert code == 7 and "no document 'nope.md'" in err and len(err.strip().splitlines()) == 1

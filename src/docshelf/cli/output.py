@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-__all__ = ["data", "err", "message", "out", "print_json", "progress_bar", "visible"]
+__all__ = ["data", "err", "message", "name", "out", "print_json", "progress_bar", "visible"]
 
 out = Console(soft_wrap=True, markup=False, emoji=False, highlight=False)
 err = Console(stderr=True, soft_wrap=True, markup=False, emoji=False, highlight=False)
@@ -24,6 +24,7 @@ err = Console(stderr=True, soft_wrap=True, markup=False, emoji=False, highlight=
 # C0 controls but tab and newline, DEL, C1 controls, and the bidi overrides and isolates that
 # reorder what a terminal shows (a file name that reads backwards)
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_CR = re.compile("\r\n?")
 _JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")  # json.dumps escapes C0 itself
 
 
@@ -37,13 +38,19 @@ def _picture(match: re.Match[str]) -> str:
 
 
 def visible(text: str) -> str:
-    """``text`` with control characters shown as symbols (ESC as ␛), CRLF as a newline."""
-    return _CONTROL.sub(_picture, text.replace("\r\n", "\n"))
+    """``text`` with control characters shown as symbols (ESC as ␛); CRLF and a lone CR (old Mac
+    files: each one ends a line) as a newline."""
+    return _CONTROL.sub(_picture, _CR.sub("\n", text))
 
 
 def data(text: str, style: str = "") -> Text:
     """Text from a document, a file name or a message, to print as it is: never markup."""
     return Text(visible(text), style=style)
+
+
+def name(text: str, style: str = "") -> Text:
+    """A file name or citation: ``data``, but a line break in it shows as ␊ (it is one line)."""
+    return Text(_CONTROL.sub(_picture, text.replace("\n", "\u240a").replace("\r", "\u240d")), style=style)
 
 
 def message(*parts: str | tuple[str, str]) -> Text:

@@ -10,7 +10,7 @@ import typer
 from rich.text import Text
 
 from docshelf.cli.common import CollectionOpt, ConfigOpt, DataDirOpt, JsonOpt, handle_errors, load, open_shelf
-from docshelf.cli.output import data, err, out, print_json
+from docshelf.cli.output import data, err, name, out, print_json
 from docshelf.cli.render import INDENT, heading_line, indented, wrapped
 from docshelf.errors import NotFoundError
 
@@ -72,10 +72,14 @@ def _read(shelf: Shelf, spec: str, collection: str | None, context: int, max_tok
     return shelf.read_range(doc, lines=lines, page=where.page, max_tokens=max_tokens)
 
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
 def _numbered(text: str, first_line: int) -> Text:
     """``cat -n`` style, long lines wrapped under their text rather than under the numbers."""
-    body = text[:-1] if text.endswith("\n") else text
-    rows = body.split("\n")
+    rows = _LINE_BREAK.split(text)  # \n, \r\n and a lone \r, as the line numbers count them
+    if len(rows) > 1 and rows[-1] == "":
+        rows.pop()
     width = len(str(first_line + len(rows) - 1))
     room = max(20, out.width - width - 3)
     shown = []
@@ -124,11 +128,11 @@ def read(
         })  # fmt: skip
         return
     shown = f"lines {got.line_start}-{got.line_end} of {got.total_lines}"
-    err.print(data(f"{got.citation} in {doc.collection} ({shown})", "dim"))
+    err.print(name(f"{got.citation} in {doc.collection} ({shown})", "dim"))
     if numbers if numbers is not None else out.is_terminal:
         out.print(_numbered(got.text, got.line_start))
     else:
-        out.print(data(got.text), end="" if got.text.endswith("\n") else "\n")
+        out.print(data(got.text), end="" if got.text.endswith(("\n", "\r")) else "\n")
     for note in (got.note, "" if got.rest is None else f"cut at --max-tokens; {got.rest[1] - got.rest[0]} "
                  "characters left out"):  # fmt: skip
         if note:
@@ -164,7 +168,7 @@ def show(
         mark = "▶" if p.is_target else ""
         style = "bold cyan" if p.is_target else "cyan"
         out.print()
-        out.print(wrapped(Text.assemble(mark.ljust(INDENT), data(p.citation, style)), first=0))
+        out.print(wrapped(Text.assemble(mark.ljust(INDENT), name(p.citation, style)), first=0))
         if (heading := heading_line(p.chunk.heading_path)) is not None:
             out.print(indented(heading))
         for row in p.chunk.text.split("\n"):  # the document's own lines, as `cat` shows them

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.text import Text
 
-from docshelf.cli.output import data, out
+from docshelf.cli.output import data, name, out
 
 if TYPE_CHECKING:
     from docshelf.search.searcher import Hit, SearchResult
@@ -79,7 +79,7 @@ def indented(text: Text, console: Console = out) -> Text:
 
 def hit_block(number: int, hit: Hit, with_collection: bool, with_id: bool = False) -> Text:
     """Citation line (+ collection, how it was found), heading path, wrapped snippet."""
-    line = Text.assemble(Text(f"{number}.".ljust(INDENT), style="bold"), data(hit.citation, "bold cyan"))
+    line = Text.assemble(Text(f"{number}.".ljust(INDENT), style="bold"), name(hit.citation, "bold cyan"))
     details = [hit.collection] if with_collection else []
     details += [label] if (label := score_label(hit)) else []
     if details:

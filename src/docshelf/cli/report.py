@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from docshelf.cli.output import data
+from docshelf.cli.output import data, name
 
 if TYPE_CHECKING:
     from docshelf.shelf import IndexReport
@@ -45,7 +45,7 @@ def skipped_lines(skipped: Sequence[tuple[str, str]], shown: int | None = SHOWN_
     for kind, items in group_skipped(skipped).items():
         lines.append(Text.assemble("  ", data(kind, "yellow"), f" ({len(items)})"))
         if shown is not None:
-            lines[-1].append_text(data(": " + _first([path for path, _ in items], shown)))
+            lines[-1].append_text(name(": " + _first([path for path, _ in items], shown)))
             continue
         # "is not UTF-8 text (byte 0xe9 at 3); convert it ...": the advice after the last "; " once
         parts = [reason.rpartition("; ") for _, reason in items]
@@ -55,7 +55,7 @@ def skipped_lines(skipped: Sequence[tuple[str, str]], shown: int | None = SHOWN_
             lines[-1].append_text(data(f": {advices.pop()}"))
         for (path, reason), (specific, _, _) in zip(items, parts, strict=True):
             own = specific if common else reason
-            lines.append(data(f"    {path}" + ("" if own == kind else f": {own}")))
+            lines.append(Text.assemble(name(f"    {path}"), data("" if own == kind else f": {own}")))
     return lines
 
 
