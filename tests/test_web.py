@@ -131,6 +131,11 @@ def test_index_url_follows_site_links_and_respects_limits(
 
 def test_forget_a_page_then_the_whole_mirror_by_url(cli: CliRunner, server: Server, tmp_path: Path) -> None:
     index(cli, server.base + "/docs/")
+    # a page's citation is its URL, and `read` takes a citation as search prints it (it collapsed //)
+    read = cli.invoke(app, ["read", server.base + "/docs/guide.html"])
+    assert read.exit_code == 0 and "Rotate the vault keys" in read.stdout, read.output
+    missing = cli.invoke(app, ["read", server.base + "/docs/nothing.html"])
+    assert missing.exit_code == 7 and "no document fetched from" in missing.stderr
     page = cli.invoke(app, ["forget", server.base + "/docs/guide.html"])
     assert page.exit_code == 0 and "removed 1 document" in page.stderr
     status = json.loads(cli.invoke(app, ["status", "--json"]).stdout)

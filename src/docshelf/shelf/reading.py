@@ -66,6 +66,8 @@ def find_document(store: Store, ref: str, collection: str | None) -> DocumentRec
     if ref.startswith(SCHEME):
         collection, ref = parse_uri(ref)
     names = [collection] if collection else store.collections()
+    if ref.lower().startswith(("http://", "https://")):  # a fetched page's citation is its URL
+        return _by_url(store, names, ref, collection)
     if ref.startswith("/"):
         ref = _relative_to_roots(store, names, ref)
     path = check_relative(ref)
@@ -79,6 +81,23 @@ def find_document(store: Store, ref: str, collection: str | None) -> DocumentRec
         where = f"collection {collection!r}" if collection else "the index"
         raise NotFoundError(f"no document {path!r} in {where}; list the documents or search to find paths")
     return found[0]
+
+
+def _by_url(store: Store, names: list[str], url: str, collection: str | None) -> DocumentRecord:
+    """The document fetched from ``url``, found through the manifests of the mirror roots."""
+    from docshelf.sources.mirror import read_manifest
+
+    wanted = url.split("#", 1)[0]
+    for name in names:
+        for root in store.collection_roots(name):
+            manifest = read_manifest(Path(root))
+            for rel, rec in manifest.files.items() if manifest else ():
+                if rec.url.split("#", 1)[0] == wanted and (doc := store.get_document(name, rel)) is not None:
+                    return doc
+    where = f"collection {collection!r}" if collection else "the index"
+    raise NotFoundError(
+        f"no document fetched from {wanted} in {where}; `docshelf status` lists the URLs indexed"
+    )
 
 
 def _relative_to_roots(store: Store, names: list[str], ref: str) -> str:
