@@ -60,6 +60,10 @@ def test_errors_are_messages_not_tracebacks(cli: CliRunner, tmp_path: Path) -> N
     assert code == 3 and "does not exist" in err and "Traceback" not in err
     code, _, err = run(cli, "search", "anything")  # reads never create an empty index
     assert code == 7 and "no index at" in err and "docshelf index" in err
+    for args in (["read", "notes/a.md"], ["show", "0123456789abcdef"], ["forget", "notes/a.md"]):
+        code, _, err = run(cli, *args)  # these made one, then said "no document"
+        assert code == 7 and "no index at" in err, args
+    assert not (tmp_path / "data").exists()
     bad = tmp_path / "bad.toml"
     bad.write_text("[chunk]\nmax_tokens = 'lots'\n")
     code, _, err = run(cli, "status", "--config", str(bad))

@@ -97,6 +97,11 @@ def forget(
     loaded = load(config, data_dir, collection)
     where = f"collection {collection!r}" if collection else "any collection"
     with open_shelf(loaded) as shelf:
+        if not shelf.exists():  # a mistyped --data-dir: say so, rather than make an empty index there
+            raise NotFoundError(
+                f"there is no index at {loaded.settings.store.data_dir}; check --data-dir, or run "
+                "`docshelf index FOLDER` to build one"
+            )
         try:
             done = shelf.forget(path, collection)
         except NotFoundError:

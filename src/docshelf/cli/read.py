@@ -115,7 +115,7 @@ def read(
     as_json: JsonOpt = False,
 ) -> None:
     """Print an indexed document, or lines or a page of it, as the indexer saw it."""
-    with open_shelf(load(config, data_dir, None)) as shelf:
+    with open_shelf(load(config, data_dir, None, read_only=True)) as shelf:
         got = _read(shelf, location, collection, context, max_tokens)
     doc = got.document
     if as_json:
@@ -148,7 +148,7 @@ def show(
     as_json: JsonOpt = False,
 ) -> None:
     """Print a search hit's stored passage, with neighbouring passages of the same document."""
-    with open_shelf(load(config, data_dir, None)) as shelf:
+    with open_shelf(load(config, data_dir, None, read_only=True)) as shelf:
         window = shelf.read_passage(chunk_id, before, after)
     doc = window.document
     if as_json:
