@@ -19,7 +19,6 @@ from mcp_types import PromptReference, ResourceTemplateReference
 from docshelf.config import Settings
 from docshelf.embed import HashEmbedder
 from docshelf.embed.base import Vectors
-from docshelf.errors import StoreError
 from docshelf.runtime import Runtime
 from docshelf.server import build_server, create_server
 from docshelf.server.resources import DOCUMENT_TEMPLATE
@@ -387,8 +386,7 @@ async def test_missing_index_serves_and_says_what_to_run(settings: Settings) -> 
     """No index yet: the server starts and every tool answers what to run (it used to exit)."""
     if settings.store.url:  # a database always exists; an unreachable one is the failure to explain
         settings.store.url = "postgresql://postgres@127.0.0.1:9/nowhere"
-        with pytest.raises(StoreError, match=r"cannot open the PostgreSQL store .*check that the server"):
-            create_server(settings)
+        await _serves_the_error(settings, r"cannot open the PostgreSQL store .*check that the server")
         return
     async with Client(create_server(settings)) as c:
         assert "no index exists" in (c.instructions or "")
@@ -456,11 +454,26 @@ def test_token_estimate_is_cautious_for_cjk() -> None:
     assert prefix_within("x" * 100, 10) == 40 and prefix_within("数" * 100, 10) == 10
 
 
-def test_damaged_database_is_a_clear_error_at_start(settings: Settings) -> None:
-    """A file that is not a database stops start-up with a StoreError that names the folder."""
+async def _serves_the_error(settings: Settings, pattern: str) -> None:
+    """The server starts; its instructions and every tool say why the index cannot be used (it
+    used to exit at start, which a client shows only as "connection closed")."""
+    import re
+
+    server, shelf = build_server(settings)
+    try:
+        async with Client(server) as c:
+            assert re.search(pattern, c.instructions or ""), c.instructions
+            for name, args in [("search", {"query": "x"}), ("index_status", {}), ("list_documents", {})]:
+                result = await c.call_tool(name, args)
+                assert result.is_error and re.search(pattern, error_text(result)), name
+    finally:
+        shelf.close()
+
+
+async def test_damaged_database_is_a_clear_error_at_start(settings: Settings) -> None:
+    """A file that is not a database: every answer names the folder and what to do."""
     if settings.store.url:
         pytest.skip("a damaged SQLite file: the PostgreSQL store does not read one")
     settings.store.data_dir.mkdir(parents=True)
     (settings.store.data_dir / "docshelf.db").write_bytes(b"this is not an SQLite database" * 100)
-    with pytest.raises(StoreError, match="cannot open the index at"):
-        build_server(settings)
+    await _serves_the_error(settings, "cannot open the index at .* it is damaged")

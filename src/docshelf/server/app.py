@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from mcp.server.mcpserver import MCPServer
 
 from docshelf import __version__
+from docshelf.errors import DocshelfError
 from docshelf.server.instructions import instructions
 from docshelf.server.notices import Notices
 
@@ -32,8 +33,8 @@ def build_server(settings: Settings, source: Shelf | Runtime | None = None) -> t
 
     ``source`` is a shelf or runtime to serve (tests pass one with a fake embedder); without one
     a shelf is opened over ``settings``. With no index yet the server still starts: every tool
-    answers what to run. A store that cannot be opened (damaged file, unreachable server) raises
-    StoreError.
+    answers what to run; with a store that cannot be opened (damaged file, unreachable server) it
+    starts too, its instructions and every tool call saying why.
     """
     from docshelf.runtime import Runtime
     from docshelf.server.protocol import install_protocol_fixes
@@ -42,19 +43,20 @@ def build_server(settings: Settings, source: Shelf | Runtime | None = None) -> t
     from docshelf.server.write_tools import register_write_tools
     from docshelf.shelf import Shelf
 
-    owned = not isinstance(source, Shelf)
     shelf = Shelf(settings, runtime=source) if isinstance(source, Runtime) else source or Shelf(settings)
+    broken: str | None = None
     try:
         summary = shelf.summary() if shelf.exists() else None
-    except BaseException:
-        if owned:
-            shelf.close()
-        raise
+    except DocshelfError as exc:
+        # a damaged or unreachable store: serve anyway, so the agent can tell the user what to do
+        # (a server that exits shows the client only "connection closed")
+        log.error("%s", exc)
+        summary, broken = None, str(exc)
     server: MCPServer = MCPServer(
         "docshelf",
         title="docshelf",
         description="Local-first hybrid, multilingual document search with citations",
-        instructions=instructions(shelf.settings, summary),
+        instructions=instructions(shelf.settings, summary, broken),
         version=__version__,
         log_level="WARNING",
     )

@@ -28,8 +28,11 @@ def _label(text: str, limit: int) -> str:
     return json.dumps(text if len(text) <= limit else text[: limit - 1] + "…", ensure_ascii=False)
 
 
-def instructions(settings: Settings, summary: Summary | None) -> str:
-    """Server instructions from the live index: what is in it and how to cite it."""
+def instructions(settings: Settings, summary: Summary | None, broken: str | None = None) -> str:
+    """Server instructions from the live index: what is in it and how to cite it; ``broken``: why
+    the index cannot be opened."""
+    if broken is not None:
+        return f"docshelf searches local documents, but its index cannot be used now: {broken}"
     if summary is None:
         return (
             "docshelf searches local documents with hybrid keyword + semantic retrieval, but no index "
