@@ -236,6 +236,24 @@ def test_missing_root_is_an_error(runtime: Runtime, tmp_path: Path) -> None:
     assert runtime.store.stats().documents == 0
 
 
+def test_no_keyword_hits_from_a_keyword_index_behind_says_so(settings, corpus: Path) -> None:  # type: ignore[no-untyped-def]
+    """After a sync killed between its two commits the keyword index lags the database, and a
+    search that found nothing said only "no passage matched"."""
+    import sqlite3
+
+    if settings.store.url:
+        pytest.skip("PostgreSQL postings are written in the same transaction as their rows")
+    with Runtime(settings, embedder=HashEmbedder()) as rt:
+        rt.indexer().sync("test", [corpus])
+        assert "behind" not in (rt.searcher().search("zanzibar", mode="keyword").note or "")
+    with sqlite3.connect(settings.store.data_dir / "docshelf.db") as db:  # as a killed sync leaves it
+        db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
+    settings.store.read_only = True  # what `docshelf search` opens: it cannot rebuild anything
+    with Runtime(settings, embedder=HashEmbedder()) as rt:
+        note = rt.searcher().search("zanzibar", mode="keyword").note or ""
+    assert "keyword index is behind the database" in note and "docshelf index" in note
+
+
 def test_keyword_index_rebuilt_from_sqlite(settings, corpus: Path) -> None:  # type: ignore[no-untyped-def]
     rt = Runtime(settings, embedder=HashEmbedder())
     rt.indexer().sync("test", [corpus])

@@ -366,4 +366,11 @@ class Searcher:
             return "no document matches the filters (path, tags, type, dates): widen them"
         if not terms:
             return "the query has no searchable words (only stop words or punctuation?)"
+        if stats.keyword_generation is not None and stats.keyword_generation != stats.generation:
+            # a sync stopped between its database commit and its keyword commit (killed): keyword
+            # search answers from the older keyword index until the next `docshelf index`
+            return (
+                "no passage matched, but the keyword index is behind the database (an index run was "
+                "stopped): run `docshelf index` to bring it up to date, or try mode=semantic"
+            )
         return "no passage matched; try other words or mode=semantic"
