@@ -72,6 +72,18 @@ def test_errors_are_messages_not_tracebacks(cli: CliRunner, tmp_path: Path) -> N
     assert code == 2 and "mode must be hybrid, keyword or semantic" in err and "bug" not in err
 
 
+def test_a_file_named_on_its_own_and_left_out_says_why(cli: CliRunner, corpus: Path) -> None:
+    """`index corpus/.draft.md` (a hidden name) answered "0 added" and nothing else."""
+    assert run(cli, "index", str(corpus))[0] == 0
+    (corpus / "notes" / ".draft.md").write_text("# Draft\n\nnot yet\n", encoding="utf-8")
+    code, out, _ = run(cli, "index", str(corpus / "notes" / ".draft.md"), "--json")
+    report = json.loads(out)
+    assert code == 0 and report["added"] == 0
+    assert "corpus rules" in {s["path"]: s["reason"] for s in report["skipped"]}["notes/.draft.md"]
+    code, out, _ = run(cli, "index", str(corpus / "notes" / "glossary.txt"), "--json")
+    assert code == 0 and json.loads(out)["skipped"] == []  # indexed and unchanged: nothing to say
+
+
 def test_a_bug_of_ours_is_one_line_too(cli: CliRunner, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An exception no branch expected (a library raising RuntimeError) printed a traceback."""
     from docshelf.shelf import Shelf

@@ -230,6 +230,18 @@ def test_two_roots_with_the_same_path_keep_the_first_root_whatever_is_synced(
     assert runtime.store.document_states("test")["x.md"].root == str(second.resolve())
 
 
+def test_a_scoped_sync_reports_only_what_lies_in_its_scope(runtime: Runtime, corpus: Path) -> None:
+    """`ingest corpus/sub` listed the skipped files of the whole root."""
+    indexer = runtime.indexer()
+    indexer.sync("test", [corpus])
+    (corpus / "notes" / "blob.txt").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    (corpus / "runbooks" / "noise.txt").write_bytes(b"\x00\x01\x02\x03")
+    report = indexer.sync("test", scope=[corpus / "runbooks"])
+    assert [s.path for s in report.skipped] == ["runbooks/noise.txt"]
+    full = indexer.sync("test")
+    assert {s.path for s in full.skipped} >= {"notes/blob.txt", "runbooks/noise.txt"}
+
+
 def test_missing_root_is_an_error(runtime: Runtime, tmp_path: Path) -> None:
     with pytest.raises(SourceError, match="does not exist"):
         runtime.indexer().sync("test", [tmp_path / "nope"])

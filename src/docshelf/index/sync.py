@@ -170,8 +170,11 @@ class Indexer:
         ]  # fmt: skip
         report.git_commit, report.git_dirty = git_state(walked[0][0]) if walked else (None, None)
         files: dict[str, SourceFile] = {}
-        for _, result in walked:
-            report.skipped.extend(result.skipped)
+        for walked_root, result in walked:
+            # a scoped sync reports what it was asked about, not the rest of the root it walked
+            report.skipped.extend(
+                s for s in result.skipped if within is None or within.holds(walked_root / s.path)
+            )
             for f in result.files:
                 # (files without a parser were skipped by the walk, unopened)
                 if within is not None and not within.holds(f.root / f.rel_path):

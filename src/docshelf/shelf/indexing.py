@@ -11,9 +11,11 @@ from docshelf.config import check_collection
 from docshelf.errors import DocshelfError, NotFoundError
 from docshelf.shelf.types import ForgetReport, IndexReport
 from docshelf.shelf.writing import collection_of, file_collection, plan_collection, split_targets
+from docshelf.types import SkippedFile
 
 if TYPE_CHECKING:
     from docshelf.config import Settings
+    from docshelf.index.report import SyncReport
     from docshelf.index.sync import Indexer, Progress
     from docshelf.parse import ParserRegistry
     from docshelf.runtime import Runtime
@@ -85,7 +87,25 @@ def index(
     scope = None if not targets or plan.force else [*fetched.roots, *inner, *parts.files]
     indexer = shelf.runtime.indexer(progress, plan.settings, registry)
     report = indexer.sync(collection, fetched.roots, fetched.skipped, force=plan.force, scope=scope)
+    _left_out(shelf, collection, parts.files, report)
     return IndexReport(report, fetched.fetched, fetched.unchanged, plan.origin, plan.changes, plan.notes)
+
+
+def _left_out(shelf: Writable, collection: str, files: Sequence[Path], report: SyncReport) -> None:
+    """A file named on its own that the walk passed over in silence (a hidden name, .gitignore,
+    sources.include/exclude) is reported, not answered with "0 added" and nothing else."""
+    if not files:
+        return
+    states = shelf.store.document_states(collection)
+    said = {s.path for s in report.skipped} | set(report.excluded)
+    roots = [Path(r) for r in shelf.store.collection_roots(collection)]
+    for f in files:
+        rel = next((f.relative_to(r).as_posix() for r in roots if f.is_relative_to(r)), None)
+        if rel is not None and rel not in states and rel not in said:
+            report.skipped.append(
+                SkippedFile(rel, "left out by the corpus rules: a hidden name, .gitignore or "
+                            "sources.include/exclude")
+            )  # fmt: skip
 
 
 def _named_in(folder: Path, shelf: Writable) -> str:
