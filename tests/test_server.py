@@ -290,6 +290,17 @@ async def _write_tools(client: Client, extra: Path) -> None:
     assert again["added"] == 1 and again["unchanged"] == 8  # forget lasts until the next reindex
 
 
+async def test_ingest_refuses_a_folder_of_one_collection_under_another_name(
+    client: Client, corpus: Path
+) -> None:
+    """An agent could index an indexed folder again as a new collection: the files twice, and the
+    user's next `docshelf index FOLDER` went to the agent's collection."""
+    text = error_text(await client.call_tool("ingest", {"path": str(corpus / "notes"), "collection": "../x"}))
+    assert "already indexed in collection 'test'" in text
+    out = data(await client.call_tool("ingest", {"path": str(corpus / "notes")}))  # its own: fine
+    assert out["collection"] == "test"
+
+
 async def test_ingest_a_url_through_the_same_code_as_the_cli(
     client: Client, settings: Settings, indexed: Runtime
 ) -> None:

@@ -137,6 +137,14 @@ def ingest(
                 f"{target!r} is relative: pass the absolute path of a folder or file, or a URL"
             )
         check_allowed(path, allowed, shelf.store)
+        owner = collection_of(shelf.store, path.resolve(), "")
+        if owner and collection is not None and collection != owner:
+            # an agent indexing a folder a second time under another name would have the same
+            # files twice, and the user's next `docshelf index FOLDER` go to the agent's collection
+            raise DocshelfError(
+                f"{target} is already indexed in collection {owner!r}; ingest it there (leave out "
+                "collection), or ask the user to move it"
+            )
         if collection is None and path.is_dir():
             resolved = path.resolve()
             collection = folder_collection(shelf.store, resolved, _config_collection(resolved, shelf))
