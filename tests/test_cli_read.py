@@ -80,6 +80,26 @@ def test_old_mac_line_ends_are_lines_and_a_line_break_in_a_name_is_shown(
     assert code == 0 and "notes/two\u240alines.md:1-3" in out
 
 
+def test_a_cited_range_reads_the_same_lines_once_the_file_is_gone(cli: CliRunner, corpus: Path) -> None:
+    """Rebuilt from the chunks, the gaps between them (blank lines, front matter) became spaces:
+    the line breaks went, `read deploy.md:9-11` printed another line, "lines 9-9 of 9"."""
+    path = corpus / "runbooks" / "deploy.md"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    code, cited, _ = run(cli, "read", "runbooks/deploy.md:9-11")
+    assert code == 0 and cited.splitlines() == lines[8:11]
+    path.unlink()
+    code, out, err = run(cli, "read", "runbooks/deploy.md:9-11")
+    assert code == 0 and "from the index" in err
+    assert out == cited and "runbooks/deploy.md:9-11" in err
+    code, out, _ = run(cli, "read", "runbooks/deploy.md", "--json")
+    got = json.loads(out)
+    rebuilt = got["text"].splitlines()
+    assert got["source"] == "index" and len(rebuilt) == len(lines)
+    # every line as the file had it, but what no chunk holds (the front matter) left blank
+    assert all(row == lines[i] or not row.strip() for i, row in enumerate(rebuilt))
+    assert sum(row == lines[i] for i, row in enumerate(rebuilt)) >= len(lines) - 5
+
+
 def test_read_errors_are_one_line(cli: CliRunner) -> None:
     code, _, err = run(cli, "read", "nope.md:3")
     assert code == 7 and "no document 'nope.md'" in err and len(err.strip().splitlines()) == 1
