@@ -114,6 +114,12 @@ def test_empty_results_say_why(runtime: Runtime, corpus: Path) -> None:
     assert "filters" in (s.search("deploy", flt=SearchFilter(tags=("nope",))).note or "")
     assert "hold no documents" in (s.search("deploy", flt=SearchFilter(collections=("x",))).note or "")
     assert "no searchable words" in (s.search("the of", mode="keyword").note or "")
+    # punctuation alone found "hits" by meaning with no note; only stop words: hits, and a note
+    for mode in ("hybrid", "semantic"):
+        punct = s.search("?!.,;:", mode=mode)  # type: ignore[arg-type]
+        assert punct.hits == [] and "no searchable words" in (punct.note or ""), mode
+        common = s.search("is the of a", mode=mode)  # type: ignore[arg-type]
+        assert common.hits and "only common words" in (common.note or ""), mode
 
 
 def test_ann_index_matches_exact_search_and_follows_changes(settings, corpus: Path) -> None:  # type: ignore[no-untyped-def]

@@ -158,6 +158,12 @@ def _page_label(metadata: dict[str, Any], page: int | None) -> str | None:
     return str(labels[page - 1])
 
 
+STOPWORDS_NOTE = (
+    "the query has only common words (no keyword to match): these are its nearest neighbours by "
+    "meaning and may be unrelated; add a specific word"
+)
+
+
 class _Reads:
     """The chunks one search has read: those read for its first keyword hits (while the query
     embeds) and its other-language check are not read again for its hits."""
@@ -214,7 +220,8 @@ class Searcher:
         n = max(self.settings.candidates, k)
         vec: Vectors | PendingVector | None = None
         reads = _Reads(self.store)
-        if mode in ("hybrid", "semantic") and self.embedder is not None and query.strip():
+        # a query of punctuation alone ("?!") embeds to a vector near everything: it finds nothing
+        if mode in ("hybrid", "semantic") and self.embedder is not None and any(ch.isalnum() for ch in query):
             if mode == "hybrid" and self.settings.parallel_query:
                 # onnxruntime lets go of the interpreter while it runs, so the embedding overlaps
                 # the keyword search on two cores (1M chunks, MCP: hybrid p50 62.9 -> 52.0 ms)
@@ -295,7 +302,9 @@ class Searcher:
     def _nearest_note(self, query: str, terms: list[str], hits: list[Hit]) -> str | None:
         """The note for top hits that share no word with the query (see nearest_neighbours)."""
         top = hits[:NEAREST_TOP]
-        if not terms or any(h.matched for h in top):
+        if not terms:  # only stop words: meaning alone found these
+            return STOPWORDS_NOTE
+        if any(h.matched for h in top):
             return None
         recorded = decode_scripts(self.store.get_meta("scripts"))  # written as the index is built
         scripts = known_scripts(recorded) if recorded else scripts_of(h.text for h in hits)
