@@ -122,6 +122,17 @@ def test_empty_results_say_why(runtime: Runtime, corpus: Path) -> None:
         assert common.hits and "only common words" in (common.note or ""), mode
 
 
+def test_a_zero_query_vector_has_no_neighbours(runtime: Runtime, corpus: Path) -> None:
+    """pgvector's cosine distance to a zero vector is NaN: scores NaN (bare NaN in --json) and
+    confidence 1.00 on every hit, on PostgreSQL only."""
+    import numpy as np
+
+    runtime.indexer().sync("test", [corpus])
+    zero = np.zeros(runtime.embedder.dim, dtype=np.float32)
+    lists, _ = runtime.store.candidates(["deploy"], zero, 10, SearchFilter())
+    assert lists["semantic"] == [] and lists["keyword"]
+
+
 def test_ann_index_matches_exact_search_and_follows_changes(settings, corpus: Path) -> None:  # type: ignore[no-untyped-def]
     """Above the threshold the HNSW index answers; it must agree with the exact scan."""
     import pytest

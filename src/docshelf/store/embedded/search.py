@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
+
 from docshelf.embed.base import Vectors
 from docshelf.store.base import PendingVector, SearchFilter, ready_vector
 from docshelf.store.embedded.dense import DenseIndex
@@ -89,6 +91,6 @@ class SQLiteSearch:
         if keyword:
             lists["keyword"] = self.keyword_search(terms, k, flt)
         vec = ready_vector(query, lists.get("keyword", ()))  # the keyword side ran meanwhile
-        if vec is not None:
-            lists["semantic"] = self.vector_search(vec, k, flt)
+        if vec is not None:  # a zero vector has no direction, so no neighbours (as on PostgreSQL)
+            lists["semantic"] = self.vector_search(vec, k, flt) if np.any(vec) else []
         return lists, self.keyword_coverage(terms) if coverage else 0.0

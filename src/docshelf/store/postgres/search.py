@@ -50,6 +50,9 @@ class PgSearch:
         """Both retrievers in one SQL round trip: the vector top-k, and each query term's packed
         postings, scored here (postings.py); one more resolves the keyword top-k to chunk ids."""
         query = ready_vector(query)  # both sides go in one round trip: the vector first
+        zero = query is not None and not np.any(query)
+        if zero:  # no direction: pgvector's cosine distance to it is NaN (scored as confidence 1.00)
+            query = None
         params: dict[str, Any] = {"k": k, "terms": list(terms)}
         parts = []
         if (keyword or coverage) and terms:
@@ -70,6 +73,8 @@ class PgSearch:
         if query is not None:  # UNION ALL and relaxed HNSW order promise no order
             hits = [(r[1], float(r[2])) for r in rows if r[0] == "semantic"]
             lists["semantic"] = sorted(hits, key=lambda h: -h[1])
+        elif zero:
+            lists["semantic"] = []
         if keyword:
             lists["keyword"] = self._keyword_top(kw, k, flt) if kw else []
         cover = sum(1 for r in kw if r[4] > 0) / len(kw) if coverage and kw else 0.0
