@@ -9,7 +9,7 @@ import pytest
 import docshelf
 from docshelf.config import Settings
 from docshelf.embed import HashEmbedder
-from docshelf.errors import AccessError, NotFoundError, SourceError
+from docshelf.errors import AccessError, ConfigError, NotFoundError, SourceError
 from docshelf.runtime import Runtime
 from docshelf.shelf import SearchRequest, Shelf
 from docshelf.testing import MemoryStore
@@ -82,6 +82,13 @@ def test_search_request_filters(shelf: Shelf, corpus: Path) -> None:
         hits = shelf.search(req).hits
         assert hits and all(h.path.startswith("notes/") for h in hits)
         assert not shelf.search(SearchRequest("service", path_glob="nowhere/*")).hits
+        # k=0 gave the default 10, k=-1 one hit, k=10**20 an OverflowError, "fuzzy" 0 hits and a
+        # note to try semantic, and collections="test" searched the collections t, e, s
+        for bad in ({"k": 0}, {"k": -1}, {"k": 10**20}, {"mode": "fuzzy"}, {"min_confidence": 2}):
+            with pytest.raises(ConfigError):
+                shelf.search("service", **bad)
+        one = shelf.search("service", collections="test", mode="keyword")
+        assert one.hits and {h.collection for h in one.hits} == {"test"}
 
 
 def test_bad_targets_are_clear_errors(shelf: Shelf, corpus: Path, tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ __all__ = [
 ]
 
 Mode = Literal["hybrid", "keyword", "semantic"]
+MAX_K = 1000  # hits one search returns at most
 
 
 def iso(ts: float | None) -> str | None:
@@ -46,6 +47,20 @@ class SearchRequest:
     rerank: bool | None = None  # None: rerank.enabled
     model_wait_s: float | None = None  # wait at most this long for the model, then keyword-only
     min_confidence: float | None = None  # leave out hits below this calibrated confidence (0-1)
+
+    def __post_init__(self) -> None:
+        from docshelf.errors import ConfigError
+
+        # one name where a tuple is asked for: ("samples",), not the letters of "samples"
+        for name in ("collections", "tags", "file_types"):
+            if isinstance(getattr(self, name), str):
+                object.__setattr__(self, name, (getattr(self, name),))
+        if self.k is not None and not 1 <= self.k <= MAX_K:
+            raise ConfigError(f"k must be between 1 and {MAX_K}, not {self.k}")
+        if self.mode is not None and self.mode not in ("hybrid", "keyword", "semantic"):
+            raise ConfigError(f"mode must be hybrid, keyword or semantic, not {self.mode!r}")
+        if self.min_confidence is not None and not 0 <= self.min_confidence <= 1:
+            raise ConfigError(f"min_confidence is a share between 0 and 1, not {self.min_confidence}")
 
     def filter(self) -> SearchFilter:
         from docshelf.store.base import SearchFilter
