@@ -9,7 +9,7 @@ import pytest
 import docshelf
 from docshelf.config import Settings
 from docshelf.embed import HashEmbedder
-from docshelf.errors import AccessError, ConfigError, NotFoundError, SourceError
+from docshelf.errors import AccessError, ConfigError, DocshelfError, NotFoundError, SourceError
 from docshelf.runtime import Runtime
 from docshelf.shelf import SearchRequest, Shelf
 from docshelf.testing import MemoryStore
@@ -59,6 +59,15 @@ def test_index_search_read_forget(shelf: Shelf, corpus: Path) -> None:
 
         cut = shelf.read_range(top.path, max_tokens=20)
         assert cut.rest is not None and cut.rest[0] == cut.char_end
+        # ranges that name nothing: a bare ValueError, the whole document, empty text, no passage
+        whole = shelf.read_range(top.path)
+        for bad in ({"lines": (-1, 3)}, {"lines": (0, 0)}, {"lines": (5, 2)}, {"chars": (-4, 2)},
+                    {"chars": (9, 3)}, {"chars": (whole.total_chars, whole.total_chars)},
+                    {"max_tokens": 0}):  # fmt: skip
+            with pytest.raises(DocshelfError):
+                shelf.read_range(top.path, **bad)  # type: ignore[arg-type]
+        with pytest.raises(ConfigError):
+            shelf.read_passage(top.chunk_id, before=-1)
 
         names = [d.path for d in shelf.list_documents("test", "notes/*")]
         assert "notes/glossary.txt" in names and all(n.startswith("notes/") for n in names)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote, unquote
 
-from docshelf.errors import AccessError, DocshelfError, NotFoundError
+from docshelf.errors import AccessError, ConfigError, DocshelfError, NotFoundError
 from docshelf.shelf.budget import prefix_within
 from docshelf.shelf.paths import check_link, check_relative, guarded_path
 from docshelf.shelf.types import Passage, PassageWindow, TextRange
@@ -184,8 +184,26 @@ def load_text(
     return DocumentText(text, "file", note)
 
 
+def _check_range(
+    lines: tuple[int | None, int | None], chars: tuple[int | None, int | None], max_tokens: int | None
+) -> None:
+    """Arguments that cannot name a range: one line each, before anything is read."""
+    if any(n is not None and n < 1 for n in lines):
+        raise ConfigError(f"lines are numbered from 1, not {lines[0]}-{lines[1]}")
+    if lines[0] is not None and lines[1] is not None and lines[1] < lines[0]:
+        raise ConfigError(f"end line {lines[1]} is before start line {lines[0]}")
+    if any(n is not None and n < 0 for n in chars):
+        raise ConfigError(f"character offsets start at 0, not {chars[0]}-{chars[1]}")
+    if chars[0] is not None and chars[1] is not None and chars[1] < chars[0]:
+        raise ConfigError(f"end character {chars[1]} is before start character {chars[0]}")
+    if max_tokens is not None and max_tokens < 1:
+        raise ConfigError(f"max_tokens must be at least 1, not {max_tokens}")
+
+
 def passages(store: Store, chunk_id: str, before: int, after: int) -> PassageWindow:
     """A chunk and up to ``before``/``after`` neighbours of the same document."""
+    if before < 0 or after < 0:
+        raise ConfigError(f"before and after count passages, 0 or more, not {before} and {after}")
     found = store.get_chunks([chunk_id.strip()])
     if not found:
         raise NotFoundError(
@@ -216,6 +234,7 @@ def read_range(
     ``max_tokens`` at a line end when that costs little; ``rest`` says what was left out."""
     from docshelf.chunk import LineIndex
 
+    _check_range(lines, chars, max_tokens)
     loaded = load_text(store, registry, doc, max_bytes)
     text = loaded.text
     index = LineIndex(text)
@@ -236,9 +255,11 @@ def read_range(
         start = index.line_start(first)
         end = index.line_start(last + 1) if last < total_lines else len(text)
     elif chars != (None, None):
-        start, end = max(0, chars[0] or 0), min(len(text), chars[1] if chars[1] is not None else len(text))
-        if end < start:
-            raise DocshelfError(f"end character {end} is before start character {start}")
+        start, end = chars[0] or 0, min(len(text), chars[1] if chars[1] is not None else len(text))
+        if start > len(text) or (start == len(text) and text):
+            raise DocshelfError(
+                f"{doc.path} has {len(text)} characters; start character {start} is past the end"
+            )
     body = text[start:end]
     rest = None
     if max_tokens is not None and (fit := prefix_within(body, max_tokens)) < len(body):
