@@ -176,6 +176,52 @@ def test_watcher_indexes_creates_edits_and_deletes(watched: tuple[Watcher, Runti
     assert health["restarts"] == 0 and health["alive"] is True
 
 
+def test_watcher_sees_node_modules_and_a_dotted_folder_moved_away(
+    watched: tuple[Watcher, Runtime], docs: Path, tmp_path: Path
+) -> None:
+    """watchfiles' default filter dropped node_modules/ and __pycache__/ (which `index` reads),
+    and a folder named like a file (`v1.2/`) moved out of the root stayed indexed."""
+    _, reader = watched
+    (docs / "node_modules" / "pkg").mkdir(parents=True)
+    (docs / "node_modules" / "pkg" / "README.md").write_text("# Pkg\n\nThe numbatcove module.\n")
+    _wait_for(lambda: _hits(reader, "numbatcove") == ["node_modules/pkg/README.md"])
+    (docs / "v1.2").mkdir()
+    (docs / "v1.2" / "notes.md").write_text("# Notes\n\nRelease bilbyharbour notes.\n")
+    _wait_for(lambda: _hits(reader, "bilbyharbour") == ["v1.2/notes.md"])
+    (docs / "v1.2").rename(tmp_path / "trash-v1.2")
+    _wait_for(lambda: _hits(reader, "bilbyharbour") == [])
+    (docs / ".hidden.md").write_text("# Hidden\n\nno dunnartbay here\n")  # never a document
+    (docs / "after.md").write_text("# After\n\nThe potoroopark page.\n")
+    _wait_for(lambda: _hits(reader, "potoroopark") == ["after.md"])
+    assert _hits(reader, "dunnartbay") == []
+
+
+def test_serve_watch_picks_up_a_collection_added_while_it_runs(tmp_path: Path, docs: Path) -> None:
+    """`serve --watch` chose its collections once, at start: one added later (ingest, `index DIR
+    -c NEW`, the first index of a server started without one) was never watched."""
+    from docshelf.shelf import Shelf
+    from docshelf.shelf.watching import watch_collections
+
+    settings = _settings(tmp_path / "data", debounce_ms=100, rescan_s=0)
+    said: list[str] = []
+    server = Shelf(settings)  # no index yet
+    stop = watch_collections(server, said.append, every_s=0.1)
+    try:
+        other = tmp_path / "other"
+        other.mkdir()
+        (other / "first.md").write_text("# First\n\nThe wallabyreef page.\n")
+        with Shelf(settings) as cli:  # `docshelf index other -c later` from another process
+            cli.index([other], "later")
+        with Runtime(_settings(tmp_path / "data")) as reader:
+            _wait_for(lambda: read_health(reader.store.get_meta).get("later", {}).get("state") == "running")
+            (other / "second.md").write_text("# Second\n\nThe quollcreek page.\n")
+            _wait_for(lambda: _hits(reader, "quollcreek") == ["second.md"])
+    finally:
+        stop()
+        server.close()
+    assert said == []
+
+
 def test_dead_watcher_thread_is_restarted_and_reported(
     watched: tuple[Watcher, Runtime], docs: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -6,8 +6,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -18,50 +16,9 @@ from docshelf.cli.common import ConfigOpt, DataDirOpt, handle_errors, load
 from docshelf.cli.output import data, err
 
 if TYPE_CHECKING:
-    from docshelf.shelf import Shelf
+    pass
 
 __all__ = ["register"]
-
-
-def _start_watcher(shelf: Shelf) -> Callable[[], None]:
-    """Watch every collection on a background thread, sharing the server's model; returns a stopper.
-
-    The watcher has its own shelf (its own store connection); writes go through the index's writer
-    lock, so other servers and CLI runs on the same index keep working.
-    """
-    from docshelf.index.watch import Watcher
-    from docshelf.shelf import Shelf
-
-    stop = threading.Event()
-    watchers: list[Watcher] = []
-    shelves: list[Shelf] = []
-
-    def start() -> None:
-        embedder, why = shelf.embedder(None)
-        if stop.is_set():
-            return
-        if embedder is None:
-            err.print(data(f"watch is off: {why}"))
-            return
-        mine = Shelf(shelf.settings, embedder=embedder, config_path=shelf.config_path)
-        shelves.append(mine)
-        for name in mine.collections():
-            watcher = mine.watcher(name)
-            watchers.append(watcher)
-            watcher.start()
-
-    thread = threading.Thread(target=start, name="docshelf-watch-start", daemon=True)
-    thread.start()
-
-    def stopper() -> None:
-        stop.set()
-        thread.join(5)
-        for watcher in watchers:
-            watcher.stop()
-        for opened in shelves:
-            opened.close()
-
-    return stopper
 
 
 def serve(
@@ -85,6 +42,7 @@ def serve(
     from docshelf.server import build_server
     from docshelf.server.http import load_or_create_token, serve_http
     from docshelf.shelf import Shelf
+    from docshelf.shelf.watching import watch_collections
 
     # handler threads take the interpreter back sooner from an indexing thread (default 5 ms):
     # a search passes it back and forth a few dozen times
@@ -99,7 +57,7 @@ def serve(
     cfg.port = port or cfg.port
     cfg.allow_ingest = [*cfg.allow_ingest, *(p.expanduser().absolute() for p in allow_ingest or ())]
     server, shelf = build_server(settings, Shelf(settings, config_path=loaded.path))
-    stop_watch = _start_watcher(shelf) if watch else None
+    stop_watch = watch_collections(shelf, lambda line: err.print(data(line))) if watch else None
     try:
         if not http:
             server.run("stdio")

@@ -178,11 +178,13 @@ class Watcher:
             )
         return roots
 
+    def _is_document(self, name: str) -> bool:
+        return self.indexer.registry.for_path(name) is not None
+
     def _watch_loop(self) -> None:
         import watchfiles
 
         data_dir = str(Path(self.store.data_dir).resolve())
-        watch_filter = watchfiles.DefaultFilter(ignore_paths=(data_dir,))
         last_full = time.monotonic()
         changed: set[Path] | None = set()  # None: something only a full sync handles
         pending = False
@@ -192,6 +194,7 @@ class Watcher:
             # set up, so that a change made during the sync or just before it is not missed
             catch_up = True
             roots = self._watch_roots()
+            watch_filter = _Events(roots, data_dir)
             self.health["roots"] = [str(r) for r in roots]
             self.health["state"] = "starting"  # "running" once the catch-up sync is done
             self._save_health()
@@ -215,7 +218,7 @@ class Watcher:
                     pending = True
                     self.health["last_event_at"] = time.time()
                     self.health["events"] += len(changes)
-                    changed = _files_only(changed, [Path(p) for _, p in changes])
+                    changed = _files_only(changed, [Path(p) for _, p in changes], self._is_document)
                 rescan = self.settings.rescan_s > 0 and time.monotonic() - last_full >= self.settings.rescan_s
                 if pending or rescan:
                     full = rescan or changed is None
@@ -278,17 +281,42 @@ class Watcher:
             log.warning("could not record the watcher's health", exc_info=True)
 
 
+class _Events:
+    """The events worth a sync: what the indexer reads. Not watchfiles' default filter, which
+    drops node_modules/, __pycache__/, *~ and more that `docshelf index` does index (their edits
+    went unseen until the next rescan), and drops a whole root below a folder of those names."""
+
+    def __init__(self, roots: Sequence[Path], data_dir: str) -> None:
+        self.prefixes = sorted((str(r).rstrip(os.sep) + os.sep for r in roots), key=len, reverse=True)
+        self.data_dir = data_dir.rstrip(os.sep) + os.sep
+
+    def __call__(self, change: object, path: str) -> bool:
+        if path.startswith(self.data_dir) or path + os.sep == self.data_dir:
+            return False
+        root = next((p for p in self.prefixes if path.startswith(p)), None)
+        parts = (path[len(root) :] if root else os.path.basename(path)).split(os.sep)
+        # hidden names are never documents (a .gitignore is a rule: it counts)
+        return not any(p.startswith(".") for p in parts[:-1]) and (
+            not parts[-1].startswith(".") or parts[-1] == ".gitignore"
+        )
+
+
 _MAX_TARGETED = 1000
 _RULE_FILES = (".gitignore", "docshelf.toml")
 
 
-def _files_only(changed: set[Path] | None, paths: list[Path]) -> set[Path] | None:
+def _files_only(
+    changed: set[Path] | None, paths: list[Path], is_document: Callable[[str], bool] = lambda name: True
+) -> set[Path] | None:
     """``changed`` plus ``paths``, or None once a full sync is needed: a folder came, went or moved
-    (a missing path without a suffix may have been one), the rules changed, or too many files did."""
+    (a missing path whose name no parser takes may have been one: `v1.2/`), the rules changed, or
+    too many files did."""
     if changed is None:
         return None
     for path in paths:
-        if path.name in _RULE_FILES or path.is_dir() or (not path.exists() and not path.suffix):
+        if path.name in _RULE_FILES or path.is_dir():
+            return None
+        if not path.exists() and (not path.suffix or not is_document(path.name)):
             return None
         changed.add(path)
     return changed if len(changed) <= _MAX_TARGETED else None
