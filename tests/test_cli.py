@@ -84,6 +84,23 @@ def test_a_file_named_on_its_own_and_left_out_says_why(cli: CliRunner, corpus: P
     assert code == 0 and json.loads(out)["skipped"] == []  # indexed and unchanged: nothing to say
 
 
+def test_a_bare_index_resyncs_the_only_collection_there_is(
+    cli: CliRunner, corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`docshelf index` after `docshelf index corpus` (whose docshelf.toml names "samples") said
+    that collection "default" has no folders yet."""
+    monkeypatch.chdir(tmp_path)
+    assert run(cli, "index", str(corpus))[0] == 0
+    code, out, err = run(cli, "index", "--json")
+    assert code == 0 and json.loads(out)["collection"] == "samples", err
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "x.md").write_text("# X\n\nx\n", encoding="utf-8")
+    assert run(cli, "index", str(other), "-c", "other")[0] == 0
+    code, _, err = run(cli, "index")
+    assert code == 3 and "pass -c NAME" in err and "'samples'" in err
+
+
 def test_a_bug_of_ours_is_one_line_too(cli: CliRunner, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An exception no branch expected (a library raising RuntimeError) printed a traceback."""
     from docshelf.shelf import Shelf

@@ -372,7 +372,7 @@ class Searcher:
         if flt.collections and not any(stats.collections.get(c, {}).get("chunks") for c in flt.collections):
             return f"collection(s) {', '.join(flt.collections)} hold no documents"
         if flt.needs_doc_ids() and not self.store.filter_doc_ids(flt):
-            return "no document matches the filters (path, tags, type, dates): widen them"
+            return "no document matches the filters (path, tags, type): widen them"
         if not terms:
             return "the query has no searchable words (only stop words or punctuation?)"
         if stats.keyword_generation is not None and stats.keyword_generation != stats.generation:

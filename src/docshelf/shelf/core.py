@@ -364,8 +364,12 @@ class Shelf:
         self, collection: str, roots: Sequence[Path] = (), on_sync: Callable[[Any], None] | None = None
     ) -> Watcher:
         """A live indexer for one collection (``start()``/``run_forever()``), with its recorded settings."""
+        from docshelf.errors import NotFoundError
         from docshelf.index.watch import Watcher
 
+        if not roots and collection not in self.collections():
+            known = ", ".join(self.collections()) or "none"
+            raise NotFoundError(f"no collection {collection!r} to watch (known: {known}); pass its folders")
         return Watcher(self.indexer(collection), collection, self.settings.watch, roots, on_sync=on_sync)
 
     def changed(self) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from docshelf.config import check_collection
-from docshelf.errors import DocshelfError, NotFoundError
+from docshelf.errors import DocshelfError, NotFoundError, SourceError
 from docshelf.shelf.types import ForgetReport, IndexReport
 from docshelf.shelf.writing import collection_of, file_collection, plan_collection, split_targets
 from docshelf.types import SkippedFile
@@ -64,7 +64,7 @@ def index(
             elif parts.folders:
                 collection = collection_of(store, parts.folders[0], _named_in(parts.folders[0], shelf))
             else:
-                collection = shelf.settings.collection
+                collection = _resync_target(store, shelf.settings.collection, bool(parts.urls))
         check_collection(collection)  # before anything is recorded under the name
         for f in parts.files:
             file_collection(store, f, collection)  # every file must lie under this collection's roots
@@ -106,6 +106,23 @@ def _left_out(shelf: Writable, collection: str, files: Sequence[Path], report: S
                 SkippedFile(rel, "left out by the corpus rules: a hidden name, .gitignore or "
                             "sources.include/exclude")
             )  # fmt: skip
+
+
+def _resync_target(store: Store, configured: str, urls: bool) -> str:
+    """The collection a bare `index` re-syncs: the configured one when it has folders, else the
+    only one that has (`docshelf index` after `docshelf index samples/corpus`, whose docshelf.toml
+    names "samples", said that "default" has no folders)."""
+    if urls or store.collection_roots(configured):
+        return configured
+    rooted = [name for name in store.collections() if store.collection_roots(name)]
+    if len(rooted) == 1:
+        return rooted[0]
+    if rooted:
+        raise SourceError(
+            f"collection {configured!r} has no folders; the index has {', '.join(map(repr, rooted))}: "
+            "pass -c NAME to re-sync one"
+        )
+    return configured
 
 
 def _named_in(folder: Path, shelf: Writable) -> str:
