@@ -11,6 +11,7 @@ import json
 import re
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
@@ -40,6 +41,18 @@ class _FakeLLM(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         _FakeLLM.seen.append({"path": self.path, "headers": dict(self.headers), "body": body})
+        if self.path.startswith("/echo"):  # an error page that quotes the request's key back
+            self._send(400, f"invalid credentials: {self.headers.get('Authorization')}".encode())
+            return
+        if self.path.startswith("/trickle"):  # each read is quick, the whole answer is not
+            self.send_response(200)
+            self.send_header("Content-Length", "40")
+            self.end_headers()
+            for _ in range(40):
+                self.wfile.write(b" ")
+                self.wfile.flush()
+                time.sleep(0.1)
+            return
         if self.path.endswith("/v1/messages"):
             prompt = body["messages"][0]["content"]
         else:
@@ -50,8 +63,10 @@ class _FakeLLM(BaseHTTPRequestHandler):
             payload: dict[str, Any] = {"content": [{"type": "text", "text": text}]}
         else:
             payload = {"choices": [{"message": {"role": "assistant", "content": text}}]}
-        raw = json.dumps(payload).encode()
-        self.send_response(_FakeLLM.status)
+        self._send(_FakeLLM.status, json.dumps(payload).encode())
+
+    def _send(self, status: int, raw: bytes) -> None:
+        self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(raw)))
         self.end_headers()
@@ -163,6 +178,26 @@ def test_configuration_and_endpoint_errors(
     live = AnswerSettings(model="m", endpoint=f"{llm}/v1", api_key="bad")
     with pytest.raises(LLMError, match="refused the API key"):
         compose(found, create_client(live), live)
+    _FakeLLM.status = 200
+    # the key came back in the error: "answered HTTP 400: invalid credentials: Bearer sk-..."
+    echo = AnswerSettings(model="m", endpoint=f"{llm}/echo/v1", api_key="sk-SECRET12345")
+    with pytest.raises(LLMError, match=r"HTTP 400: invalid credentials: Bearer \*\*\*") as failed:
+        compose(found, create_client(echo), echo)
+    assert "SECRET" not in str(failed.value)
+    # answer.timeout_s bounded each read, not the answer: a trickling server took 40 x 0.1 s
+    slow = AnswerSettings(model="m", endpoint=f"{llm}/trickle/v1", timeout_s=1.0)
+    started = time.monotonic()
+    with pytest.raises(LLMError, match=r"did not answer within 1 s"):
+        compose(found, create_client(slow), slow)
+    assert time.monotonic() - started < 3.5
+    # a password in the endpoint is never shown; a query string stays at the end of the URL
+    host = llm.removeprefix("http://")
+    secret = AnswerSettings(model="m", endpoint=f"http://me:hunter22@{host}/v1?api-version=1")
+    answer = compose(found, create_client(secret), secret)
+    assert (
+        "hunter22" not in answer.endpoint
+        and _FakeLLM.seen[-1]["path"] == "/v1/chat/completions?api-version=1"
+    )
 
 
 def _config(tmp_path: Path, settings: Settings, answer: str) -> Path:

@@ -1,13 +1,13 @@
-"""PostgreSQL DSNs in messages and status: never with their passwords."""
+"""URLs in messages and status (PostgreSQL DSNs, LLM endpoints): never with their passwords."""
 
 from __future__ import annotations
 
-__all__ = ["hide_secrets", "redact_dsn"]
+__all__ = ["dsn_secrets", "hide_secrets", "redact_dsn"]
 
 _SECRET_PARAMS = frozenset({"password", "sslpassword"})
 
 
-def _dsn_secrets(url: str) -> list[str]:
+def dsn_secrets(url: str) -> list[str]:
     """The password values in a DSN, raw and decoded (longest first)."""
     from urllib.parse import unquote
 
@@ -22,7 +22,7 @@ def _dsn_secrets(url: str) -> list[str]:
 
 def hide_secrets(text: str, url: str) -> str:
     """``text`` (a driver's error, which may quote parts of the DSN) with the DSN's passwords masked."""
-    for secret in _dsn_secrets(url):
+    for secret in dsn_secrets(url):
         text = text.replace(secret, "***")
     return text
 

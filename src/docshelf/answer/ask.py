@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from docshelf.answer.llm import ChatClient
 from docshelf.answer.prompt import SYSTEM, build_prompt, cited_numbers, location
 from docshelf.config import AnswerSettings
+from docshelf.dsn import redact_dsn
 
 if TYPE_CHECKING:
     from docshelf.search.rerank import Reranker
@@ -96,10 +97,11 @@ def retrieve(
 def compose(found: Retrieved, client: ChatClient, settings: AnswerSettings) -> Answer:
     """Ask the LLM over ``found``; with no passages it is not called at all."""
     passages = [SourcePassage.of(n, h) for n, h in enumerate(found.hits, start=1)]
+    shown = redact_dsn(client.endpoint)  # an endpoint's user:password@ is never printed
     if not passages:
         why = found.note or "no passage matched"
         return Answer(
-            found.question, "", client.name, client.endpoint, [], [], found.mode, found.took_ms, 0.0,
+            found.question, "", client.name, shown, [], [], found.mode, found.took_ms, 0.0,
             note=f"{why}; the LLM was not asked",
         )  # fmt: skip
     started = time.perf_counter()
@@ -112,6 +114,6 @@ def compose(found: Retrieved, client: ChatClient, settings: AnswerSettings) -> A
     elif not cited:
         note = "the answer cites no passage: check it against the passages before relying on it"
     return Answer(
-        found.question, text, client.name, client.endpoint, [passages[n - 1] for n in cited], passages,
+        found.question, text, client.name, shown, [passages[n - 1] for n in cited], passages,
         found.mode, found.took_ms, llm_ms, note, unresolved,
     )  # fmt: skip

@@ -7,11 +7,15 @@ names the setting, an unreachable or failing endpoint an LLMError that says what
 
 from __future__ import annotations
 
+import json
 import os
+import time
 from dataclasses import dataclass
 from typing import Any, Protocol
+from urllib.parse import urlsplit, urlunsplit
 
 from docshelf.config import AnswerSettings
+from docshelf.dsn import dsn_secrets, redact_dsn
 from docshelf.errors import ConfigError, DocshelfError
 
 __all__ = ["AnthropicChat", "ChatClient", "LLMError", "OpenAIChat", "create_client", "llm_configured"]
@@ -19,6 +23,7 @@ __all__ = ["AnthropicChat", "ChatClient", "LLMError", "OpenAIChat", "create_clie
 OPENAI_URL = "https://api.openai.com/v1"
 ANTHROPIC_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"
+_KEY_HEADERS = frozenset({"authorization", "x-api-key"})
 
 
 class LLMError(DocshelfError):
@@ -43,26 +48,69 @@ def llm_configured(settings: AnswerSettings) -> bool:
     return bool(settings.model and settings.model.strip())
 
 
+def api_url(endpoint: str, path: str) -> str:
+    """``endpoint`` + ``path``, a query string kept at the end (Azure's ``?api-version=...``)."""
+    parts = urlsplit(endpoint)
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + path))
+
+
+def _masked(text: str, secrets: list[str]) -> str:
+    for secret in sorted((s for s in secrets if len(s) >= 4), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text
+
+
 def _post(url: str, body: dict[str, Any], headers: dict[str, str], timeout: float, what: str) -> Any:
+    """POST ``body``; the whole exchange (not each read) within ``timeout`` seconds. No message
+    holds the API key or a password of the URL, even where the endpoint echoes them back."""
     import httpx2
 
+    secrets = [v.removeprefix("Bearer ") for k, v in headers.items() if k.lower() in _KEY_HEADERS]
+    secrets += dsn_secrets(url)
+    shown = redact_dsn(url)
+    deadline = time.monotonic() + timeout
+    late = LLMError(f"the LLM at {shown} did not answer within {timeout:g} s; raise answer.timeout_s")
     try:
-        resp = httpx2.post(url, json=body, headers=headers, timeout=timeout)
+        with httpx2.stream("POST", url, json=body, headers=headers, timeout=timeout) as resp:
+            chunks: list[bytes] = []
+            for chunk in resp.iter_bytes():  # a server trickling bytes is cut at the deadline
+                chunks.append(chunk)
+                if time.monotonic() > deadline:
+                    raise late
+            raw = b"".join(chunks)
     except httpx2.TimeoutException as exc:
-        raise LLMError(
-            f"the LLM at {url} did not answer within {timeout:.0f}s; raise answer.timeout_s"
-        ) from exc
+        raise late from exc
     except httpx2.HTTPError as exc:
-        raise LLMError(f"cannot reach the LLM at {url} ({exc}); start it or fix answer.endpoint") from exc
+        reason = _masked(str(exc), secrets)
+        raise LLMError(
+            f"cannot reach the LLM at {shown} ({reason}); start it or fix answer.endpoint"
+        ) from exc
     if resp.status_code in (401, 403):
-        raise LLMError(f"the LLM at {url} refused the API key (HTTP {resp.status_code}); {what}")
+        raise LLMError(f"the LLM at {shown} refused the API key (HTTP {resp.status_code}); {what}")
+    text = raw.decode("utf-8", "replace")
     if resp.status_code >= 400:
-        detail = " ".join(resp.text.split())[:200]
-        raise LLMError(f"the LLM at {url} answered HTTP {resp.status_code}: {detail}")
+        detail = _masked(" ".join(text.split()), secrets)[:200]
+        raise LLMError(f"the LLM at {shown} answered HTTP {resp.status_code}: {detail}")
     try:
-        return resp.json()
+        return json.loads(text)
     except ValueError as exc:
-        raise LLMError(f"the LLM at {url} did not answer JSON; is answer.endpoint an API base URL?") from exc
+        raise LLMError(
+            f"the LLM at {shown} did not answer JSON; is answer.endpoint an API base URL?"
+        ) from exc
+
+
+def _error_of(data: Any) -> str:
+    """The endpoint's own message in an answer without the expected parts ("model not found")."""
+    error = data.get("error") if isinstance(data, dict) else None
+    message = error.get("message") if isinstance(error, dict) else error
+    return f": {' '.join(str(message).split())[:200]}" if message else ""
+
+
+def _text_of(content: Any) -> str:
+    """A message's content: a string, or a list of parts (``{"type": "text", "text": ...}``)."""
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return str(content or "")
 
 
 @dataclass
@@ -88,13 +136,15 @@ class OpenAIChat:
             "max_tokens": self.max_tokens,
             "temperature": self.temperature,
         }
-        url = self.endpoint.rstrip("/") + "/chat/completions"
+        url = api_url(self.endpoint, "/chat/completions")
         data = _post(url, body, headers, self.timeout, "set DOCSHELF_ANSWER__API_KEY or OPENAI_API_KEY")
         try:
-            text = data["choices"][0]["message"]["content"]
+            content = data["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError) as exc:
-            raise LLMError(f"the LLM at {url} answered without choices[0].message.content") from exc
-        return str(text or "").strip()
+            raise LLMError(
+                f"the LLM at {redact_dsn(url)} answered without choices[0].message.content{_error_of(data)}"
+            ) from exc
+        return _text_of(content).strip()
 
 
 @dataclass
@@ -121,11 +171,11 @@ class AnthropicChat:
             "max_tokens": self.max_tokens,
             "temperature": self.temperature,
         }
-        url = self.endpoint.rstrip("/") + "/v1/messages"
+        url = api_url(self.endpoint, "/v1/messages")
         data = _post(url, body, headers, self.timeout, "set DOCSHELF_ANSWER__API_KEY or ANTHROPIC_API_KEY")
         blocks = data.get("content") if isinstance(data, dict) else None
         if not isinstance(blocks, list):
-            raise LLMError(f"the LLM at {url} answered without a content list")
+            raise LLMError(f"the LLM at {redact_dsn(url)} answered without a content list{_error_of(data)}")
         return "".join(str(b.get("text", "")) for b in blocks if isinstance(b, dict)).strip()
 
 

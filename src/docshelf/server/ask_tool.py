@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from docshelf.answer.llm import ANTHROPIC_URL, OPENAI_URL
 from docshelf.config import AnswerSettings
+from docshelf.dsn import redact_dsn
 from docshelf.errors import DocshelfError
 
 if TYPE_CHECKING:
@@ -64,7 +65,7 @@ class AnswerOut(_Out):
 def endpoint_of(settings: AnswerSettings) -> str:
     """Where answers are computed, for the tool description (never raises)."""
     default = ANTHROPIC_URL if settings.provider == "anthropic" else OPENAI_URL
-    return str(settings.endpoint or default)
+    return redact_dsn(str(settings.endpoint or default))
 
 
 def register_answer_tool(server: MCPServer, shelf: Shelf) -> None:
