@@ -101,6 +101,20 @@ def test_a_bare_index_resyncs_the_only_collection_there_is(
     assert code == 3 and "pass -c NAME" in err and "'samples'" in err
 
 
+def test_install_names_the_docshelf_toml_the_settings_came_from(
+    cli: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The client starts the server from another folder: a docshelf.toml found here (say with
+    server.read_only = true) was silently left behind."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "docshelf.toml").write_text("[server]\nread_only = true\n", encoding="utf-8")
+    monkeypatch.chdir(project)
+    code, out, err = run(cli, "install", "codex", "--print", "--file", str(tmp_path / "c.toml"))
+    assert code == 0, err
+    assert f'"--config", "{(project / "docshelf.toml").resolve()}"' in out
+
+
 def test_a_bug_of_ours_is_one_line_too(cli: CliRunner, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An exception no branch expected (a library raising RuntimeError) printed a traceback."""
     from docshelf.shelf import Shelf

@@ -96,12 +96,15 @@ def install(
     """Register the docshelf MCP server with a client, using absolute paths; old configs are backed up."""
     from docshelf.server.install import apply_plan, plan_install, server_command
 
-    settings = load(config, data_dir, None).settings
+    loaded = load(config, data_dir, None)
+    settings = loaded.settings
     if not (settings.store.data_dir / "docshelf.db").is_file():
         err.print(
             data(f"note: no index at {settings.store.data_dir} yet; run `docshelf index PATH` before use")
         )
-    cmd = server_command(settings.store.data_dir, config, read_only, allow_ingest or ())
+    # a docshelf.toml found here is what these settings came from: the client starts the server
+    # from another folder, so it is named (its server.read_only = true was silently lost)
+    cmd = server_command(settings.store.data_dir, config or loaded.path, read_only, allow_ingest or ())
     plan = plan_install(client, cmd, file)
     if plan.commands:
         shown = "\n".join(shlex.join(c) for c in plan.commands)

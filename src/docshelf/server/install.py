@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import stat
 import sys
 import time
 import tomllib
@@ -66,16 +68,33 @@ def _config_path(client: str) -> Path:
     return Path(os.environ.get("XDG_CONFIG_HOME", home / ".config")) / "Claude" / "claude_desktop_config.json"
 
 
+def _read(path: Path) -> str:
+    """The config's text ("" when there is none yet); a BOM is dropped, other trouble is one line."""
+    if path.is_dir():
+        raise ConfigError(f"{path} is a folder, not a config file; pass the file with --file")
+    if not path.exists():
+        return ""
+    try:
+        return path.read_bytes().decode("utf-8-sig")  # bytes: CRLF line ends are kept
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path} is not UTF-8 text ({exc.reason}); fix it or use --print") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path} ({exc.strerror}); fix it or use --print") from None
+
+
 def _merge_json(path: Path, cmd: list[str]) -> str:
     data: dict[str, Any] = {}
-    if path.is_file() and path.read_text("utf-8").strip():
+    old = _read(path)
+    if old.strip():
         try:
-            data = json.loads(path.read_text("utf-8"))
+            data = json.loads(old)
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{path} is not valid JSON ({exc}); fix it or use --print") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{path} does not hold a JSON object; fix it or use --print")
     servers = data.setdefault("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise ConfigError(f'"mcpServers" in {path} is not an object; fix it or use --print')
     servers[NAME] = {"command": cmd[0], "args": cmd[1:]}
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
@@ -84,27 +103,37 @@ def _toml_str(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)  # a JSON string is a valid TOML basic string
 
 
+_TABLE = re.compile(r"^\s*\[\s*mcp_servers\s*\.\s*(\"docshelf\"|'docshelf'|docshelf)\s*\]\s*(#.*)?$")
+_ANY_TABLE = re.compile(r"^\s*\[")
+
+
 def _merge_toml(path: Path, cmd: list[str]) -> str:
-    """Replace (or append) the [mcp_servers.docshelf] table; the rest of the file is kept as written."""
-    old = path.read_text("utf-8") if path.is_file() else ""
+    """Replace (or append) the [mcp_servers.docshelf] table; the rest of the file (its own
+    sub-tables such as [mcp_servers.docshelf.env] too) is kept as written, line ends included."""
+    old = _read(path)
     try:
         tomllib.loads(old)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML ({exc}); fix it or use --print") from exc
-    header = f"[mcp_servers.{NAME}]"
+    newline = "\r\n" if "\r\n" in old else "\n"
     kept: list[str] = []
     skipping = False
     for line in old.splitlines():
-        stripped = line.strip()
-        if stripped.startswith("["):
-            skipping = stripped == header or stripped.startswith(f"[mcp_servers.{NAME}.")
+        if _ANY_TABLE.match(line):
+            skipping = bool(_TABLE.match(line))
         if not skipping:
             kept.append(line)
     args = ", ".join(_toml_str(a) for a in cmd[1:])
-    table = f"{header}\ncommand = {_toml_str(cmd[0])}\nargs = [{args}]\n"
-    body = "\n".join(kept).rstrip()
-    text = (body + "\n\n" if body else "") + table
-    tomllib.loads(text)  # never write a file the client cannot read
+    table = [f"[mcp_servers.{NAME}]", f"command = {_toml_str(cmd[0])}", f"args = [{args}]", ""]
+    body = newline.join(kept).rstrip()
+    text = (body + newline * 2 if body else "") + newline.join(table)
+    try:
+        tomllib.loads(text)  # never write a file the client cannot read
+    except tomllib.TOMLDecodeError:
+        raise ConfigError(
+            f"{path} defines docshelf's server in a form this merge does not rewrite (dotted keys or "
+            "an inline table); remove that entry, or edit it by hand (--print shows the entry)"
+        ) from None
     return text
 
 
@@ -124,14 +153,37 @@ def plan_install(client: str, cmd: list[str], path: Path | None = None) -> Insta
 
 
 def apply_plan(plan: InstallPlan) -> Path | None:
-    """Write the config (backing up the old file first); returns the backup's path, if any."""
+    """Write the config (backing up the old file first); returns the backup's path, if any.
+
+    A config that is a link (a dotfile manager's) is written where it points; the new file keeps
+    the old one's permissions (a 0600 file holding other servers' tokens stays 0600).
+    """
     assert plan.path is not None and plan.text is not None
-    plan.path.parent.mkdir(parents=True, exist_ok=True)
+    target = plan.path.resolve() if plan.path.is_symlink() else plan.path
+    target.parent.mkdir(parents=True, exist_ok=True)
     backup = None
-    if plan.path.exists():
-        backup = plan.path.with_name(f"{plan.path.name}.{time.strftime('%Y%m%d-%H%M%S')}.bak")
-        shutil.copy2(plan.path, backup)
-    tmp = plan.path.with_name(plan.path.name + ".tmp")
-    tmp.write_text(plan.text, "utf-8")
-    tmp.replace(plan.path)  # atomic: a crash never leaves a half-written config
+    mode = None
+    if target.exists():
+        mode = stat.S_IMODE(target.stat().st_mode)
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        backup = target.with_name(f"{target.name}.{stamp}.bak")
+        n = 1
+        while backup.exists():  # two installs in one second: the first backup is the original
+            backup, n = target.with_name(f"{target.name}.{stamp}-{n}.bak"), n + 1
+        shutil.copy2(target, backup)
+    tmp = target.with_name(target.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if mode is None else mode)
+    with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+        fh.write(plan.text)
+    if mode is not None:
+        os.chmod(tmp, mode)  # the umask may have taken bits away: the old file's mode, exactly
+    else:
+        os.chmod(tmp, 0o666 & ~_umask())
+    tmp.replace(target)  # atomic: a crash never leaves a half-written config
     return backup
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
