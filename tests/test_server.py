@@ -172,14 +172,32 @@ async def test_missing_file_is_rebuilt_from_chunks(
 
 
 async def test_size_cap_truncates_with_cursor(settings: Settings, indexed: Runtime, corpus: Path) -> None:
-    settings.server.max_result_tokens = 500
+    from docshelf.shelf.budget import estimate_tokens
+
+    settings.server.max_result_tokens = 1000
     (corpus / "big.md").write_text("# Big\n\n" + "\n".join(f"line {i} of the big file" for i in range(2000)))
+    # escapes cost more in JSON than in the text: results came back at twice the cap
+    (corpus / "quotes.txt").write_text("\n".join('\t\t"q" \\ "\\"\t' * 8 for _ in range(3000)))
     indexed.indexer().sync("test")
     async with Client(create_server(settings, indexed)) as c:
         first = await c.call_tool("read_document", {"document": "big.md"})
         out = data(first)
         assert out["next_cursor"] and "size cap" in out["note"] and out["text"].endswith("\n")
-        assert len(first.content[0].text) < 500 * 4  # type: ignore[union-attr]
+        assert estimate_tokens(first.content[0].text) <= 1000  # type: ignore[union-attr]
+        quoted = await c.call_tool("read_document", {"document": "quotes.txt"})
+        assert data(quoted)["next_cursor"] and estimate_tokens(quoted.content[0].text) <= 1000  # type: ignore[union-attr]
+        # a hit too big for the cap: shortened, not dropped (the cursor pointed at itself, for ever)
+        args: dict[str, Any] = {"query": "q", "k": 3, "with_text": True, "detail": "full"}
+        seen_ids: list[str] = []
+        for _ in range(5):
+            page = await c.call_tool("search", args)
+            got = data(page)
+            assert got["hits"] and estimate_tokens(page.content[0].text) <= 1000  # type: ignore[union-attr]
+            seen_ids += [h["chunk_id"] for h in got["hits"]]
+            if not got["next_cursor"]:
+                break
+            args = {**args, "cursor": got["next_cursor"]}
+        assert len(seen_ids) == len(set(seen_ids)) >= 3  # every page moves on
         seen, cursor = out["text"], out["next_cursor"]
         for _ in range(200):
             if not cursor:

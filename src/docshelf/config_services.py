@@ -92,7 +92,7 @@ class ServerSettings(Section):
     allowed_hosts: list[str] = Field(default_factory=list, description="extra Host values for HTTP")
     allowed_origins: list[str] = Field(default_factory=list, description="extra Origin values for HTTP")
     max_result_tokens: int = Field(
-        8000, ge=500, description="cap on one tool result (Claude Code warns at 10k, fails at 25k)"
+        8000, ge=1000, description="cap on one tool result (Claude Code warns at 10k, fails at 25k)"
     )
     page_size: int = Field(100, ge=1, le=1000, description="rows per list_documents page")
     model_wait_s: float = Field(

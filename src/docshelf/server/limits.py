@@ -18,6 +18,7 @@ __all__ = [
     "encode_cursor",
     "estimate_tokens",
     "fit_items",
+    "json_tokens",
     "prefix_within",
     "tool_result",
 ]
@@ -28,17 +29,48 @@ def dumps(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def fit_items(payload: dict[str, Any], key: str, budget: int) -> int:
-    """Drop items from the end of ``payload[key]`` until the JSON fits; return how many remain."""
+TAIL_TOKENS = 120  # the note and cursor set after the items are fitted
+
+
+def fit_items(payload: dict[str, Any], key: str, budget: int, shorten: tuple[str, ...] = ()) -> int:
+    """Drop items from the end of ``payload[key]`` until the JSON fits; return how many remain.
+
+    When not even the first fits and ``shorten`` names its long text fields, those are cut (and
+    ``text_cut`` set) so that one item is kept: a page of none made a cursor that pointed at
+    itself, and a client following it looped.
+    """
     items: list[Any] = payload[key]
+    budget -= TAIL_TOKENS
     base = estimate_tokens(dumps({**payload, key: []}))
     used = base
     for i, item in enumerate(items):
         used += estimate_tokens(dumps(item))
         if used > budget:
+            if i == 0 and shorten and isinstance(item, dict):
+                _shorten(item, shorten, budget - base)
+                del items[1:]
+                return 1
             del items[i:]
             return i
     return len(items)
+
+
+def _shorten(item: dict[str, Any], fields: tuple[str, ...], room: int) -> None:
+    present = [f for f in fields if isinstance(item.get(f), str)]
+    rest = estimate_tokens(dumps({k: v for k, v in item.items() if k not in present})) + 8
+    share = max(16, (room - rest) // max(1, len(present)))
+    for name in present:
+        text = item[name]
+        # JSON escapes (\n, \", \\) cost more than the characters: cut the escaped form to fit
+        while text and estimate_tokens(dumps(text)) > share:
+            text = text[: max(0, min(len(text) - 1, prefix_within(text, share) * 9 // 10))]
+        item[name] = text
+    item["text_cut"] = True
+
+
+def json_tokens(payload: dict[str, Any]) -> int:
+    """The estimate for ``payload`` as it is sent (JSON, escapes included)."""
+    return estimate_tokens(dumps(payload))
 
 
 def tool_result(payload: dict[str, Any]) -> CallToolResult:

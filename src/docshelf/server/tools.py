@@ -17,9 +17,9 @@ from pydantic import Field
 from docshelf import __version__
 from docshelf.errors import DocshelfError
 from docshelf.server.calls import answer
-from docshelf.server.limits import decode_cursor, encode_cursor, fit_items
+from docshelf.server.limits import decode_cursor, encode_cursor, fit_items, json_tokens
 from docshelf.server.schemas import DocumentList, DocumentRange, IndexStatus, Passages, SearchHits
-from docshelf.shelf import SearchRequest, join_notes
+from docshelf.shelf import SearchRequest, TextRange, join_notes
 from docshelf.shelf.reading import document_uri, uri_for
 from docshelf.shelf.types import iso
 
@@ -97,7 +97,7 @@ def _search(
         payload.update(index_age=result.index_age, stale_documents=result.stale_documents)
         payload["hits"] = [full_hit(h, with_text) if full else compact_hit(h) for h in page]
         payload["untrusted_content"] = UNTRUSTED
-        kept = fit_items(payload, "hits", shelf.settings.server.max_result_tokens)
+        kept = fit_items(payload, "hits", shelf.settings.server.max_result_tokens, ("text", "snippet"))
         cut = None
         if kept < len(page):
             cut = f"{len(page) - kept} more hits left out to stay under the size cap; pass next_cursor"
@@ -142,8 +142,20 @@ def _document_range(
         saved = decode_cursor(cursor, "read_document")
         document, collection, lines, page = saved["d"], None, (None, None), None
         chars = (saved["s"], saved["e"])
-    budget = shelf.settings.server.max_result_tokens - _OVERHEAD_TOKENS
-    got = shelf.read_range(document, collection, lines, chars, page, max_tokens=budget)
+    cap = shelf.settings.server.max_result_tokens
+    budget = cap - _OVERHEAD_TOKENS
+    for _ in range(4):  # the text is cut by its own estimate; JSON escapes (\n, \t, \") cost more
+        payload = _range_payload(
+            shelf.read_range(document, collection, lines, chars, page, max_tokens=budget)
+        )
+        over = json_tokens(payload) - cap
+        if over <= 0 or budget <= 1:
+            break
+        budget = max(1, budget - over - 50)
+    return payload
+
+
+def _range_payload(got: TextRange) -> dict[str, Any]:
     doc = got.document
     next_cursor = cut_note = None
     if got.rest is not None:
