@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from docshelf.errors import SourceError
 from docshelf.search.searcher import Mode, Searcher
@@ -52,30 +53,58 @@ def load_beir(folder: Path, split: str = "test", queries_file: Path | None = Non
         if not needed.is_file():
             raise SourceError(f"{needed} is missing: an eval folder needs BEIR's layout")
     corpus = {}
-    with (folder / "corpus.jsonl").open(encoding="utf-8") as fh:
-        for line in fh:
-            row = json.loads(line)
-            corpus[str(row["_id"])] = (row.get("title") or "", row.get("text") or "")
+    for row in _jsonl(folder / "corpus.jsonl", "_id"):
+        corpus[str(row["_id"])] = (str(row.get("title") or ""), str(row.get("text") or ""))
     qrels: dict[str, dict[str, int]] = {}
-    with qrels_file.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh):
-            parts = line.rstrip("\n").split("\t")
-            if n == 0 and not parts[-1].strip().lstrip("-").isdigit():
-                continue  # header
-            qrels.setdefault(parts[0], {})[parts[1]] = int(parts[2])
+    for n, line in _lines(qrels_file):
+        parts = line.split("\t") if "\t" in line else line.split()
+        if n == 1 and not parts[-1].strip().lstrip("-").replace(".", "", 1).isdigit():
+            continue  # header
+        try:
+            qrels.setdefault(parts[0], {})[parts[1]] = round(float(parts[2]))
+        except (IndexError, ValueError):
+            raise SourceError(
+                f"{qrels_file}:{n}: expected query-id, corpus-id and a score, tab-separated; "
+                f"got {line[:80]!r}"
+            ) from None
     queries = {}
-    with (queries_file or folder / "queries.jsonl").open(encoding="utf-8") as fh:
-        for line in fh:
-            row = json.loads(line)
-            if str(row["_id"]) in qrels:
-                queries[str(row["_id"])] = row["text"]
+    for row in _jsonl(queries_file or folder / "queries.jsonl", "_id", "text"):
+        if str(row["_id"]) in qrels:
+            queries[str(row["_id"])] = str(row["text"])
     return EvalSet(folder.name, corpus, queries, qrels)
+
+
+def _lines(path: Path) -> list[tuple[int, str]]:
+    """Numbered lines without their line end; blank ones left out; not UTF-8: SourceError."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise SourceError(f"{path} is not UTF-8 ({exc.reason} at byte {exc.start}); convert it") from None
+    return [(n, line.rstrip("\r")) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
+
+
+def _jsonl(path: Path, *required: str) -> list[dict[str, Any]]:
+    """Each JSON object of a .jsonl file; a bad line is a SourceError naming ``file:line``."""
+    rows = []
+    for n, line in _lines(path):
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SourceError(f"{path}:{n}: not a JSON object ({exc.msg}); fix the line") from None
+        missing = [key for key in required if not isinstance(row, dict) or key not in row]
+        if missing:
+            raise SourceError(f"{path}:{n}: no {', '.join(repr(k) for k in missing)} field; fix the line")
+        rows.append(row)
+    return rows
 
 
 def file_name(doc_id: str) -> str:
     """A file name that maps back to the corpus id (ids may hold any character)."""
     safe = _SAFE.sub("_", doc_id)
-    return f"{safe}.md" if safe == doc_id else f"{safe}~{hashlib.sha1(doc_id.encode()).hexdigest()[:10]}.md"
+    # a leading dot would make it a hidden file, which is never indexed; file names stop at 255 bytes
+    if safe == doc_id and not safe.startswith(".") and len(safe) <= 120:
+        return f"{safe}.md"
+    return f"{safe.lstrip('.')[:120]}~{hashlib.sha1(doc_id.encode()).hexdigest()[:10]}.md"
 
 
 def write_corpus(data: EvalSet, folder: Path) -> dict[str, str]:

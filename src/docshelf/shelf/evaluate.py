@@ -38,10 +38,21 @@ def run_eval(
     on_index: Tick | None = None, on_query: Tick | None = None,
 ) -> EvalRun:  # fmt: skip
     """Score ``modes`` on the set in ``folder``; ``workdir`` keeps the index (and its embeddings)."""
+    from docshelf.errors import ConfigError, SourceError
     from docshelf.runtime import Runtime
     from docshelf.search.evaluate import evaluate, load_beir, write_corpus
 
+    unknown = [m for m in modes if m not in ("keyword", "semantic", "hybrid")]
+    if unknown:  # it scored a row of zeros
+        raise ConfigError(f"mode must be keyword, semantic or hybrid, not {', '.join(map(repr, unknown))}")
     data = load_beir(folder, split, queries)
+    if not data.queries:  # all zeros, exit 0: a measurement of nothing
+        raise SourceError(
+            f"no query of qrels/{split}.tsv is in {queries or folder / 'queries.jsonl'}: check that their "
+            "ids match"
+        )
+    if not any(doc in data.corpus for judged in data.qrels.values() for doc in judged):
+        raise SourceError(f"no document that qrels/{split}.tsv judges is in corpus.jsonl: check the ids")
     settings = settings.model_copy(deep=True)
     scratch = workdir or Path(tempfile.mkdtemp(prefix="docshelf-eval-"))
     settings.store.data_dir = scratch / "index"
