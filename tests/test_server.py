@@ -79,6 +79,8 @@ async def test_search_hits_cite_and_page(client: Client) -> None:
     assert all(h["text"] and h["path"].startswith("runbooks/") for h in full["hits"])
     none = data(await client.call_tool("search", {"query": "deploy", "collections": ["nope"]}))
     assert none["hits"] == [] and "nope" in none["note"]
+    one = data(await client.call_tool("search", {"query": "deploy", "collections": "test", "tags": "deploy"}))
+    assert one["hits"]  # one name for a list: it was refused with "cannot be 'test'"
 
 
 @pytest.mark.parametrize(
