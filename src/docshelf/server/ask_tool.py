@@ -44,7 +44,9 @@ class AnswerPassage(_Out):
     citation: str
     heading_path: list[str]
     score: float
-    text: str | None = Field(None, description="the passage as sent (in passages only)")
+    text: str | None = Field(
+        None, description="the whole passage (in passages only; the LLM got its first answer.max_passage_chars)"
+    )
 
 
 class AnswerOut(_Out):
