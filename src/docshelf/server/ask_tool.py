@@ -45,7 +45,7 @@ class AnswerPassage(_Out):
     heading_path: list[str]
     score: float
     text: str | None = Field(
-        None, description="the whole passage (in passages only; the LLM got its first answer.max_passage_chars)"
+        None, description="the whole passage (passages only; the LLM got its first answer.max_passage_chars)"
     )
 
 
