@@ -53,18 +53,45 @@ def test_zscore_is_the_weighted_sum_of_each_lists_z_or_its_floor() -> None:
             lists[name] = sorted(((i, rnd.random() * scale) for i in picked), key=lambda p: -p[1])
         weights = {"kw": rnd.random(), "sem": rnd.random()}
         z: dict[str, dict[str, float]] = {}
+        floor: dict[str, float] = {}
+        universe = len({i for ranked in lists.values() for i, _ in ranked})
         for name, ranked in lists.items():
             if ranked:
                 scores = [s for _, s in ranked]
                 mean = sum(scores) / len(scores)
-                std = (sum((s - mean) ** 2 for s in scores) / len(scores)) ** 0.5 or 1.0
-                z[name] = {i: (s - mean) / std for i, s in ranked}
+                std = (sum((s - mean) ** 2 for s in scores) / len(scores)) ** 0.5
+                if std:
+                    z[name] = {i: (s - mean) / std for i, s in ranked}
+                    floor[name] = min(z[name].values())
+                else:  # all alike: z-scored as if the candidates it lacks scored 0
+                    p, a = len(ranked), universe - len(ranked)
+                    z[name] = {i: (a / p) ** 0.5 if a else 0.0 for i, _ in ranked}
+                    floor[name] = -((p / a) ** 0.5) if a else 0.0
         total = sum(weights[n] for n in z) or 1.0
         want = {
-            i: sum(weights[n] / total * zs.get(i, min(zs.values())) for n, zs in z.items())
+            i: sum(weights[n] / total * zs.get(i, floor[n]) for n, zs in z.items())
             for i in {i for zs in z.values() for i in zs}
         }
         assert zscore_combination(lists, weights) == sorted(want.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def test_a_single_keyword_hit_counts_in_the_fusion(runtime: Runtime, corpus: Path) -> None:
+    """The one passage holding "0.110.0" was keyword rank 1 and hybrid rank 25: a list of one hit
+    standardised to z = 0 (its floor too), and a query without letters counted as Chinese, so
+    the dense side took over as for another language."""
+    from docshelf.analyze.language import language_of, same_language
+
+    assert language_of("0.110.0") == "none" and same_language("none", "english")
+    assert same_language("han", "none") and not same_language("han", "english")
+    dense = [(f"b{i}", 0.9 - i / 50) for i in range(20)] + [("a", 0.4)]  # a real list's length
+    assert zscore_combination({"kw": [("a", 7.0)], "sem": dense}, {"kw": 0.5, "sem": 0.5})[0][0] == "a"
+    (corpus / "notes" / "upgrade.md").write_text(
+        "# Upgrade\n\nWe moved to FastAPI 0.110.0 and errors now answer HTTP 422.\n", encoding="utf-8"
+    )
+    runtime.indexer().sync("test", [corpus])
+    for query in ("0.110.0", "422"):
+        hits = runtime.searcher().search(query, mode="hybrid", k=5).hits
+        assert hits and hits[0].path == "notes/upgrade.md", query
 
 
 def test_convex_normalises_scales() -> None:

@@ -16,10 +16,14 @@ _LETTER = re.compile(r"[^\W\d_]")
 
 
 def script_of(text: str) -> str:
-    """Dominant writing system: "han", "kana" (Japanese), "hangul" or "alphabetic" (Latin, ...)."""
+    """Dominant writing system: "han", "kana" (Japanese), "hangul" or "alphabetic" (Latin, ...);
+    "none" for text without letters ("422", "0.110.0"), which was counted as Chinese."""
     sample = text[:2000]
     han, kana, hangul = (len(r.findall(sample)) for r in (_HAN, _KANA, _HANGUL))
-    alphabetic = len(_LETTER.findall(sample)) - han - kana - hangul
+    letters = len(_LETTER.findall(sample))
+    if not letters:
+        return "none"
+    alphabetic = letters - han - kana - hangul
     counts = {"han": han + kana, "hangul": hangul, "alphabetic": alphabetic}
     best = max(counts, key=counts.__getitem__)
     # Japanese writes kana between its kanji; Chinese has none
@@ -38,8 +42,9 @@ def language_of(text: str, detect: Callable[[str], str | None] | None = None) ->
 
 
 def same_language(a: str, b: str) -> bool:
-    """Whether two ``language_of`` answers may name one language ("alphabetic" = not told)."""
-    if a == b:
+    """Whether two ``language_of`` answers may name one language ("alphabetic" = not told; "none":
+    no letters, so no language to differ in)."""
+    if a == b or "none" in (a, b):
         return True
     if a in _CJK or b in _CJK:
         return False
