@@ -45,6 +45,7 @@ def test_index_status_search_forget(cli: CliRunner, corpus: Path) -> None:
     top = result["hits"][0]
     assert top["path"] == "notes/数据备份策略.md" and top["line_start"] >= 1 and top["chunk_id"]
     assert "**" in top["snippet"]
+    assert all(top["text"][a:b] for a, b in top["highlights"])  # spans into the text it now carries
 
     code, out, _ = run(cli, "search", "page someone for a sev-1", "-k", "3")
     assert code == 0 and "incident-response.md" in out

@@ -51,7 +51,7 @@ def search(
         result = shelf.search(req)
         searched = len(collection) if collection else len(shelf.collections())
     if as_json:
-        print_json(result.as_dict())
+        print_json(result.as_dict(with_text=True))  # highlights index into text
         return
     if not result.hits:
         err.print(data(f"no results: {result.note}"))
