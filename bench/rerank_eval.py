@@ -28,6 +28,7 @@ from typing import Any
 
 from docshelf.config import load_settings
 from docshelf.runtime import Runtime
+from docshelf.search.evaluate import doc_ranking as ranked_docs
 from docshelf.search.evaluate import load_beir, ndcg_at, percentile, write_corpus
 from docshelf.search.rerank import Reranker, get_reranker, passage_text, rerank_hits
 from docshelf.store.base import SearchFilter
@@ -51,12 +52,7 @@ class E5StandIn:
 
 
 def doc_ranking(hits: Sequence[Any], names: dict[str, str]) -> list[str]:
-    ranked: list[str] = []
-    for hit in hits:
-        doc = names.get(Path(hit.path).name)
-        if doc is not None and doc not in ranked:
-            ranked.append(doc)
-    return ranked
+    return ranked_docs((Path(hit.path).name for hit in hits), names.get)
 
 
 def run_set(

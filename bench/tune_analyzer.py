@@ -34,7 +34,7 @@ from docshelf.analyze import Analyzer
 from docshelf.analyze import analyzer as analyzer_module
 from docshelf.config import load_settings
 from docshelf.runtime import Runtime
-from docshelf.search.evaluate import file_name, load_beir, ndcg_at
+from docshelf.search.evaluate import doc_ranking, file_name, load_beir, ndcg_at
 from docshelf.search.fusion import zscore_combination
 from docshelf.store.base import SearchFilter
 from docshelf.store.embedded.keyword import KeywordDoc, KeywordIndex
@@ -170,16 +170,10 @@ def main() -> None:
     rt.close()
     grid = [float(w) for w in args.grid.split(",")]
 
-    def doc_rank(ranked: Ranked) -> list[str]:
-        out: list[str] = []
-        for cid, _ in ranked:
-            d = chunk_doc.get(cid)
-            if d and d not in out:
-                out.append(d)
-        return out
-
     def mean(fn: Callable[[str], Ranked]) -> float:
-        return sum(ndcg_at(doc_rank(fn(q)), data.qrels[q]) for q in data.queries) / len(data.queries)
+        return sum(
+            ndcg_at(doc_ranking((c for c, _ in fn(q)), chunk_doc.get), data.qrels[q]) for q in data.queries
+        ) / len(data.queries)
 
     print(f"{data.name} {args.split}: {len(data.queries)} queries, {len(chunks)} chunks")
     print(f"semantic {mean(lambda q: sem_lists[q]):.4f}")

@@ -22,7 +22,7 @@ import numpy as np
 
 from docshelf.config import load_settings
 from docshelf.runtime import Runtime
-from docshelf.search.evaluate import file_name, load_beir, ndcg_at
+from docshelf.search.evaluate import doc_ranking, file_name, load_beir, ndcg_at
 from docshelf.search.fusion import zscore_combination
 from docshelf.store.base import SearchFilter
 
@@ -70,16 +70,10 @@ def main() -> None:
     kw_lists = {q: rt.store.keyword_search(rt.analyzer.terms(t), n, flt) for q, t in data.queries.items()}
     rt.close()
 
-    def doc_rank(ranked: Ranked) -> list[str]:
-        out: list[str] = []
-        for cid, _ in ranked:
-            d = chunk_doc.get(cid)
-            if d and d not in out:
-                out.append(d)
-        return out
-
     def mean(fn: Callable[[str], Ranked]) -> float:
-        return sum(ndcg_at(doc_rank(fn(q)), data.qrels[q]) for q in data.queries) / len(data.queries)
+        return sum(
+            ndcg_at(doc_ranking((c for c, _ in fn(q)), chunk_doc.get), data.qrels[q]) for q in data.queries
+        ) / len(data.queries)
 
     print(f"{data.name} {args.split}: {len(data.queries)} queries, {len(kept)} chunks")
     print("a      semantic  hyb 0.4  hyb 0.5  hyb 0.6")

@@ -17,7 +17,7 @@ from pathlib import Path
 import docshelf.search.searcher as searcher_module
 from docshelf.config import load_settings
 from docshelf.runtime import Runtime
-from docshelf.search.evaluate import file_name, load_beir, ndcg_at
+from docshelf.search.evaluate import doc_ranking, file_name, load_beir, ndcg_at
 from docshelf.store.base import SearchFilter
 
 
@@ -52,11 +52,8 @@ def main() -> None:
                 scores = []
                 for fuse in fusions:
                     searcher_module.zscore_combination = fuse
-                    ranked: list[str] = []
-                    for hit in search.search(query, k=300, mode="hybrid", snippets=False).hits:
-                        doc = by_name.get(Path(hit.path).name)
-                        if doc and doc not in ranked:
-                            ranked.append(doc)
+                    hits = search.search(query, k=300, mode="hybrid", snippets=False).hits
+                    ranked = doc_ranking((Path(h.path).name for h in hits), by_name.get)
                     scores.append(ndcg_at(ranked, data.qrels[qid]))
                 searcher_module.zscore_combination = fusions[1]
                 count += 1

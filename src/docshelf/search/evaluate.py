@@ -7,7 +7,7 @@ import json
 import math
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,7 +16,10 @@ from docshelf.errors import SourceError
 from docshelf.search.searcher import Mode, Searcher
 from docshelf.store.base import SearchFilter
 
-__all__ = ["EvalSet", "ModeScores", "evaluate", "load_beir", "mrr_at", "ndcg_at", "recall_at", "write_corpus"]
+__all__ = [
+    "EvalSet", "ModeScores", "doc_ranking", "evaluate", "load_beir", "mrr_at", "ndcg_at", "recall_at",
+    "write_corpus",
+]  # fmt: skip
 
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]")
 # Chunks fetched per query: documents hold ~2-3 chunks, and recall@100 needs 100 distinct documents.
@@ -121,6 +124,18 @@ def write_corpus(data: EvalSet, folder: Path) -> dict[str, str]:
     return names
 
 
+def doc_ranking(keys: Iterable[str], doc_of: Callable[[str], str | None]) -> list[str]:
+    """Corpus ids in the order their first chunk (or file name) comes: a document ranks by its best."""
+    ranked: list[str] = []
+    seen: set[str] = set()
+    for key in keys:
+        doc = doc_of(key)
+        if doc and doc not in seen:
+            seen.add(doc)
+            ranked.append(doc)
+    return ranked
+
+
 def ndcg_at(ranked: Sequence[str], rels: dict[str, int], k: int = 10) -> float:
     dcg = sum((2 ** rels.get(d, 0) - 1) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
     ideal = sorted((r for r in rels.values() if r > 0), reverse=True)[:k]
@@ -163,11 +178,7 @@ def evaluate(
             t0 = time.perf_counter()
             result = searcher.search(text, k=_CHUNKS, mode=mode, flt=flt, snippets=False)
             lat.append((time.perf_counter() - t0) * 1000)
-            ranked: list[str] = []
-            for hit in result.hits:
-                doc = names.get(Path(hit.path).name)
-                if doc is not None and doc not in ranked:
-                    ranked.append(doc)
+            ranked = doc_ranking((Path(h.path).name for h in result.hits), names.get)
             rels = data.qrels.get(qid, {})
             nd.append(ndcg_at(ranked, rels))
             rc.append(recall_at(ranked, rels))
