@@ -82,6 +82,43 @@ def test_legacy_encodings_are_detected_and_recorded() -> None:
     assert TextParser().parse(lithuanian.encode("cp1257"), "lt.txt").metadata["encoding"] == "cp1257"
 
 
+# Each of these was read in the wrong code page before readings were checked for letters no one
+# alphabet holds together (the wrong reading after the arrow).
+MISREAD = [
+    ("Le comité a décidé que la crème brûlée serait servie à la fête de Noël.", "cp1252"),  # cp775 "comitķ"
+    ("Vi måste åka till Göteborg på fredag; där är vädret bättre än i Malmö.", "cp1252"),  # hp-roman8
+    ("La città è più bella di quanto pensassi; perché non andiamo là, così vediamo?", "cp1252"),  # cp1258
+    ("Yarın Ankara'ya gideceğiz; orada hava daha güzel ve çocuklar okumayı öğreniyor.", "cp1254"),  # cp1252
+    ("Árvíztűrő tükörfúrógép; holnap Budapestre megyünk, ahol az időjárás jobb.", "cp1250"),  # cp1252
+    ("Sutra idemo u Zagreb, gdje je vrijeme bolje nego u Splitu; djeca uče u školi čitati.", "cp1250"),
+    ("Wczoraj byliśmy w kinie na świetnym filmie; później poszliśmy do restauracji.", "cp1250"),  # cp852
+    ("Über die Brücke gehen täglich viele Fußgänger; die Größe der Städte wächst.", "cp850"),  # mac-iceland
+    ("Eile käisime teatris ja pärast läksime restorani õhtust sööma, šokolaadikooki.", "cp1257"),  # cp1252
+]
+
+
+@pytest.mark.parametrize(("text", "codec"), MISREAD)
+def test_legacy_code_pages_are_not_misread(text: str, codec: str) -> None:
+    doc = TextParser().parse(text.encode(codec), "legacy.txt")
+    assert doc.text == text
+
+
+def test_a_text_mixing_two_languages_keeps_its_code_page() -> None:
+    # Portuguese and Spanish lines: no one alphabet has both "ã" and "ñ", two do
+    mixed = "Port ABC não contabilize\nPort ABC doação uno negócios\nespañol ABC adhoc prácticas\n" * 3
+    assert TextParser().parse(mixed.encode("cp1252"), "m.txt").text == mixed
+
+
+def test_vietnamese_cp1258_tone_marks_still_read() -> None:
+    # cp1258 writes a tone as a combining mark where it has no whole letter: "ệ" is "ê" + U+0323
+    data = (
+        "Ti\u00eang Vi\u00ea\u0323t c\u00f3 nhi\u00ea\u0300u d\u00e2\u0301u, ng\u01b0\u01a1\u0300i "
+        "d\u00e2n r\u00e2\u0301t th\u00e2n thi\u00ea\u0323n. "
+    )
+    doc = TextParser().parse(data.encode("cp1258") * 3, "vi.txt")
+    assert doc.metadata["encoding"] == "cp1258"
+
+
 def test_bytes_no_encoding_fits_are_refused_with_that_reason() -> None:
     noise = bytes(range(1, 256)) * 20
     with pytest.raises(ParseError, match=r"no text encoding fits"):

@@ -6,6 +6,7 @@ import codecs
 import logging
 
 from docshelf.errors import ParseError
+from docshelf.parse._alphabets import oddness
 
 __all__ = ["decode_text", "detect_encoding", "encoding_metadata", "read_text"]
 
@@ -24,6 +25,15 @@ _PREFERRED = (
     "utf_8", "cp1252", "iso8859_1", "iso8859_15", "cp1250", "cp1251", "cp866", "koi8_r", "cp1256",
     "cp932", "gb18030",
 )  # fmt: skip
+# The code pages files are mostly in; a reading in another must look better to win.
+_COMMON = frozenset(
+    codecs.lookup(name).name
+    for name in (
+        *_PREFERRED, "cp866", "koi8_u", "iso8859_2", "iso8859_4", "iso8859_5", "iso8859_6",
+        "iso8859_7", "iso8859_8", "iso8859_9", "iso8859_13", "big5", "cp949", "euc_jp", "euc_kr",
+        "shift_jis", "gb2312", "gbk", "cp874", "tis_620",
+    )
+)  # fmt: skip
 _DETECT_BYTES = 1 << 20
 _SCORE_SLACK = 0.01
 
@@ -38,11 +48,21 @@ def detect_encoding(data: bytes) -> str | None:
     if not matches:
         return None
     # Each reading scored by how much sense it makes ("coherence": letter frequencies of a
-    # language) less half its odd characters ("chaos"); those within a hair of the best, with
-    # the encodings giving the same text, go to the preference order. Chaos alone read a line or
-    # two of French as Baltic cp1257 ("crème" -> "crčme": 0.06 less chaos, 0.04 less sense), and
-    # coherence alone read a mixed-language cp1252 file as DOS cp850.
-    scored = sorted(((m.coherence - 0.5 * m.chaos, m) for m in matches), key=lambda t: -t[0])
+    # language) less half its odd characters ("chaos"). Scores alone read French cp1252 as Baltic
+    # cp775 and Turkish cp1254 as cp1252, so the readings that look least like a misreading go
+    # first (`oddness`: letters no one alphabet holds together, a capital or a symbol inside a
+    # word), and of those alike, one in a widely used code page. Among those, the ones within a
+    # hair of the best score, with the encodings giving the same text, go to the preference
+    # order: chaos alone read a line or two of French as Baltic cp1257 ("crème" -> "crčme"),
+    # coherence alone a mixed-language cp1252 file as DOS cp850.
+    odd = {
+        id(m): (*oddness(str(m), m.encoding), all(map(_rare, (m.encoding, *m.could_be_from_charset))))
+        for m in matches
+    }
+    least = min(odd.values())
+    scored = sorted(
+        ((m.coherence - 0.5 * m.chaos, m) for m in matches if odd[id(m)] == least), key=lambda t: -t[0]
+    )
     top = scored[0][0]
     ties = [
         enc
@@ -54,6 +74,12 @@ def detect_encoding(data: bytes) -> str | None:
         if name in ties:
             return codecs.lookup(name).name
     return codecs.lookup(scored[0][1].encoding).name
+
+
+def _rare(encoding: str) -> bool:
+    """Whether ``encoding`` is seldom what a file is in (Mac, HP, DOS and the later ISO sets)."""
+    name = codecs.lookup(encoding).name
+    return name not in _COMMON and not name.startswith(("utf", "cp125"))
 
 
 def read_text(data: bytes, path: str, declared: str | None = None) -> tuple[str, str]:
