@@ -49,7 +49,7 @@ def test_a_changed_files_sync_equals_a_full_sync_and_walks_nothing_else(
         def no_walk(*args: Any, **kwargs: Any) -> Any:
             raise AssertionError("a full walk")
 
-        monkeypatch.setattr(sync_module, "walk_roots", no_walk)
+        monkeypatch.setattr(sync_module, "walk_sources", no_walk)
         report = rt.indexer().sync("test", changed=changed)
         assert (report.added, report.updated, report.removed) == (
             ["notes/new.md"],
@@ -72,13 +72,13 @@ def test_the_watcher_syncs_only_what_changed(
 ) -> None:
     settings.watch.debounce_ms = 50
     walks = {"n": 0}
-    real_walk = sync_module.walk_roots
+    real_walk = sync_module.walk_sources
 
     def counting(*args: Any, **kwargs: Any) -> Any:
         walks["n"] += 1
         return real_walk(*args, **kwargs)
 
-    monkeypatch.setattr(sync_module, "walk_roots", counting)
+    monkeypatch.setattr(sync_module, "walk_sources", counting)
     with Runtime(settings, embedder=HashEmbedder()) as rt:
         rt.indexer().sync("test", [tree])
         walker = Watcher(rt.indexer(), "test", settings.watch, [tree])

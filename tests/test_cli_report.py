@@ -121,7 +121,7 @@ def test_status_is_one_line_per_collection(cli: CliRunner, corpus: Path, tmp_pat
     assert rows["samples"][1:3] == [str(n) for n in counts["samples"]] and rows["samples"][-2:] == ["0", "6"]
     assert rows["work"][1:3] == [str(n) for n in counts["work"]] and rows["work"][-2:] == ["1", "0"]
     assert "just now" in lines[top + 1]
-    assert any("1 document changed on disk since indexed" in line for line in lines)
+    assert any("on disk since indexed: 1 changed" in line for line in lines)
     assert "bad-0.md" not in out and str(other) not in out  # details only on request
     assert max(cell_len(line) for line in lines) <= 80
 

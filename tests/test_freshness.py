@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 from docshelf.analyze import Analyzer
@@ -87,3 +88,30 @@ def test_a_long_pass_stretches_the_wait_before_the_next(tmp_path: Path) -> None:
     assert not tracker._due(generation + 1)  # a sync since: still not before 20 s
     tracker._checked -= 15.0
     assert tracker._due(generation)
+
+
+def test_new_files_are_counted_on_background_passes_never_in_a_search(tmp_path: Path) -> None:
+    """A server's status takes the new files (a walk of the folders) from the tracker's last pass."""
+    store = _store(tmp_path, 40)
+    walks: list[int] = []
+    done = threading.Event()
+
+    def news() -> list[dict[str, str]]:
+        walks.append(1)
+        done.set()
+        return [{"collection": "c", "path": f"n{i}.md", "reason": "new"} for i in range(3)]
+
+    tracker = StaleTracker(store, background=True, max_age_s=0.05, min_age_s=0.01, keep=2, news=news)
+    tracker._ensure_thread = lambda generation: None  # type: ignore[method-assign]
+    assert tracker.summary()["stale_documents"] == 0  # the search's own pass walks no folder
+    assert walks == [] and tracker.new_report() is None
+    del tracker._ensure_thread
+    try:
+        tracker.summary()
+        assert done.wait(30)
+        deadline = time.monotonic() + 30
+        while tracker.new_report() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert tracker.new_report() == (3, news()[:2])
+    finally:
+        tracker.close()

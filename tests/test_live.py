@@ -296,3 +296,41 @@ def test_status_reports_stale_documents_and_index_age(tmp_path: Path, docs: Path
     assert gone == [
         {"collection": "live", "path": str(docs.resolve()), "reason": "folder not on this machine"}
     ]
+
+
+def test_status_counts_new_files_the_index_would_pick_up(
+    tmp_path: Path, docs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file added since the last sync was never reported: status said nothing was stale."""
+    data = tmp_path / "data"
+    monkeypatch.setenv("DOCSHELF_EMBED__MODEL", "hash")
+    monkeypatch.setenv("DOCSHELF_SOURCES__MAX_FILE_MB", "0.001")  # recorded with the collection
+    (docs / ".gitignore").write_text("build/\n")
+    (docs / "draft.md").write_text("---\nrag: false\n---\n# Draft\n\nnot for the index\n")
+    cli = CliRunner()
+    assert cli.invoke(app, ["index", str(docs), "--data-dir", str(data)]).exit_code == 0
+    monkeypatch.delenv("DOCSHELF_SOURCES__MAX_FILE_MB")  # status reads the recorded cap, not this one
+    (docs / "new.md").write_text("# New\n\nA new page.\n")
+    (docs / "sub").mkdir()
+    (docs / "sub" / "deep.txt").write_text("a new note in a new folder\n")
+    (docs / "build").mkdir()
+    (docs / "build" / "out.md").write_text("ignored by .gitignore\n")
+    (docs / ".hidden.md").write_text("hidden: never a document\n")
+    (docs / "big.md").write_text("x" * 4096)  # over the cap: the index skips it
+    (docs / "photo.xyz").write_bytes(b"no parser")
+    (docs / "alpha.md").write_text("# Alpha\n\nchanged on disk\n")
+    (docs / "beta.md").unlink()
+    (docs / "late-draft.md").write_text("---\nrag: false\n---\n# Late\n")  # new until a sync reads it
+
+    status = json.loads(cli.invoke(app, ["status", "--json", "--data-dir", str(data)]).stdout)
+    assert status["stale_documents"] == 2 and status["new_files"] == 3
+    assert sorted((s["path"], s["reason"]) for s in status["stale"]) == [
+        ("alpha.md", "modified"), ("beta.md", "missing or unreadable"), ("late-draft.md", "new"),
+        ("new.md", "new"), ("sub/deep.txt", "new"),
+    ]  # fmt: skip
+    out = cli.invoke(app, ["status", "--stale", "--data-dir", str(data)]).stdout
+    assert "on disk since indexed: 3 new, 1 changed, 1 missing" in " ".join(out.split())
+    assert "default: sub/deep.txt: new" in out
+    assert cli.invoke(app, ["index", "--data-dir", str(data)]).exit_code == 0
+    status = json.loads(cli.invoke(app, ["status", "--json", "--data-dir", str(data)]).stdout)
+    assert status["new_files"] == 0 and status["stale"] == []

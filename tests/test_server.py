@@ -173,6 +173,14 @@ async def test_missing_file_is_rebuilt_from_chunks(
         ]
 
 
+async def test_index_status_lists_new_files(settings: Settings, indexed: Runtime, corpus: Path) -> None:
+    (corpus / "runbooks" / "added.md").write_text("# Added\n\nSince the last sync.\n")
+    async with Client(create_server(settings, indexed)) as c:
+        out = data(await c.call_tool("index_status", {}))
+    assert out["new_files"] == 1 and out["stale_documents"] == 0
+    assert out["stale"] == [{"collection": "test", "path": "runbooks/added.md", "reason": "new"}]
+
+
 async def test_size_cap_truncates_with_cursor(settings: Settings, indexed: Runtime, corpus: Path) -> None:
     from docshelf.shelf.budget import estimate_tokens
 

@@ -110,16 +110,23 @@ def _print_summary(d: dict[str, Any]) -> None:
         _say(
             Text("the keyword index is behind the database: the next `docshelf index` rebuilds it", "yellow")
         )
-    if d["stale_documents"]:
-        n = d["stale_documents"]
-        _say(data(f"{n} document{'s' if n > 1 else ''} changed on disk since indexed: docshelf index "
-                  "(list: --stale)", "yellow"))  # fmt: skip
+    if behind := _behind(d):
+        _say(data(f"on disk since indexed: {behind}: docshelf index (list: --stale)", "yellow"))
     if pending := d.get("reembed_pending"):
         done = f"{pending['staged']} of {pending['chunks']} chunks done"
         _say(data(f"a re-embed to {pending['model']} is unfinished ({done}): docshelf index with that "
                   "model finishes it; the old vectors serve searches until then", "yellow"))  # fmt: skip
     for line in _watch_lines(d["watch"]):
         _say(line)
+
+
+def _behind(d: dict[str, Any]) -> str:
+    """What the next `docshelf index` would take in or drop: "2 new, 1 changed, 1 missing"."""
+    new = d.get("new_files") or 0
+    changed = sum(s["reason"] == "modified" for s in d["stale"])
+    # the whole list is asked for: the rest of stale_documents is gone (files, or a whole folder)
+    counts = ((new, "new"), (changed, "changed"), (d["stale_documents"] - changed, "missing"))
+    return ", ".join(f"{n} {what}" for n, what in counts if n > 0)
 
 
 def _pairs(values: Any) -> str:
@@ -152,7 +159,7 @@ def _print_details(d: dict[str, Any], roots: bool, settings: bool, skipped: bool
             for line in skipped_lines(items, shown=None):
                 _say(line, rest=6)
     if stale:
-        out.print(Text("\nstale documents" if d["stale"] else "\nno stale documents", style="bold"))
+        out.print(Text("\nstale files" if d["stale"] else "\nno stale files", style="bold"))
         for s in d["stale"]:
             _say(data(f"  {s['collection']}: {s['path']}: {s['reason']}"))
 
@@ -163,7 +170,9 @@ def status(
         bool, typer.Option("--settings", help="the settings recorded with each collection")
     ] = False,
     skipped: Annotated[bool, typer.Option("--skipped", help="every skipped file, grouped by reason")] = False,
-    stale: Annotated[bool, typer.Option("--stale", help="documents changed on disk since indexed")] = False,
+    stale: Annotated[
+        bool, typer.Option("--stale", help="files new, changed or gone on disk since indexed")
+    ] = False,
     everything: Annotated[bool, typer.Option("--all", "-a", help="all of the above")] = False,
     config: ConfigOpt = None,
     data_dir: DataDirOpt = None,

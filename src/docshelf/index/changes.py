@@ -12,7 +12,7 @@ from docshelf.sources.walk import WalkResult, is_within, walk_paths
 from docshelf.store.base import DocState, Store
 from docshelf.types import SkippedFile
 
-__all__ = ["changed_states", "merged_skips", "walk_changed"]
+__all__ = ["changed_paths", "changed_states", "merged_skips", "walk_changed"]
 
 
 def _relative(roots: Sequence[Path], path: Path) -> tuple[Path, str] | None:
@@ -54,6 +54,11 @@ def merged_skips(
     store: Store, collection: str, roots: Sequence[Path], changed: Sequence[Path], new: Sequence[SkippedFile]
 ) -> list[SkippedFile]:
     """The collection's skip records with those of the changed paths replaced by this sync's."""
-    rels = {found[1] for p in changed if (found := _relative(roots, p)) is not None}
+    rels = changed_paths(roots, changed)
     kept = [s for _, s in store.skipped(collection) if s.path not in rels]
     return [*kept, *new]
+
+
+def changed_paths(roots: Sequence[Path], changed: Sequence[Path]) -> set[str]:
+    """The changed paths as stored: relative to the root that holds them, NFC."""
+    return {found[1] for p in changed if (found := _relative(roots, p)) is not None}

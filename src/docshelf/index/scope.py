@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,9 +17,10 @@ if TYPE_CHECKING:
     from docshelf.store.base import Store
     from docshelf.types import SkippedFile, SourceFile
 
-__all__ = ["Scope", "record_languages", "record_scripts", "skip_records"]
+__all__ = ["Scope", "read_excluded", "record_excluded", "record_languages", "record_scripts", "skip_records"]
 
 _BACKFILL_CHUNKS = 2000  # an index from before the language counts: a sample of its passages
+_EXCLUDED_KEY = "excluded/"
 
 
 class Scope:
@@ -53,6 +55,28 @@ def skip_records(
     seen = {*files, *(s.path for s in report.skipped), *report.removed}
     old = [s for _, s in store.skipped(collection) if s.path not in seen]
     return [*old, *report.skipped]
+
+
+def read_excluded(store: Store, collection: str) -> dict[str, tuple[int, int]]:
+    """Path -> (size, mtime_ns) of the files the syncs of ``collection`` left out for ``rag: false``."""
+    try:
+        raw = json.loads(store.get_meta(_EXCLUDED_KEY + collection) or "{}")
+        return {str(rel): (int(v[0]), int(v[1])) for rel, v in raw.items()}
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+        return {}  # unreadable: the next full sync writes it afresh
+
+
+def record_excluded(
+    store: Store, collection: str, excluded: Sequence[str], files: dict[str, SourceFile],
+    seen: Collection[str] | None,
+) -> None:  # fmt: skip
+    """Keep the files this sync left out for ``rag: false``, as they are now: `status` does not
+    count them as new until they change. ``seen``: the paths a scoped sync looked at (None: all)."""
+    old = read_excluded(store, collection)
+    kept = {} if seen is None else {rel: v for rel, v in old.items() if rel not in seen}
+    kept.update((rel, (files[rel].size, files[rel].mtime_ns)) for rel in excluded if rel in files)
+    if kept != old:
+        store.set_meta(_EXCLUDED_KEY + collection, json.dumps(kept, sort_keys=True))
 
 
 def record_scripts(store: Store, added: dict[str, float]) -> None:

@@ -148,6 +148,7 @@ class StaleTracker:
         first_pages: int = 2,
         keep: int = 200,
         idle_ratio: float = 10.0,
+        news: Callable[[], list[dict[str, str]]] | None = None,
     ) -> None:
         self.store = store
         self.lock = lock or contextlib.nullcontext()
@@ -158,10 +159,12 @@ class StaleTracker:
         self.first_pages = first_pages
         self.keep = keep
         self.idle_ratio = idle_ratio
+        self.news = news  # the files a sync would add: a walk of the folders, on background passes only
         self._pass_s = 0.0  # how long the last complete pass took
         self._state = threading.Lock()
         self._count: int | None = None
         self._found: list[dict[str, str]] = []
+        self._new: tuple[int, list[dict[str, str]]] | None = None
         self._tried = False
         self._checked = -1e9
         self._generation: int | None = None  # the generation the last pass started at
@@ -191,6 +194,12 @@ class StaleTracker:
         """The last complete pass: (stale count, the first ``keep`` of them); None before one ended."""
         count, found = self._count, self._found
         return None if count is None else (count, list(found))
+
+    def new_report(self) -> tuple[int, list[dict[str, str]]] | None:
+        """The new files of the last background pass: (count, the first ``keep``); None before one
+        ended, or without ``news``."""
+        new = self._new
+        return None if new is None else (new[0], list(new[1]))
 
     def _due(self, generation: int) -> bool:
         since = time.monotonic() - self._checked
@@ -232,6 +241,12 @@ class StaleTracker:
                 return  # too many files to count here: the count stays unknown
             if self._stop.is_set():
                 return
+        # the walk is never on a search's time (the first, time-boxed pass runs in the search)
+        new = self.news() if pause and self.news is not None else None
+        if self._stop.is_set():
+            return
+        if new is not None:
+            self._new = (len(new), new[: self.keep])
         self._found = walk.found
         self._count, self._checked, self._generation = walk.count, time.monotonic(), generation
         self._pass_s = self._checked - started

@@ -15,6 +15,7 @@ from docshelf.config import Settings, check_collection
 from docshelf.embed.base import Embedder, Vectors
 from docshelf.errors import DocshelfError, SourceError
 from docshelf.index import changes
+from docshelf.index.corpus import parseable, unchanged, walk_sources
 from docshelf.index.gitinfo import git_state
 from docshelf.index.ids import content_hash
 from docshelf.index.lock import WriterLock
@@ -22,10 +23,9 @@ from docshelf.index.pipeline import EmbedPipeline
 from docshelf.index.prepare import Counter, Pending, prepare
 from docshelf.index.reembed import reembed_store
 from docshelf.index.report import SyncReport, group_skipped, reason_kind, reason_of
-from docshelf.index.scope import Scope, record_languages, record_scripts, skip_records
+from docshelf.index.scope import Scope, record_excluded, record_languages, record_scripts, skip_records
 from docshelf.parse import ParserRegistry, default_registry
 from docshelf.search.confidence import script_words
-from docshelf.sources import walk_roots
 from docshelf.sources.regular import FileRefused, read_regular
 from docshelf.sources.walk import kept_by
 from docshelf.store.base import BuildRecord, DocState, Replacement, Store
@@ -51,16 +51,6 @@ def _held_elsewhere(holder: DocState | None, f: SourceFile, order: dict[str, int
     if order[holder.root] > order.get(str(f.root), len(order)):
         return False
     return os.path.isfile(os.path.join(holder.root, holder.path))
-
-
-def _unchanged(states: dict[str, DocState]) -> Callable[[str, int, int], bool]:
-    """Whether a walked file is indexed with this size and mtime (a binary file never is)."""
-
-    def known(rel: str, size: int, mtime_ns: int) -> bool:
-        state = states.get(rel)
-        return state is not None and state.size == size and state.mtime_ns == mtime_ns
-
-    return known
 
 
 class Indexer:
@@ -138,19 +128,17 @@ class Indexer:
         if not all_roots and not moved:
             raise SourceError(f"collection {collection!r} has no folders yet; run `docshelf index PATH`")
         src = self.settings.sources
-        parseable = self._parseable
         within = None if scope is None else Scope(scope)
         if changed is not None:
-            walked = changes.walk_changed(all_roots, changed, src, self.registry.binary_extensions, parseable)
+            walked = changes.walk_changed(
+                all_roots, changed, src, self.registry.binary_extensions, parseable(self.registry)
+            )
             kept_roots = [str(r) for r in moved]
             states = changes.changed_states(self.store, collection, all_roots, changed)
         else:
             states = self.store.document_states(collection)
             walk_list = all_roots if within is None else [r for r in all_roots if within.touches(r)]
-            walked = list(
-                walk_roots(walk_list, src.include, src.exclude, src.respect_gitignore, src.max_file_mb,
-                           self.registry.binary_extensions, parseable, _unchanged(states))
-            )  # fmt: skip
+            walked = walk_sources(walk_list, src, self.registry, unchanged(states))
             # a scoped sync keeps the roots it did not walk; walked roots take their resolved form
             resolved = dict(zip(walk_list, (r for r, _ in walked), strict=True))
             kept_roots = [str(r) for r in moved if r not in {w for w, _ in walked}]
@@ -253,11 +241,15 @@ class Indexer:
         report.removed = [s.path for s in gone]
         self.store.gc_vectors()
         self.store.commit()
+        seen: set[str] | None = None
         if changed is not None:  # the other files' skip records stay
             kept = changes.merged_skips(self.store, collection, all_roots, changed, report.skipped)
+            seen = changes.changed_paths(all_roots, changed)
         else:
             kept = skip_records(self.store, collection, report, files, within)
+            seen = None if within is None else {*files, *report.removed}
         self.store.set_skipped(collection, kept)
+        record_excluded(self.store, collection, report.excluded, files, seen)
         report.seconds = time.time() - started
         self.store.record_build(
             BuildRecord(
@@ -298,10 +290,6 @@ class Indexer:
         return reembed_store(self.store, self.embedder, self.settings.embed.batch_size * 4, self.progress)
 
     # ----- internals -----
-    def _parseable(self, rel: str) -> bool:
-        """A file with no parser is skipped by the walk unopened (a FIFO, /proc/kmsg would block)."""
-        return self.registry.for_path(rel) is not None
-
     def _publish(self, last: float) -> float:
         """Make the documents swapped in so far visible to keyword search every few seconds of a
         long sync (readers are not kept on the old keyword index until the job ends)."""

@@ -296,6 +296,6 @@ def register_read_tools(server: MCPServer, shelf: Shelf) -> None:
 
     @tool(server, "Index status", READ_ONLY)
     async def index_status(ctx: Context) -> Annotated[CallToolResult, IndexStatus]:
-        """Counts per collection, model, last build, skipped files with reasons, and indexed files
-        changed on disk since (stale)."""
+        """Counts per collection, model, last build, skipped files with reasons, and files new,
+        changed or gone on disk since (stale; new_files counts the new ones)."""
         return await answer(shelf, lambda: status_payload(shelf), ctx)

@@ -140,7 +140,8 @@ class Shelf:
             from docshelf.shelf.status import guarded_state
 
             background = self._loading.background
-            self._tracker = StaleTracker(self.store, None, guarded_state, background=background)
+            news = self._new_entries if background else None
+            self._tracker = StaleTracker(self.store, None, guarded_state, background=background, news=news)
         return self._tracker
 
     def registry(self, collection: str) -> ParserRegistry:
@@ -246,13 +247,20 @@ class Shelf:
 
     def status(self, stale_limit: int | None = 200) -> Status:
         """Counts, model, recorded settings, builds, skipped and stale files."""
-        from docshelf.shelf.status import status_of
+        from docshelf.shelf.status import kept_passes, status_of
 
         # a server's tracker walks the files in the background: its last pass, not a walk per call
-        checked = self._tracker.report() if self._tracker is not None and self._loading.background else None
-        if checked is not None and stale_limit is not None and len(checked[1]) < min(checked[0], stale_limit):
-            checked = None  # it kept fewer than asked for
-        return status_of(self.store, self.settings, contextlib.nullcontext(), stale_limit, checked)
+        checked, new = kept_passes(self._tracker if self._loading.background else None, stale_limit)
+        if new is None:
+            found = self._new_entries()
+            new = (len(found), found)
+        return status_of(self.store, self.settings, contextlib.nullcontext(), stale_limit, checked, new)
+
+    def _new_entries(self) -> list[dict[str, str]]:
+        """The files a sync would add, as stale entries."""
+        from docshelf.shelf.status import new_entries
+
+        return new_entries(self.store, self.collection_settings, self.registry)
 
     def ask(
         self, question: str, *, passages: int | None = None, collections: Sequence[str] = (),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,9 +15,13 @@ from docshelf.shelf.types import CollectionStatus, Status
 
 if TYPE_CHECKING:
     from docshelf.config import Settings
+    from docshelf.index.stale import StaleTracker
+    from docshelf.parse import ParserRegistry
     from docshelf.store.base import DocState, Store
 
-__all__ = ["guarded_state", "status_of"]
+__all__ = ["guarded_state", "kept_passes", "new_entries", "status_of"]
+
+Found = tuple[int, list[dict[str, str]]]  # (how many, the first of them)
 
 
 def guarded_state(roots: list[str], state: DocState) -> Path:
@@ -24,12 +29,39 @@ def guarded_state(roots: list[str], state: DocState) -> Path:
     return guarded_path(roots, state.root, state.path)
 
 
+def new_entries(
+    store: Store, settings_of: Callable[[str], Settings], registry_of: Callable[[str], ParserRegistry]
+) -> list[dict[str, str]]:
+    """Stale entries for the files a sync would add, each collection walked by its own rules."""
+    from docshelf.index.corpus import new_files
+
+    return [
+        {"collection": name, "path": rel, "reason": "new"}
+        for name in store.collections()
+        for rel in new_files(store, name, settings_of(name).sources, registry_of(name))
+    ]
+
+
+def kept_passes(tracker: StaleTracker | None, limit: int | None) -> tuple[Found | None, Found | None]:
+    """A background tracker's last (stale, new) findings; None for one it has not or kept too few of."""
+    if tracker is None:
+        return None, None
+
+    def enough(found: Found | None) -> Found | None:
+        if found is not None and limit is not None and len(found[1]) < min(found[0], limit):
+            return None  # it kept fewer than asked for
+        return found
+
+    return enough(tracker.report()), enough(tracker.new_report())
+
+
 def status_of(
     store: Store, settings: Settings, lock: contextlib.AbstractContextManager[Any], stale_limit: int | None,
-    checked: tuple[int, list[dict[str, str]]] | None = None,
+    checked: Found | None = None, new: Found = (0, []),
 ) -> Status:  # fmt: skip
     """Counts, model, settings, builds, skipped and stale files of ``store``; ``checked`` is a
-    recent stale pass (a server's background tracker) to report instead of stat'ing every file now."""
+    recent stale pass (a server's background tracker) to report instead of stat'ing every file now,
+    ``new`` the files a sync would add (listed after the stale ones, within ``stale_limit``)."""
     from docshelf.index.watch import read_health  # the watcher module loads the indexer
 
     with lock:
@@ -53,6 +85,7 @@ def status_of(
         count, stale = checked[0], checked[1][:stale_limit]
     else:
         count, stale = stale_report(store, stale_limit, guarded_state, lock)
+    stale = [*stale, *new[1]][:stale_limit]
     url = settings.store.url
     return Status(
         data_dir=str(Path(store.data_dir)),
@@ -69,6 +102,7 @@ def status_of(
         skipped=skipped,
         stale=stale,
         stale_documents=count,
+        new_files=new[0],
         index_age=None if age is None else round(age, 1),
         watch=watch,
         index_settings=None if index_rec is None else {**index_rec.values, "origin": index_rec.origin},

@@ -196,6 +196,7 @@ class Status:
     watch: dict[str, dict[str, Any]]
     index_settings: dict[str, Any] | None = None
     reembed: dict[str, Any] | None = None  # an unfinished re-embed: model, dim, staged, chunks
+    new_files: int = 0  # files a sync would add (listed in ``stale`` with reason "new")
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -213,6 +214,7 @@ class Status:
             "last_build": build_dict(self.last_build),
             "skipped": self.skipped,
             "stale_documents": self.stale_documents,
+            "new_files": self.new_files,
             "stale": self.stale,
             "index_age": self.index_age,
             "watch": self.watch,
