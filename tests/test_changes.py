@@ -130,3 +130,83 @@ def test_a_change_between_the_catch_up_sync_and_the_os_watch_is_not_missed(
             assert [h.path for h in searcher.search("platypusword", mode="keyword").hits] == ["notes/n4.md"]
         finally:
             walker.stop()
+
+
+def test_an_editors_save_syncs_only_the_saved_file(
+    settings: Settings, tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """vim's write probe `4913`, its `file~` backup, emacs' `#file#` and a `file.tmp` renamed into
+    place are gone by the time the watcher looks: each one forced a full sync of the root."""
+    settings.watch.debounce_ms = 50
+    settings.watch.rescan_s = 0
+    walks = {"n": 0}
+    real_walk = sync_module.walk_sources
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        walks["n"] += 1
+        return real_walk(*args, **kwargs)
+
+    monkeypatch.setattr(sync_module, "walk_sources", counting)
+    notes = tree / "notes"
+    with Runtime(settings, embedder=HashEmbedder()) as rt:
+        rt.indexer().sync("test", [tree])
+        walker = Watcher(rt.indexer(), "test", settings.watch, [tree])
+        touched: list[str] = []
+        walker.on_sync = lambda report: touched.extend([*report.added, *report.updated, *report.removed])
+        walker.start()
+        try:
+            deadline = time.monotonic() + 60
+            while walker.health["state"] != "running" and time.monotonic() < deadline:  # caught up
+                time.sleep(0.02)
+            before = walks["n"]
+            searcher = rt.searcher()
+
+            def found(word: str) -> list[str]:
+                while not searcher.search(word, mode="keyword").hits and time.monotonic() < deadline:
+                    time.sleep(0.02)
+                return [h.path for h in searcher.search(word, mode="keyword").hits]
+
+            (notes / "4913").write_text("")  # vim: can the folder be written?
+            (notes / "4913").unlink()
+            (notes / "n3.md").rename(notes / "n3.md~")  # vim's backup while it writes
+            (notes / "n3.md").write_text("# Note 3\n\nwombatword\n")
+            (notes / "n3.md~").unlink()
+            (notes / "#n4.md#").write_text("emacs auto-save")
+            (notes / "n4.md.tmp").write_text("# Note 4\n\nquokkaword\n")  # written aside, renamed in
+            (notes / "n4.md.tmp").rename(notes / "n4.md")
+            (notes / "#n4.md#").unlink()
+            assert found("wombatword") == ["notes/n3.md"] and found("quokkaword") == ["notes/n4.md"]
+            (notes / "real.md").write_text("# Real\n\nkoalaword\n")  # after the rest: their syncs are done
+            assert found("koalaword") == ["notes/real.md"]
+            while "notes/real.md" not in touched and time.monotonic() < deadline:  # told after the commit
+                time.sleep(0.02)
+            assert walks["n"] == before  # no full sync
+            assert sorted(set(touched)) == ["notes/n3.md", "notes/n4.md", "notes/real.md"]
+            assert not {s.path for _, s in rt.store.skipped("test")} & {"notes/4913", "notes/n3.md~"}
+        finally:
+            walker.stop()
+
+
+def test_a_path_gone_from_disk_is_looked_up_in_the_index(
+    settings: Settings, tree: Path, tmp_path: Path
+) -> None:
+    """Gone before the watcher looked: a folder of documents needs a full sync (its files sent no
+    events, even one named like a file: `v2.md/`), a document or skip record a targeted one, and
+    a name the index never had nothing."""
+    from docshelf.index.watch import _files_only
+
+    (tree / "v2.md").mkdir()
+    (tree / "v2.md" / "inner.md").write_text("# Inner\n\ntext\n")
+    (tree / "notes" / "README").write_text("no parser takes it\n")
+    with Runtime(settings, embedder=HashEmbedder()) as rt:
+        rt.indexer().sync("test", [tree])
+        assert "notes/README" in {s.path for _, s in rt.store.skipped("test")}
+        watcher = Watcher(rt.indexer(), "test", settings.watch, [tree])
+        seen = watcher._indexed_as([tree.resolve()])
+        (tree / "v2.md").rename(tmp_path / "v2-moved")
+        (tree / "notes" / "README").unlink()
+        (tree / "notes" / "n1.md").unlink()
+        assert _files_only(set(), [tree / "v2.md"], seen) is None
+        for gone in ("notes/README", "notes/n1.md"):
+            assert _files_only(set(), [tree / gone], seen) == {tree / gone}
+        assert _files_only(set(), [tree / "notes" / "4913", tree / "notes" / "n2.md~"], seen) == set()

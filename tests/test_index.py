@@ -353,3 +353,17 @@ def test_a_keyword_rebuild_at_open_says_when_it_starts_and_how_far_it_got(
         assert hits[0].path == "runbooks/incident-response.md"
     finally:
         rt.close()
+
+
+def test_documents_below_a_folder(runtime: Runtime, tmp_path: Path) -> None:
+    """The watcher asks whether a path gone from disk held documents (a folder moved away)."""
+    root = tmp_path / "tree"
+    for rel in ("a/b.md", "a/c/d.md", "ab.md", "a0.md", "é/x.md"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(f"# {rel}\n\ntext of {rel}\n")
+    runtime.indexer().sync("test", [root])
+    store = runtime.store
+    assert store.documents_below("test", "a") and store.documents_below("test", "a/c")
+    assert store.documents_below("test", "é")
+    assert not store.documents_below("test", "a/b.md") and not store.documents_below("test", "ab")
+    assert not store.documents_below("other", "a") and not store.documents_below("test", "a/c/d")

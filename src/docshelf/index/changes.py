@@ -6,13 +6,14 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Literal
 
 from docshelf.config import SourceSettings
 from docshelf.sources.walk import WalkResult, is_within, walk_paths
 from docshelf.store.base import DocState, Store
 from docshelf.types import SkippedFile
 
-__all__ = ["changed_paths", "changed_states", "merged_skips", "walk_changed"]
+__all__ = ["changed_paths", "changed_states", "indexed_as", "merged_skips", "walk_changed"]
 
 
 def _relative(roots: Sequence[Path], path: Path) -> tuple[Path, str] | None:
@@ -62,3 +63,21 @@ def merged_skips(
 def changed_paths(roots: Sequence[Path], changed: Sequence[Path]) -> set[str]:
     """The changed paths as stored: relative to the root that holds them, NFC."""
     return {found[1] for p in changed if (found := _relative(roots, p)) is not None}
+
+
+def indexed_as(
+    store: Store, collection: str, roots: Sequence[Path], path: Path
+) -> Literal["folder", "file"] | None:
+    """What the index holds under the name of a path gone from disk: documents inside it
+    ("folder"), a document or skip record of that name ("file"), or nothing."""
+    found = _relative(roots, path)
+    if found is None:
+        return None
+    rel = found[1]
+    if store.documents_below(collection, rel):
+        return "folder"
+    if store.get_document(collection, rel) is not None or any(
+        s.path == rel for _, s in store.skipped(collection)
+    ):
+        return "file"
+    return None

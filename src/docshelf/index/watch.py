@@ -178,8 +178,10 @@ class Watcher:
             )
         return roots
 
-    def _is_document(self, name: str) -> bool:
-        return self.indexer.registry.for_path(name) is not None
+    def _indexed_as(self, roots: Sequence[Path]) -> Callable[[Path], str | None]:
+        from docshelf.index.changes import indexed_as
+
+        return lambda path: indexed_as(self.store, self.collection, roots, path)
 
     def _watch_loop(self) -> None:
         import watchfiles
@@ -218,7 +220,7 @@ class Watcher:
                     pending = True
                     self.health["last_event_at"] = time.time()
                     self.health["events"] += len(changes)
-                    changed = _files_only(changed, [Path(p) for _, p in changes], self._is_document)
+                    changed = _files_only(changed, [Path(p) for _, p in changes], self._indexed_as(roots))
                 rescan = self.settings.rescan_s > 0 and time.monotonic() - last_full >= self.settings.rescan_s
                 if pending or rescan:
                     full = rescan or changed is None
@@ -306,17 +308,21 @@ _RULE_FILES = (".gitignore", "docshelf.toml")
 
 
 def _files_only(
-    changed: set[Path] | None, paths: list[Path], is_document: Callable[[str], bool] = lambda name: True
+    changed: set[Path] | None, paths: list[Path], indexed_as: Callable[[Path], str | None]
 ) -> set[Path] | None:
-    """``changed`` plus ``paths``, or None once a full sync is needed: a folder came, went or moved
-    (a missing path whose name no parser takes may have been one: `v1.2/`), the rules changed, or
-    too many files did."""
+    """``changed`` plus ``paths``, or None once a full sync is needed: a folder came, went or moved,
+    the rules changed, or too many files did. ``indexed_as`` tells what the index holds for a path
+    gone from disk ("folder", "file" or None)."""
     if changed is None:
         return None
     for path in paths:
         if path.name in _RULE_FILES or path.is_dir():
             return None
-        if not path.exists() and (not path.suffix or not is_document(path.name)):
-            return None
+        if not path.exists():
+            held = indexed_as(path)
+            if held == "folder":  # moved or deleted with its documents, which sent no events
+                return None
+            if held is None:  # gone before anyone looked: vim's `4913` probe, `file~`, `#file#`, `file.tmp`
+                continue
         changed.add(path)
     return changed if len(changed) <= _MAX_TARGETED else None

@@ -137,6 +137,10 @@ class MemoryStore:
             (d.collection, DocState(d.id, d.path, d.root, d.size, d.mtime_ns, d.content_hash)) for d in docs
         ]
 
+    def documents_below(self, collection: str, folder: str) -> bool:
+        prefix = folder + "/"
+        return any(d.collection == collection and d.path.startswith(prefix) for d in self._docs.values())
+
     def touch_document(self, doc_id: str, size: int, mtime_ns: int) -> None:
         doc = self._docs[doc_id]
         self._docs[doc_id] = DocumentRecord(**{**doc.__dict__, "size": size, "mtime_ns": mtime_ns})

@@ -211,6 +211,11 @@ class SQLiteStore(SQLiteSearch, SQLiteReembed, SQLiteWrites, BuildLog):
         ).fetchall()
         return [(r[0], DocState(*r[1:])) for r in rows]
 
+    def documents_below(self, collection: str, folder: str) -> bool:
+        # "/" + 1 is "0": a range the (collection, path) index answers, not a scan
+        sql = "SELECT 1 FROM documents WHERE collection=? AND path > ? AND path < ? LIMIT 1"
+        return self._db.execute(sql, (collection, folder + "/", folder + "0")).fetchone() is not None
+
     def touch_document(self, doc_id: str, size: int, mtime_ns: int) -> None:
         with self._tx() as conn:
             conn.execute("UPDATE documents SET size=?, mtime_ns=? WHERE id=?", (size, mtime_ns, doc_id))

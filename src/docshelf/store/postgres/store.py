@@ -206,6 +206,11 @@ class PostgresStore(PgSearch, PgReembed, PgMaintenance, BuildLog):
         )
         return [(r[0], DocState(*r[1:])) for r in rows]
 
+    def documents_below(self, collection: str, folder: str) -> bool:
+        # starts_with, not a range: the database's collation need not order text by code point
+        sql = "SELECT 1 FROM documents WHERE collection=%s AND starts_with(path, %s) LIMIT 1"
+        return self._one(sql, (collection, folder + "/")) is not None
+
     def touch_document(self, doc_id: str, size: int, mtime_ns: int) -> None:
         with self._tx() as conn:
             conn.execute("UPDATE documents SET size=%s, mtime_ns=%s WHERE id=%s", (size, mtime_ns, doc_id))
