@@ -168,6 +168,35 @@ def test_concurrent_indexers_converge(pg_database: str, tmp_path: Path, corpus: 
             rt.close()
 
 
+def test_writers_on_other_machines_take_turns_per_collection(
+    pg_database: str, tmp_path: Path, corpus: Path
+) -> None:
+    """Two indexers with their own lock folders (two machines) on one database: the second waits
+    for the first instead of parsing and embedding the same files beside it, unless it writes
+    another collection."""
+    from docshelf.errors import StoreError
+
+    first = Runtime(_pg_settings(tmp_path, pg_database, "node1"), embedder=HashEmbedder())
+    late = _pg_settings(tmp_path, pg_database, "node2")
+    late.watch.lock_timeout_s = 0.3
+    second = Runtime(late, embedder=HashEmbedder())
+    busy = r"another docshelf \(docshelf writer pid \d+ on .*\) is writing to {} in the PostgreSQL store"
+    try:
+        with first.indexer().writer_lock("test"):
+            report = first.indexer().sync("test", [corpus])  # the lock is re-entrant for its holder
+            with pytest.raises(StoreError, match=busy.format("collection 'test'")):
+                second.indexer().sync("test", [corpus])
+            assert second.indexer().sync("other", [corpus]).added  # another collection goes on
+        with first.indexer().writer_lock(), pytest.raises(StoreError, match=busy.format("this database")):
+            second.indexer().sync("other", [corpus])  # a re-embed or a migration holds them all
+        # once it is free, the second finds the work done
+        again = second.indexer().sync("test", [corpus])
+        assert report.added and not again.added and again.unchanged == len(report.added)
+    finally:
+        first.close()
+        second.close()
+
+
 def test_migrate_copies_the_embedded_store_without_re_embedding(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, corpus: Path, pg_database: str
 ) -> None:

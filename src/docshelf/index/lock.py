@@ -17,6 +17,7 @@ import json
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -36,6 +37,7 @@ class _Local:
         self.mutex = threading.RLock()
         self.depth = 0
         self.fd: int | None = None
+        self.held: contextlib.ExitStack | None = None  # the store's own guard (PostgreSQL), if any
 
 
 _LOCALS: dict[str, _Local] = {}
@@ -55,8 +57,13 @@ def _forget_in_child() -> None:
         if local.fd is not None:
             with contextlib.suppress(OSError):
                 os.close(local.fd)
+        if local.held is not None:
+            _ORPHANS.append(local.held)  # never closed here: that would end the parent's session
     _LOCALS.clear()
     _LOCALS_GUARD = threading.Lock()
+
+
+_ORPHANS: list[contextlib.ExitStack] = []
 
 
 os.register_at_fork(after_in_child=_forget_in_child)
@@ -108,11 +115,21 @@ def lock_owner(data_dir: Path) -> dict[str, Any] | None:
 
 
 class WriterLock:
-    """``with WriterLock(data_dir, timeout):`` makes this thread the index's only writer."""
+    """``with WriterLock(data_dir, timeout):`` makes this thread the index's only writer.
 
-    def __init__(self, data_dir: Path, timeout: float = 30.0) -> None:
+    ``guard(seconds left)``, entered after the lock file and left before it, is the store's own
+    writer lock (a PostgreSQL database shared by several machines: ``Store.writer_guard``).
+    """
+
+    def __init__(
+        self,
+        data_dir: Path,
+        timeout: float = 30.0,
+        guard: Callable[[float], contextlib.AbstractContextManager[None]] | None = None,
+    ) -> None:
         self.path = Path(data_dir) / LOCK_NAME
         self.timeout = timeout
+        self.guard = guard
         self._local = _local(self.path)
 
     def acquire(self) -> None:
@@ -126,6 +143,8 @@ class WriterLock:
         try:
             if local.depth == 0:
                 local.fd = self._flock(deadline)
+                if self.guard is not None:
+                    self._enter_guard(local, max(0.0, deadline - time.monotonic()))
             local.depth += 1
         except BaseException:
             local.mutex.release()
@@ -135,6 +154,10 @@ class WriterLock:
         local = self._local
         local.depth -= 1
         try:
+            if local.depth == 0 and local.held is not None:
+                held, local.held = local.held, None
+                with contextlib.suppress(Exception):  # a lost session has let go already
+                    held.close()
             if local.depth == 0 and local.fd is not None:
                 fd, local.fd = local.fd, None
                 # leave the owner's record behind (it says who indexed last); unlock and close
@@ -153,6 +176,18 @@ class WriterLock:
         self.release()
 
     # ----- internals -----
+    def _enter_guard(self, local: _Local, seconds: float) -> None:
+        assert self.guard is not None and local.fd is not None
+        stack = contextlib.ExitStack()
+        try:
+            stack.enter_context(self.guard(seconds))
+        except BaseException:
+            fd, local.fd = local.fd, None
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+            raise
+        local.held = stack
+
     def _flock(self, deadline: float) -> int:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         while True:

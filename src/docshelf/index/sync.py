@@ -78,12 +78,16 @@ class Indexer:
         self.max_tokens = max(16, min(settings.chunk.max_tokens, embedder.max_tokens - _HEADER_RESERVE))
 
     # ----- public -----
-    def writer_lock(self) -> WriterLock:
-        """The index's single-writer lock (waits up to ``watch.lock_timeout_s``)."""
-        return WriterLock(self.store.data_dir, self.settings.watch.lock_timeout_s)
+    def writer_lock(self, collection: str | None = None) -> WriterLock:
+        """The index's single-writer lock (waits up to ``watch.lock_timeout_s``); on a shared store
+        it also keeps other machines' writers of ``collection`` (None: of any) waiting."""
+        store = self.store
+        return WriterLock(
+            store.data_dir, self.settings.watch.lock_timeout_s, lambda s: store.writer_guard(s, collection)
+        )
 
-    def _locked(self, job: Callable[[], _T]) -> _T:
-        with self.writer_lock():
+    def _locked(self, job: Callable[[], _T], collection: str | None = None) -> _T:
+        with self.writer_lock(collection):
             failed = True
             try:
                 result = job()
@@ -106,7 +110,7 @@ class Indexer:
         created, updated or removed.
         """
         check_collection(collection)
-        return self._locked(lambda: self._sync(collection, roots, skipped, force, scope, changed))
+        return self._locked(lambda: self._sync(collection, roots, skipped, force, scope, changed), collection)
 
     def _sync(
         self, collection: str, roots: Sequence[Path], skipped: Sequence[SkippedFile], force: bool,
@@ -262,7 +266,7 @@ class Indexer:
 
     def forget(self, collection: str, path: str) -> list[str]:
         """Remove one document (by path relative to its root) or every document under a root."""
-        return self._locked(lambda: self._forget(collection, path))
+        return self._locked(lambda: self._forget(collection, path), collection)
 
     def _forget(self, collection: str, path: str) -> list[str]:
         target = Path(path).expanduser()

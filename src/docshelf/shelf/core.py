@@ -349,7 +349,8 @@ class Shelf:
         """VACUUM and clean the keyword index under the writer lock; store bytes before, after."""
         from docshelf.index.lock import WriterLock
 
-        with self._lock, WriterLock(self.store.data_dir, self.settings.watch.lock_timeout_s):
+        timeout = self.settings.watch.lock_timeout_s
+        with self._lock, WriterLock(self.store.data_dir, timeout, self.store.writer_guard):
             return self.store.compact()
 
     def migrate_to(self, url: str, progress: Callable[[int, int], None] | None = None) -> CopyReport:
@@ -363,7 +364,9 @@ class Shelf:
         with self._lock:
             target = open_store(target_settings, self.runtime.analyzer)
             try:
-                with WriterLock(self.store.data_dir, self.settings.watch.lock_timeout_s):
+                timeout = self.settings.watch.lock_timeout_s
+                # the target may be shared: no other docshelf writes into it while it is filled
+                with WriterLock(self.store.data_dir, timeout), target.writer_guard(timeout):
                     return copy_store(self.store, target, progress or (lambda done, total: None))
             finally:
                 target.close()

@@ -47,7 +47,7 @@ def repair_keywords(runtime: Runtime, every_s: float = PROGRESS_SECONDS) -> None
                         100 * done // max(1, total))  # fmt: skip
 
     try:
-        with WriterLock(store.data_dir, 0):
+        with WriterLock(store.data_dir, 0, store.writer_guard):
             log.warning(
                 "the keyword index at %s is missing, damaged or built with other analyzer settings: "
                 "rebuilding it from the database (no re-embedding); the index opens when it is done",

@@ -7,6 +7,7 @@ ranking) without SQLite, tantivy or a data dir on disk beyond the path it is giv
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import math
 import threading
@@ -186,6 +187,12 @@ class MemoryStore:
     # ----- publishing writes (in memory every write is visible at once) -----
     def commit(self) -> None:
         self._meta["analyzer"] = self.analyzer.fingerprint
+
+    def writer_guard(
+        self, timeout_s: float, collection: str | None = None
+    ) -> contextlib.AbstractContextManager[None]:
+        """Nothing beyond the writer lock file: the index lives in the data dir it guards."""
+        return contextlib.nullcontext()
 
     def end_write(self, failed: bool) -> None:
         return None

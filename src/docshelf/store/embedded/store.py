@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sqlite3
@@ -237,6 +238,12 @@ class SQLiteStore(SQLiteSearch, SQLiteReembed, SQLiteWrites, BuildLog):
         self.keyword.commit(self.generation())
         self._set_meta_tx("analyzer", self.analyzer.fingerprint)
         self.publish_vectors()
+
+    def writer_guard(
+        self, timeout_s: float, collection: str | None = None
+    ) -> contextlib.AbstractContextManager[None]:
+        """Nothing beyond the writer lock file: the index lives in the data dir it guards."""
+        return contextlib.nullcontext()
 
     def end_write(self, failed: bool) -> None:
         """Hand the tantivy writer back and bound the WAL, so the next writer process starts clean.

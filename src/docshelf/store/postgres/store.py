@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections import Counter
@@ -19,6 +20,7 @@ from docshelf.store.postgres.maintenance import PgMaintenance
 from docshelf.store.postgres.reembed import PgReembed
 from docshelf.store.postgres.schema import migrate
 from docshelf.store.postgres.search import PgSearch
+from docshelf.store.postgres.writelock import database_writer
 from docshelf.types import Chunk
 
 __all__ = ["PostgresStore"]
@@ -303,6 +305,15 @@ class PostgresStore(PgSearch, PgReembed, PgMaintenance, BuildLog):
 
     def end_write(self, failed: bool) -> None:
         """Nothing is pending between transactions here."""
+
+    def writer_guard(
+        self, timeout_s: float, collection: str | None = None
+    ) -> contextlib.AbstractContextManager[None]:
+        """The writer lock of a collection (or the database) for writers on other machines too
+        (a replica writes nothing)."""
+        if self.read_only:
+            return contextlib.nullcontext()
+        return database_writer(self.url, timeout_s, self._why, collection)
 
     def needs_keyword_rebuild(self) -> bool:
         stamp = self.get_meta("analyzer")
