@@ -297,6 +297,29 @@ def test_a_few_words_find_passages_in_a_language_not_configured(settings: Settin
             assert hits and hits[0].path == "dessert.md", query
 
 
+def test_a_few_words_find_the_one_passage_in_a_language_not_configured(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """One French note among English ones: `crème` in keyword mode found nothing, as French held
+    under 5% of the index's words, so the query got English and German stems only."""
+    files = {f"note{i}.md": f"# Note {i}\n\n{_ENGLISH[i % len(_ENGLISH)]}\n" for i in range(60)}
+    files["dessert.txt"] = "Le comité a décidé que la crème brûlée serait servie à la fête de Noël.\n"
+    corpus = _write(tmp_path / "mixed", files)
+    with Runtime(settings, embedder=HashEmbedder()) as rt:
+        rt.indexer().sync("test", [corpus])
+        for query in ("crème", "comité", "crème brûlée", "servie"):
+            hits = rt.searcher().search(query, mode="keyword", k=3).hits
+            assert hits and hits[0].path == "dessert.txt", query
+
+
+_ENGLISH = [
+    "The deploy script copies the build to the server and restarts the service after the checks pass.",
+    "Backups run every night; the restore drill each quarter proves that they can be read back.",
+    "On-call engineers are paged for a sev-1 incident and must acknowledge within five minutes.",
+    "The style guide asks for short sentences, active verbs and one idea per paragraph in every page.",
+]
+
+
 def test_an_index_without_language_counts_is_sampled_once() -> None:
     from types import SimpleNamespace
 

@@ -3,7 +3,10 @@
 A query of a few words ("crème brûlée") gives the stop-word vote nothing to go on, so it got the
 configured languages' stems (English, German) while the French passages hold French stems: it
 matched nothing. The counts a sync keeps (meta "languages", index/scope.py) say which other
-languages make up a real share of the index; their stems are added for such a query.
+languages the index holds; the stems of the most used ones are added for such a query. Any share
+counts: one French note among sixty English ones (2% of the words) was unfindable by its own
+words when only languages with 5% counted, and a language's stems only ever match passages
+stemmed in it, so a small share costs the other passages nothing.
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ from docshelf.store.base import Store
 
 __all__ = ["CorpusLanguages", "main_languages"]
 
-MIN_SHARE = 0.05  # of the counted words
 MAX_EXTRA = 3
 _TTL_S = 5.0  # a search re-reads the counts at most this often (one meta read: a round trip on PostgreSQL)
 SAMPLE_CHUNKS = 2000
@@ -28,12 +30,9 @@ _STEMMED = frozenset(Stemmer.algorithms()) | {"tagalog"}
 
 
 def main_languages(counts: dict[str, float], configured: Sequence[str]) -> tuple[str, ...]:
-    """Languages with a stemmer that hold ``MIN_SHARE`` of the words, most first, not configured."""
-    total = sum(counts.values())
-    if not total:
-        return ()
+    """The ``MAX_EXTRA`` languages with a stemmer that hold the most words, not configured."""
     ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    keep = [lg for lg, n in ranked if n >= MIN_SHARE * total and lg in _STEMMED and lg not in configured]
+    keep = [lg for lg, n in ranked if n > 0 and lg in _STEMMED and lg not in configured]
     return tuple(keep[:MAX_EXTRA])
 
 
