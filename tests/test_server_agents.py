@@ -35,6 +35,10 @@ async def test_nonsense_gets_the_note_a_real_question_does_not(settings: Setting
         assert real["note"] is None and real["hits"][0]["matched"]
         assert real["hits"][0]["confidence"] > max(h["confidence"] for h in nonsense["hits"])
         assert all(0 <= h["confidence"] <= 1 for h in real["hits"])
+        # "do" occurs in the incident runbook ("what to do when production breaks"): a question's
+        # function words are no evidence that the documents cover it
+        bread = data(await c.call_tool("search", {"query": "how do I bake bread?"}))
+        assert bread["note"] == NEAREST_NOTE
         picky = data(await c.call_tool("search", {"query": "zzqxjv wombat", "min_confidence": 0.99}))
         assert picky["hits"] == [] and "min_confidence" in picky["note"]
 

@@ -9,7 +9,14 @@ casefolded, the form the analyzer compares against.
 
 from __future__ import annotations
 
-__all__ = ["CJK_STOPWORDS", "ENGLISH_STOPWORDS", "GERMAN_STOPWORDS", "HINT_CHARS", "STOPWORDS"]
+__all__ = [
+    "CJK_STOPWORDS",
+    "ENGLISH_STOPWORDS",
+    "GERMAN_STOPWORDS",
+    "HINT_CHARS",
+    "QUESTION_WORDS",
+    "STOPWORDS",
+]
 
 
 def _words(text: str) -> frozenset[str]:
@@ -43,6 +50,27 @@ STOPWORDS: dict[str, frozenset[str]] = {
     "english": ENGLISH_STOPWORDS,
     "german": GERMAN_STOPWORDS,
 }
+
+# The words a question is made of besides its subject (question words, pronouns, auxiliaries and
+# modals, "please", "tell"): kept in the index (a phrase may need them), but a hit that matched
+# only these ("how do I bake bread?" -> "do") is no sign the documents cover the question. Only
+# for the configured defaults: the long stopwords-iso lists also hold content words ("computer",
+# "information", "problem").
+QUESTION_WORDS: dict[str, frozenset[str]] = {
+    "english": ENGLISH_STOPWORDS | _words(
+        "how what why when where who whom whose which do does did doing done can could should would"
+        " shall may might must i me my mine we us our you your he him his she her its they them"
+        " am were been being have has had having get gets got there here about any some all"
+        " please tell show find give explain much many most more very so just also"
+    ),
+    "german": GERMAN_STOPWORDS | _words(
+        "wie was warum wieso weshalb wann wo wohin woher wer wen wem wessen welche welcher welches"
+        " welchen ich mich mir mein meine du dich dir dein wir uns unser ihr euch sie er es ihm ihn"
+        " man kann können konnte soll sollte sollen muss müssen darf dürfen will wollen würde werde"
+        " wird werden habe hat haben hatte gibt bin bist seid sein nicht auch noch nur so sehr bitte"
+        " zeige erkläre gibt's"
+    ),
+}  # fmt: skip
 
 # Letters that (among the usual Latin-script languages) point to one language: a weak vote
 # for words no stop list holds ("Größe"), keyed by ISO 639-1 code.

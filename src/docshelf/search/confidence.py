@@ -30,6 +30,7 @@ __all__ = [
     "nearest_neighbours",
     "script_words",
     "scripts_of",
+    "telling",
     "vector",
 ]
 
@@ -143,6 +144,15 @@ def decode_scripts(text: str | None) -> dict[str, float]:
         if name:
             out[name] = out.get(name, 0.0) + float(count or 1)
     return out
+
+
+def telling(matched: Sequence[str], languages: Sequence[str]) -> list[str]:
+    """The matched words that are not question words of ``languages`` (Snowball names): "how do I
+    bake bread?" matching "do" in a runbook is no sign the documents cover it."""
+    from docshelf.analyze.stopwords import QUESTION_WORDS
+
+    words = frozenset().union(*(QUESTION_WORDS.get(lg, frozenset()) for lg in languages))
+    return [m for m in matched if not all(w.casefold() in words for w in m.split())]
 
 
 def nearest_neighbours(

@@ -24,6 +24,7 @@ from docshelf.search.confidence import (
     known_scripts,
     nearest_neighbours,
     scripts_of,
+    telling,
 )
 from docshelf.search.corpus_languages import CorpusLanguages
 from docshelf.search.fusion import convex_combination, hybrid_weights, weighted_rrf, zscore_combination
@@ -304,13 +305,16 @@ class Searcher:
         top = hits[:NEAREST_TOP]
         if not terms:  # only stop words: meaning alone found these
             return STOPWORDS_NOTE
-        if any(h.matched for h in top):
+        mine = language_of(query, self.analyzer.language)
+        # a query of no told language: the words could be function words of any it may be in
+        langs = [mine] if mine != "alphabetic" else [*self.analyzer.languages, *self.corpus_languages()]
+        matched = [telling(h.matched, langs) for h in top]
+        if any(matched):
             return None
         recorded = decode_scripts(self.store.get_meta("scripts"))  # written as the index is built
         scripts = known_scripts(recorded) if recorded else scripts_of(h.text for h in hits)
-        mine = language_of(query, self.analyzer.language)
         same = [same_language(mine, self.hit_terms.language(h.text)) for h in top]
-        return NEAREST_NOTE if nearest_neighbours(terms, [h.matched for h in top], same, scripts) else None
+        return NEAREST_NOTE if nearest_neighbours(terms, matched, same, scripts) else None
 
     def _hydrate(
         self, fused: list[tuple[str, float]], lists: dict[str, list[tuple[str, float]]], query: str,
