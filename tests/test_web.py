@@ -243,6 +243,38 @@ def test_a_fetcher_for_an_agent_refuses_local_addresses(tmp_path: Path) -> None:
         assert Fetcher(WebSettings()).get(srv.base + "/a").body == b"a"  # the user's own fetch may
 
 
+def test_an_agents_fetch_through_a_proxy_checks_the_target_not_the_proxy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Through a proxy (http_proxy) the address checked was the proxy's: a proxy on the office
+    network refused every page, and one on a public address would have let an agent reach
+    169.254.169.254. Now the target is checked, and the proxy (the user's own setting) is not."""
+    import socket
+
+    addresses = {"docs.example.com": "93.184.216.34", "metadata.example.com": "169.254.169.254"}
+    real = socket.getaddrinfo
+
+    def resolve(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if host in addresses:
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (addresses[host], 80))]
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+    with serve({"/a": lambda r: Reply(200, b"a", {"Content-Type": "text/plain"})}) as proxy:
+        for name in ("http_proxy", "HTTP_PROXY"):
+            monkeypatch.setenv(name, proxy.base)
+        for name in ("no_proxy", "NO_PROXY"):
+            monkeypatch.delenv(name, raising=False)
+        fetcher = Fetcher(WebSettings(), private_ok=False)
+        assert fetcher.get("http://docs.example.com/a").body == b"a"  # the proxy is on 127.0.0.1
+        private = r"{} is a local or private address \(169\.254\.169\.254\)"
+        with pytest.raises(FetchError, match=private.format(r"metadata\.example\.com")):
+            fetcher.get("http://metadata.example.com/a")
+        with pytest.raises(FetchError, match=private.format(r"169\.254\.169\.254")):
+            fetcher.get("http://169.254.169.254/latest/meta-data/")
+        assert proxy.paths() == ["http://docs.example.com/a"]
+
+
 def test_mirror_paths() -> None:
     assert rel_path("https://x.org/", ".html") == "index.html"
     assert rel_path("https://x.org/docs/", ".html") == "docs/index.html"
