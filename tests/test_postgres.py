@@ -242,6 +242,37 @@ def test_migrate_copies_the_embedded_store_without_re_embedding(
     assert again.exit_code == 0 and json.loads(again.stdout)["chunks"] == report["chunks"]
 
 
+def test_migrate_from_one_postgresql_store_to_another(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, corpus: Path, pg_database: str, pg_server: str
+) -> None:
+    """With DOCSHELF_STORE naming the index's PostgreSQL store, `migrate --to` another one copied
+    the embedded index in data_dir (empty here, stale elsewhere) instead of the index in use."""
+    import psycopg
+
+    monkeypatch.setenv("DOCSHELF_EMBED__MODEL", "hash")
+    monkeypatch.setenv("DOCSHELF_STORE__DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("DOCSHELF_STORE", pg_database)
+    cli = CliRunner()
+    assert cli.invoke(app, ["index", str(corpus)]).exit_code == 0
+    target = pg_database + "_copy"
+    with psycopg.connect(pg_server, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {target.rpartition('/')[2]}")
+    try:
+        result = cli.invoke(app, ["migrate", "--to", target, "--json"])
+        assert result.exit_code == 0, result.stderr
+        report = json.loads(result.stdout)
+        assert report["documents"] >= 8 and report["vectors_missing"] == 0
+        monkeypatch.setenv("DOCSHELF_STORE", target)
+        status = json.loads(cli.invoke(app, ["status", "--json"]).stdout)
+        assert status["chunks"] == report["chunks"]
+        # set to the target already: the embedded index is what there is to copy (empty: said so)
+        again = cli.invoke(app, ["migrate", "--to", target])
+        assert again.exit_code != 0 and "source index is empty" in again.stderr
+    finally:
+        with psycopg.connect(pg_server, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {target.rpartition('/')[2]} WITH (FORCE)")
+
+
 def test_migrate_builds_the_hnsw_index_once_after_the_copy(
     tmp_path: Path, corpus: Path, pg_database: str
 ) -> None:

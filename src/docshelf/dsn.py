@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["dsn_secrets", "hide_secrets", "redact_dsn"]
+__all__ = ["dsn_secrets", "hide_secrets", "redact_dsn", "same_database"]
 
 _SECRET_PARAMS = frozenset({"password", "sslpassword"})
 
@@ -42,3 +42,17 @@ def redact_dsn(url: str) -> str:
         for name, eq, value in (p.partition("=") for p in query.split("&") if p)
     ]
     return f"{scheme}://{rest}{sep}{'&'.join(params)}" + (f"#{fragment}" if fragment else "")
+
+
+def same_database(a: str, b: str) -> bool:
+    """Whether two postgresql:// DSNs name one database (host, port, database; not the user)."""
+    from urllib.parse import urlsplit
+
+    def where(url: str) -> tuple[str, int, str]:
+        parts = urlsplit(url.replace("postgres://", "postgresql://", 1))
+        return (parts.hostname or "localhost", parts.port or 5432, parts.path.lstrip("/"))
+
+    try:
+        return where(a) == where(b)
+    except ValueError:  # a port that is not a number: compare as written
+        return a == b

@@ -1,4 +1,4 @@
-"""`docshelf migrate --to postgresql://...`: move an embedded index to a shared PostgreSQL store."""
+"""`docshelf migrate --to postgresql://...`: move an index to a (shared) PostgreSQL store."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import typer
 
 from docshelf.cli.common import ConfigOpt, DataDirOpt, JsonOpt, handle_errors, load
 from docshelf.cli.output import err, print_json, progress_bar
+from docshelf.dsn import same_database
 from docshelf.errors import ConfigError
 
 __all__ = ["register"]
@@ -19,13 +20,20 @@ def migrate(
     data_dir: DataDirOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Copy the embedded index (documents, chunks, vectors) into PostgreSQL without re-embedding."""
+    """Copy the index (documents, chunks, vectors) into PostgreSQL without re-embedding: the
+    embedded one, or the PostgreSQL store in use (DOCSHELF_STORE) into another."""
     from docshelf.cli.common import open_shelf
 
     if not to.startswith(("postgresql://", "postgres://")):
         raise ConfigError(f"--to must be a postgresql:// DSN, not {to!r}")
     loaded = load(config, data_dir, None)
-    loaded.settings.store.url = None  # the source is always the embedded store in data_dir
+    # The index in use is the source: the PostgreSQL store DOCSHELF_STORE (store.url) names, or
+    # the embedded one in data_dir when none is set or it names the target already (set first,
+    # then migrate into it)
+    source = loaded.settings.store.url
+    if source is None or same_database(source, to):
+        loaded.settings.store.url = None
+        loaded.settings.store.backend = "sqlite"
     with open_shelf(loaded) as shelf, progress_bar(err.is_terminal) as bar:
         task = bar.add_task("copy", total=None)
         report = shelf.migrate_to(to, lambda done, total: bar.update(task, completed=done, total=total))

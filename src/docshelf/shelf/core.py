@@ -354,22 +354,20 @@ class Shelf:
             return self.store.compact()
 
     def migrate_to(self, url: str, progress: Callable[[int, int], None] | None = None) -> CopyReport:
-        """Copy this (embedded) index into the PostgreSQL store at ``url``, without re-embedding."""
+        """Copy this index into the PostgreSQL store at ``url``, without re-embedding."""
         from docshelf.index.lock import WriterLock
         from docshelf.store import open_store
         from docshelf.store.copy import copy_store
 
         target_settings = self.settings.model_copy(deep=True)
-        target_settings.store.url = url
+        target_settings.store.url, target_settings.store.backend = url, "postgres"
+        timeout = self.settings.watch.lock_timeout_s
         with self._lock:
             target = open_store(target_settings, self.runtime.analyzer)
-            try:
-                timeout = self.settings.watch.lock_timeout_s
-                # the target may be shared: no other docshelf writes into it while it is filled
-                with WriterLock(self.store.data_dir, timeout), target.writer_guard(timeout):
-                    return copy_store(self.store, target, progress or (lambda done, total: None))
-            finally:
-                target.close()
+            # both may be shared: no other docshelf writes into either while the copy runs
+            lock = WriterLock(self.store.data_dir, timeout, self.store.writer_guard)
+            with contextlib.closing(target), target.writer_guard(timeout), lock:
+                return copy_store(self.store, target, progress or (lambda done, total: None))
 
     def watcher(
         self, collection: str, roots: Sequence[Path] = (), on_sync: Callable[[Any], None] | None = None
