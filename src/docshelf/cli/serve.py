@@ -123,6 +123,8 @@ def install(
         typer.echo(plan.text, nl=False)
         return
     backup = apply_plan(plan)
+    if plan.note:
+        err.print(data(f"note: {plan.note}"))
     saved = f" (old file kept as {backup})" if backup else ""
     err.print(data(f"wrote {plan.path}{saved}; restart {client} to load docshelf"))
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from docshelf.errors import ConfigError
+from docshelf.server import jsonc
 
 __all__ = ["CLIENTS", "InstallPlan", "apply_plan", "plan_install", "server_command"]
 
@@ -53,6 +54,7 @@ class InstallPlan:
     commands: list[list[str]] = field(default_factory=list)
     path: Path | None = None
     text: str | None = None
+    note: str | None = None  # one line for stderr: what the merge could not keep
 
 
 def _config_path(client: str) -> Path:
@@ -82,21 +84,40 @@ def _read(path: Path) -> str:
         raise ConfigError(f"cannot read {path} ({exc.strerror}); fix it or use --print") from None
 
 
-def _merge_json(path: Path, cmd: list[str]) -> str:
+def _merge_json(path: Path, cmd: list[str]) -> tuple[str, str | None]:
+    """The config with our entry set, and a note when the user's comments could not be kept.
+
+    Cursor (and VS Code) read JSONC: comments and trailing commas are accepted, and a file with
+    comments is edited in place so they survive; a plain JSON file is rewritten as before.
+    """
     data: dict[str, Any] = {}
     old = _read(path)
     if old.strip():
         try:
-            data = json.loads(old)
+            data = jsonc.loads(old)
         except json.JSONDecodeError as exc:
-            raise ConfigError(f"{path} is not valid JSON ({exc}); fix it or use --print") from exc
+            raise ConfigError(
+                f"{path} is not valid JSON, even allowing comments and trailing commas ({exc}); "
+                "fix it or use --print"
+            ) from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path} does not hold a JSON object; fix it or use --print")
     servers = data.setdefault("mcpServers", {})
     if not isinstance(servers, dict):
         raise ConfigError(f'"mcpServers" in {path} is not an object; fix it or use --print')
-    servers[NAME] = {"command": cmd[0], "args": cmd[1:]}
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    entry = {"command": cmd[0], "args": cmd[1:]}
+    servers[NAME] = entry
+    plain = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    if not old.strip() or not jsonc.has_comments(old):
+        return plain, None
+    text = jsonc.set_member(old, "mcpServers", NAME, entry)
+    try:
+        if jsonc.loads(text) == data:
+            return text, None
+    except json.JSONDecodeError:
+        pass
+    # an edit this module got wrong must not reach the file: plain JSON, and the backup says the rest
+    return plain, f"the comments in {path} could not be kept; the original is in the backup"
 
 
 def _toml_str(value: str) -> str:
@@ -107,33 +128,60 @@ _TABLE = re.compile(r"^\s*\[\s*mcp_servers\s*\.\s*(\"docshelf\"|'docshelf'|docsh
 _ANY_TABLE = re.compile(r"^\s*\[")
 
 
+def _body_end(lines: list[str], start: int) -> int:
+    """Where the keys of the table whose header is ``lines[start]`` end: at the next header, less
+    the comments and blank lines before it (they introduce what follows, so they stay)."""
+    end = start + 1
+    while end < len(lines) and not _ANY_TABLE.match(lines[end]):
+        end += 1
+    while end > start + 1 and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
+        end -= 1
+    return end
+
+
+def _without_docshelf(parsed: dict[str, Any]) -> dict[str, Any]:
+    servers = dict(parsed.get("mcp_servers", {}))
+    servers.pop(NAME, None)
+    return {**parsed, "mcp_servers": servers}
+
+
 def _merge_toml(path: Path, cmd: list[str]) -> str:
-    """Replace (or append) the [mcp_servers.docshelf] table; the rest of the file (its own
-    sub-tables such as [mcp_servers.docshelf.env] too) is kept as written, line ends included."""
+    """Replace the keys of the [mcp_servers.docshelf] table in place (or append the table); every
+    other line (comments, its own sub-tables such as [mcp_servers.docshelf.env]) is kept byte for
+    byte, line ends included."""
     old = _read(path)
     try:
-        tomllib.loads(old)
+        before = tomllib.loads(old)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML ({exc}); fix it or use --print") from exc
     newline = "\r\n" if "\r\n" in old else "\n"
-    kept: list[str] = []
-    skipping = False
-    for line in old.splitlines():
-        if _ANY_TABLE.match(line):
-            skipping = bool(_TABLE.match(line))
-        if not skipping:
-            kept.append(line)
+    # split at line feeds only: str.splitlines() also splits at U+2028 and the like inside strings
+    lines = [line for line in re.split(r"(?<=\n)", old) if line]
     args = ", ".join(_toml_str(a) for a in cmd[1:])
-    table = [f"[mcp_servers.{NAME}]", f"command = {_toml_str(cmd[0])}", f"args = [{args}]", ""]
-    body = newline.join(kept).rstrip()
-    text = (body + newline * 2 if body else "") + newline.join(table)
+    keys = [f"command = {_toml_str(cmd[0])}{newline}", f"args = [{args}]{newline}"]
+    header = next((i for i, line in enumerate(lines) if _TABLE.match(line.rstrip("\r\n"))), None)
+    if header is not None:
+        if not lines[header].endswith("\n"):
+            lines[header] += newline
+        lines[header + 1 : _body_end(lines, header)] = keys
+        text = "".join(lines)
+    else:
+        text = old + (newline if old and not old.endswith("\n") else "")
+        text += (newline if text.strip() else "") + f"[mcp_servers.{NAME}]{newline}" + "".join(keys)
     try:
-        tomllib.loads(text)  # never write a file the client cannot read
+        after = tomllib.loads(text)  # never write a file the client cannot read
     except tomllib.TOMLDecodeError:
+        after = None
+    entry = (after or {}).get("mcp_servers", {}).get(NAME, {})
+    if (
+        after is None
+        or _without_docshelf(after) != _without_docshelf(before)
+        or (entry.get("command"), entry.get("args")) != (cmd[0], cmd[1:])
+    ):
         raise ConfigError(
             f"{path} defines docshelf's server in a form this merge does not rewrite (dotted keys or "
             "an inline table); remove that entry, or edit it by hand (--print shows the entry)"
-        ) from None
+        )
     return text
 
 
@@ -148,8 +196,10 @@ def plan_install(client: str, cmd: list[str], path: Path | None = None) -> Insta
         add = ["claude", "mcp", "add", "--scope", "user", NAME, "--", *cmd]
         return InstallPlan(client, commands=[remove, add])
     target = path or _config_path(client)
-    text = _merge_toml(target, cmd) if client == "codex" else _merge_json(target, cmd)
-    return InstallPlan(client, path=target, text=text)
+    if client == "codex":
+        return InstallPlan(client, path=target, text=_merge_toml(target, cmd))
+    text, note = _merge_json(target, cmd)
+    return InstallPlan(client, path=target, text=text, note=note)
 
 
 def apply_plan(plan: InstallPlan) -> Path | None:

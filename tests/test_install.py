@@ -1,0 +1,140 @@
+"""`docshelf install` into a config the user wrote by hand: JSONC (comments, trailing commas) for
+Cursor and Claude Desktop, and a commented TOML file for Codex, edited in place."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from docshelf.errors import ConfigError
+from docshelf.server.install import apply_plan, plan_install, server_command
+
+NAME = "docshelf"
+
+CURSOR = """\
+// my servers: Cursor reads this file as JSONC
+{
+  /* the team's server, see
+     https://wiki.example/mcp */
+  "mcpServers": {
+    "other": {
+      "command": "x", // trailing comment
+      "args": ["http://a.example/*b*/", "// not a comment", "q\\"//"],
+    },
+  },
+  "theme": "dark",
+}
+"""
+
+
+def _jsonc(text: str) -> object:
+    from docshelf.server.jsonc import loads
+
+    return loads(text)
+
+
+@pytest.mark.parametrize("client_name", ["cursor", "claude-desktop"])
+def test_install_into_jsonc_keeps_comments_and_other_entries(tmp_path: Path, client_name: str) -> None:
+    """A config with // or /* */ comments or a trailing comma was refused as 'not valid JSON',
+    though Cursor reads such files (and users write them)."""
+    cmd = server_command(Path("~/idx"), None, read_only=False)
+    target = tmp_path / "mcp.json"
+    target.write_text(CURSOR)
+    plan = plan_install(client_name, cmd, target)
+    backup = apply_plan(plan)
+    assert backup is not None and backup.read_text() == CURSOR
+    text = target.read_text()
+    for comment in ("// my servers", "/* the team's server, see", "// trailing comment"):
+        assert comment in text
+    parsed = _jsonc(text)
+    assert isinstance(parsed, dict) and parsed["theme"] == "dark"
+    servers = parsed["mcpServers"]
+    assert servers["other"]["args"] == ["http://a.example/*b*/", "// not a comment", 'q"//']
+    assert servers[NAME] == {"command": cmd[0], "args": cmd[1:]}
+    assert plan_install(client_name, cmd, target).text == text  # installing twice changes nothing
+    other = server_command(Path("~/other"), None, read_only=True)
+    replaced = plan_install(client_name, other, target).text
+    assert replaced is not None and "// trailing comment" in replaced
+    assert _jsonc(replaced)["mcpServers"][NAME]["args"] == other[1:]  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    "original",
+    [
+        '{ // no servers yet\n  "theme": "dark"\n}\n',
+        "{}",
+        '{"mcpServers": {}, /* empty */}',
+        '{"mcpServers": {"other": {"command": "x"}}}',
+        '\n{\n\t"mcpServers": {\n\t\t"other": {"command": "x"}\n\t}\n}\n',
+    ],
+)
+def test_install_adds_the_entry_to_any_jsonc_object(tmp_path: Path, original: str) -> None:
+    cmd = server_command(Path("~/idx"), None, read_only=False)
+    target = tmp_path / "mcp.json"
+    target.write_text(original)
+    text = plan_install("cursor", cmd, target).text
+    assert text is not None
+    parsed = _jsonc(text)
+    assert isinstance(parsed, dict) and parsed["mcpServers"][NAME] == {"command": cmd[0], "args": cmd[1:]}
+    before = _jsonc(original)
+    assert isinstance(before, dict)
+    assert {k: v for k, v in parsed.items() if k != "mcpServers"} == {
+        k: v for k, v in before.items() if k != "mcpServers"
+    }
+    if "/*" not in original and "//" not in original:
+        json.loads(text)  # a strict JSON file stays strict JSON (Claude Desktop's reader)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ['{"mcpServers": { // open\n', '{"a": 1 /* never closed', '{"a": 1,, }', '{"a": "x" "b"}'],
+)
+def test_a_broken_jsonc_file_is_left_alone_with_one_line_saying_what_to_do(tmp_path: Path, bad: str) -> None:
+    target = tmp_path / "mcp.json"
+    target.write_text(bad)
+    with pytest.raises(ConfigError, match=r"not valid JSON.*fix it or use --print") as info:
+        plan_install("cursor", server_command(Path("~/idx"), None, False), target)
+    assert "\n" not in str(info.value)
+    assert target.read_text() == bad
+
+
+TOML_WITH_DOCSHELF = """\
+# top comment
+model = "o3"
+note = "a\u2028b"
+
+# docshelf below, keep me
+[mcp_servers.docshelf] # mine
+command = "old"
+args = ["a"]
+
+# the other server, keep me too
+[mcp_servers.other]
+command = "x"  # inline
+
+[mcp_servers.docshelf.env]
+TOKEN = "t"
+# trailing comment
+"""
+
+
+def test_codex_toml_keeps_the_users_comments_and_tables_byte_for_byte(tmp_path: Path) -> None:
+    """A comment between the docshelf table and the next one was dropped, the table moved to the
+    end of the file, and a line separator (U+2028) inside a string split the line."""
+    cmd = ["/abs/python", "-m", "docshelf", "serve"]
+    target = tmp_path / "config.toml"
+    target.write_text(TOML_WITH_DOCSHELF, encoding="utf-8")
+    text = plan_install("codex", cmd, target).text
+    entry = 'command = "/abs/python"\nargs = ["-m", "docshelf", "serve"]\n'
+    assert text == TOML_WITH_DOCSHELF.replace('command = "old"\nargs = ["a"]\n', entry)
+    parsed = tomllib.loads(text)
+    assert parsed["note"] == "a\u2028b" and parsed["mcp_servers"][NAME]["env"] == {"TOKEN": "t"}
+    assert plan_install("codex", cmd, target).text == text  # installing twice changes nothing
+
+    without = TOML_WITH_DOCSHELF.split("# docshelf below")[0] + "[x]\ny = 1 # end"
+    target.write_text(without, encoding="utf-8")
+    added = plan_install("codex", cmd, target).text
+    assert added == without + "\n\n[mcp_servers.docshelf]\n" + entry
