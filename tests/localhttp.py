@@ -60,6 +60,12 @@ def serve(routes: dict[str, Route]) -> Iterator[Server]:
             if reply.status != 304:
                 self.wfile.write(reply.body)
 
+        def do_CONNECT(self) -> None:  # a proxy's tunnel request: recorded, and refused
+            seen.append(Seen(f"CONNECT {self.path}", {k.lower(): v for k, v in self.headers.items()}))
+            self.send_response(403)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
         def log_message(self, *args: object) -> None:
             pass
 
