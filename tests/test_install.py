@@ -138,3 +138,36 @@ def test_codex_toml_keeps_the_users_comments_and_tables_byte_for_byte(tmp_path: 
     target.write_text(without, encoding="utf-8")
     added = plan_install("codex", cmd, target).text
     assert added == without + "\n\n[mcp_servers.docshelf]\n" + entry
+
+
+@pytest.mark.parametrize("commented", [False, True])
+def test_reinstalling_keeps_the_users_own_keys_in_the_docshelf_entry(tmp_path: Path, commented: bool) -> None:
+    """An `env` (or `disabled`, `autoApprove`) the user added to docshelf's entry was dropped when
+    `install` ran again: only the command and its arguments are ours to replace."""
+    cmd = ["/abs/python", "-m", "docshelf", "serve", "--read-only"]
+    mine = {
+        "command": "old",
+        "args": ["a"],
+        "env": {"DOCSHELF_STORE": "postgresql://db/x"},
+        "disabled": False,
+    }
+    target = tmp_path / "mcp.json"
+    text = json.dumps({"mcpServers": {NAME: mine}}, indent=2)
+    target.write_text(("// mine\n" + text) if commented else text, encoding="utf-8")
+    entry = _jsonc(plan_install("cursor", cmd, target).text)["mcpServers"][NAME]  # type: ignore[index]
+    assert entry == {"command": cmd[0], "args": cmd[1:], "env": mine["env"], "disabled": False}
+
+
+def test_reinstalling_keeps_the_users_own_keys_in_the_codex_table(tmp_path: Path) -> None:
+    cmd = ["/abs/python", "-m", "docshelf", "serve"]
+    target = tmp_path / "config.toml"
+    original = (
+        '[mcp_servers.docshelf]\nstartup_timeout_sec = 30 # slow disk\ncommand = "old"\n'
+        'args = [\n  "a",\n  "b",\n]\nenv = { DOCSHELF_STORE = "postgresql://db/x" }\n\n[other]\nz = 1\n'
+    )
+    target.write_text(original, encoding="utf-8")
+    text = plan_install("codex", cmd, target).text
+    assert text == original.replace(
+        'command = "old"\nargs = [\n  "a",\n  "b",\n]\n',
+        ('command = "/abs/python"\nargs = ["-m", "docshelf", "serve"]\n'),
+    )

@@ -105,7 +105,10 @@ def _merge_json(path: Path, cmd: list[str]) -> tuple[str, str | None]:
     servers = data.setdefault("mcpServers", {})
     if not isinstance(servers, dict):
         raise ConfigError(f'"mcpServers" in {path} is not an object; fix it or use --print')
-    entry = {"command": cmd[0], "args": cmd[1:]}
+    previous = servers.get(NAME)
+    # the user's own keys stay (env, disabled, autoApprove, ...); those of another transport go
+    kept = {k: v for k, v in previous.items() if k not in _OURS} if isinstance(previous, dict) else {}
+    entry = {"command": cmd[0], "args": cmd[1:], **kept}
     servers[NAME] = entry
     plain = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     if not old.strip() or not jsonc.has_comments(old):
@@ -118,6 +121,37 @@ def _merge_json(path: Path, cmd: list[str]) -> tuple[str, str | None]:
         pass
     # an edit this module got wrong must not reach the file: plain JSON, and the backup says the rest
     return plain, f"the comments in {path} could not be kept; the original is in the backup"
+
+
+# the keys of docshelf's entry that install writes, and those of an HTTP entry it replaces
+_OURS = frozenset({"command", "args", "url", "type", "headers"})
+_KEY = re.compile(r"^\s*(command|args|url|type|headers)\s*=")
+_STRINGS = re.compile(r"\"(?:\\.|[^\"\\])*\"|'[^']*'")
+
+
+def _depth(line: str) -> int:
+    """How many more brackets ``line`` opens than it closes, outside strings and comments."""
+    code = _STRINGS.sub("", line).split("#", 1)[0]
+    return code.count("[") + code.count("{") - code.count("]") - code.count("}")
+
+
+def _set_keys(body: list[str], keys: list[str]) -> list[str]:
+    """``body`` (a table's key lines) with our keys (a value may span lines) in place of the old
+    ones, where the first of them was; the user's other keys and comments stay as written."""
+    out: list[str] = []
+    placed, i = False, 0
+    while i < len(body):
+        if not _KEY.match(body[i]):
+            out.append(body[i])
+            i += 1
+            continue
+        depth, i = _depth(body[i].split("=", 1)[1]), i + 1
+        while depth > 0 and i < len(body):
+            depth, i = depth + _depth(body[i]), i + 1
+        if not placed:
+            out.extend(keys)
+            placed = True
+    return out if placed else keys + out
 
 
 def _toml_str(value: str) -> str:
@@ -163,7 +197,8 @@ def _merge_toml(path: Path, cmd: list[str]) -> str:
     if header is not None:
         if not lines[header].endswith("\n"):
             lines[header] += newline
-        lines[header + 1 : _body_end(lines, header)] = keys
+        end = _body_end(lines, header)
+        lines[header + 1 : end] = _set_keys(lines[header + 1 : end], keys)
         text = "".join(lines)
     else:
         text = old + (newline if old and not old.endswith("\n") else "")
@@ -173,10 +208,11 @@ def _merge_toml(path: Path, cmd: list[str]) -> str:
     except tomllib.TOMLDecodeError:
         after = None
     entry = (after or {}).get("mcp_servers", {}).get(NAME, {})
+    mine = {k: v for k, v in before.get("mcp_servers", {}).get(NAME, {}).items() if k not in _OURS}
     if (
         after is None
         or _without_docshelf(after) != _without_docshelf(before)
-        or (entry.get("command"), entry.get("args")) != (cmd[0], cmd[1:])
+        or entry != {**mine, "command": cmd[0], "args": cmd[1:]}
     ):
         raise ConfigError(
             f"{path} defines docshelf's server in a form this merge does not rewrite (dotted keys or "
