@@ -67,10 +67,8 @@ def test_a_changed_files_sync_equals_a_full_sync_and_walks_nothing_else(
         assert _state(rt) == targeted
 
 
-def test_the_watcher_syncs_only_what_changed(
-    settings: Settings, tree: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    settings.watch.debounce_ms = 50
+def _count_walks(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """{"n": how many full walks of the roots syncs have made since}."""
     walks = {"n": 0}
     real_walk = sync_module.walk_sources
 
@@ -79,6 +77,14 @@ def test_the_watcher_syncs_only_what_changed(
         return real_walk(*args, **kwargs)
 
     monkeypatch.setattr(sync_module, "walk_sources", counting)
+    return walks
+
+
+def test_the_watcher_syncs_only_what_changed(
+    settings: Settings, tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.watch.debounce_ms = 50
+    walks = _count_walks(monkeypatch)
     with Runtime(settings, embedder=HashEmbedder()) as rt:
         rt.indexer().sync("test", [tree])
         walker = Watcher(rt.indexer(), "test", settings.watch, [tree])
@@ -139,14 +145,7 @@ def test_an_editors_save_syncs_only_the_saved_file(
     place are gone by the time the watcher looks: each one forced a full sync of the root."""
     settings.watch.debounce_ms = 50
     settings.watch.rescan_s = 0
-    walks = {"n": 0}
-    real_walk = sync_module.walk_sources
-
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        walks["n"] += 1
-        return real_walk(*args, **kwargs)
-
-    monkeypatch.setattr(sync_module, "walk_sources", counting)
+    walks = _count_walks(monkeypatch)
     notes = tree / "notes"
     with Runtime(settings, embedder=HashEmbedder()) as rt:
         rt.indexer().sync("test", [tree])
