@@ -33,6 +33,10 @@ def cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, corpus: Path) -> CliRun
         ("deck.pptx:3-9 (page 2)", Location("deck.pptx", (3, 9))),  # a citation as search prints it
         ("odd:name.md:2-3", Location("odd:name.md", (2, 3))),
         ("docshelf://samples/notes/a.md:1-2", Location("docshelf://samples/notes/a.md", (1, 2))),
+        # GitHub's line anchors, as agents often write a citation
+        ("notes/a.md#L7", Location("notes/a.md", (7, 7))),
+        ("notes/a.md#L7-L12", Location("notes/a.md", (7, 12))),
+        ("notes/a.md#L7-12", Location("notes/a.md", (7, 12))),
     ],
 )
 def test_parse_location(spec: str, expected: Location) -> None:
