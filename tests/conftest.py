@@ -17,13 +17,16 @@ SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "corpus"
 PG_DSN = os.environ.get("DOCSHELF_TEST_PG_DSN")
 
 
+_PROXY_VARS = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
+
+
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Tests never read the developer's own settings or data dir."""
+    """Tests never read the developer's own settings or data dir, nor go through their proxy."""
     import os
 
     for key in list(os.environ):
-        if key.startswith("DOCSHELF_"):
+        if key.startswith("DOCSHELF_") or key.lower() in _PROXY_VARS:
             monkeypatch.delenv(key)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
 

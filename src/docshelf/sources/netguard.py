@@ -2,11 +2,11 @@
 
 The address is checked on the connected socket, not on a DNS answer looked up beforehand, so a
 name that resolves to a public address for the check and to 127.0.0.1 for the request (DNS
-rebinding) is caught too. Through a proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY; NO_PROXY hosts are
-reached directly) the socket's peer is the proxy, which is the user's own choice and may be on a
-private address: there the target is checked instead, every address our own DNS gives for it,
-before the proxy is sent anything. The proxy resolves the name again, so through a proxy a
-rebinding name is not caught.
+rebinding) is caught too. Through a proxy (HTTP_PROXY, HTTPS_PROXY; urllib ignores ALL_PROXY;
+NO_PROXY hosts are reached directly) the socket's peer is the proxy, which is the user's own
+choice and may be on a private address: there the target is checked instead, every address our
+own DNS gives for it, before the proxy is sent anything. The proxy resolves the name again, so
+through a proxy a rebinding name is not caught.
 """
 
 from __future__ import annotations
