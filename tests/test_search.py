@@ -41,6 +41,17 @@ def test_zscore_missing_item_gets_the_list_floor() -> None:
     assert [i for i, _ in only_kw] == ["a", "b", "c"]
 
 
+def test_a_lone_keyword_hit_is_capped_when_the_fusion_leans_on_meaning() -> None:
+    """A query in another language than the passages: one keyword hit (a shared name) got z 8.5
+    and outweighed the dense side the cross-language rule trusts (xquad-en -> xquad-zh 0.8390 ->
+    0.8164); capped, the dense side's clear top hit wins, and uncapped the lone hit still does."""
+    sem = [("p0", 0.85)] + [(f"p{i}", 0.75 - 0.004 * i) for i in range(1, 60)]  # p0 stands out
+    kw = [("p3", 4.2)]
+    weights = {"keyword": 0.2, "semantic": 0.8}
+    assert zscore_combination({"keyword": kw, "semantic": sem}, weights)[0][0] == "p3"
+    assert zscore_combination({"keyword": kw, "semantic": sem}, weights, lone_cap=3.0)[0][0] == "p0"
+
+
 def test_zscore_is_the_weighted_sum_of_each_lists_z_or_its_floor() -> None:
     """The definition, id by id, on random lists: same floats, so the same order among near ties."""
     rnd = random.Random(7)

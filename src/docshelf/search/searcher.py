@@ -27,7 +27,13 @@ from docshelf.search.confidence import (
     telling,
 )
 from docshelf.search.corpus_languages import CorpusLanguages
-from docshelf.search.fusion import convex_combination, hybrid_weights, weighted_rrf, zscore_combination
+from docshelf.search.fusion import (
+    LONE_CAP,
+    convex_combination,
+    hybrid_weights,
+    weighted_rrf,
+    zscore_combination,
+)
 from docshelf.search.hitterms import HitTerms
 from docshelf.search.snippets import heading_line_end, make_snippet
 from docshelf.store.base import PendingVector, SearchFilter, Store
@@ -268,7 +274,7 @@ class Searcher:
         other = self._other_language(query, lists, reads)
         weights = hybrid_weights(self.settings, lists, coverage, other, model_weight)
         if self.settings.fusion == "zscore":
-            return zscore_combination(lists, weights)
+            return zscore_combination(lists, weights, LONE_CAP if other else float("inf"))
         if self.settings.fusion == "convex":
             return convex_combination(lists, weights)
         return weighted_rrf(lists, weights, self.settings.rrf_k)
