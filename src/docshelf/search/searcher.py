@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from docshelf.analyze import Analyzer, Token
-from docshelf.analyze.language import language_of, same_language
+from docshelf.analyze.language import same_language
 from docshelf.config import SearchSettings
 from docshelf.embed.base import Embedder, Vectors
 from docshelf.index.stale import StaleTracker
@@ -287,7 +287,7 @@ class Searcher:
         top = [cid for cid, _ in lists.get("semantic", [])[:3]]
         if len(top) < 2:
             return False
-        mine = language_of(query, self.analyzer.language)
+        mine = self.hit_terms.language(query)  # one vote per query, kept
         others = sum(not same_language(mine, self.hit_terms.language(c.text)) for c in reads.chunks(top))
         return others * 2 > len(top)
 
@@ -311,7 +311,7 @@ class Searcher:
         top = hits[:NEAREST_TOP]
         if not terms:  # only stop words: meaning alone found these
             return STOPWORDS_NOTE
-        mine = language_of(query, self.analyzer.language)
+        mine = self.hit_terms.language(query)  # one vote per query, kept
         # a query of no told language: the words could be function words of any it may be in
         langs = [mine] if mine != "alphabetic" else [*self.analyzer.languages, *self.corpus_languages()]
         matched = [telling(h.matched, langs) for h in top]
