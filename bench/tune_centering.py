@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from kept_index import kept_set
 
-from docshelf.config import load_settings
 from docshelf.runtime import Runtime
-from docshelf.search.evaluate import doc_ranking, file_name, load_beir, ndcg_at
+from docshelf.search.evaluate import doc_ranking, ndcg_at
 
 
 def main() -> None:
@@ -38,11 +38,7 @@ def main() -> None:
     betas = [float(b) for b in args.betas.split(",")]
     for item in args.sets:
         name, split = item.split(":")
-        data = load_beir(args.eval_data / name, split)
-        by_name = {file_name(d): d for d in data.corpus}
-        settings = load_settings()
-        settings.store.data_dir = args.work / f"e5-{name}" / "index"
-        settings.embed.model, settings.store.read_only = "e5", True
+        data, by_name, settings = kept_set(name, split, args.eval_data, args.work)
         with Runtime(settings) as rt:
             keys = [c.embed_key for c in rt.store.iter_chunks()]
             stored = rt.store.cached_vectors(keys)

@@ -14,10 +14,11 @@ import importlib.util
 import sys
 from pathlib import Path
 
+from kept_index import kept_set
+
 import docshelf.search.searcher as searcher_module
-from docshelf.config import load_settings
 from docshelf.runtime import Runtime
-from docshelf.search.evaluate import doc_ranking, file_name, load_beir, ndcg_at
+from docshelf.search.evaluate import doc_ranking, ndcg_at
 from docshelf.store.base import SearchFilter
 
 
@@ -36,11 +37,7 @@ def main() -> None:
     fusions = (old.zscore_combination, searcher_module.zscore_combination)
     for item in args.sets:
         name, split = item.split(":")
-        data = load_beir(args.eval_data / name, split)
-        by_name = {file_name(d): d for d in data.corpus}
-        settings = load_settings()
-        settings.store.data_dir = args.work / f"e5-{name}" / "index"
-        settings.embed.model, settings.store.read_only = "e5", True
+        data, by_name, settings = kept_set(name, split, args.eval_data, args.work)
         with Runtime(settings) as rt:
             search = rt.searcher()
             before = after = 0.0

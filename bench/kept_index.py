@@ -1,0 +1,17 @@
+"""A set's index as bench/eval_all.py kept it (``WORK/e5-NAME/index``), for the tuning scripts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from docshelf.config import Settings, load_settings
+from docshelf.search.evaluate import EvalSet, file_name, load_beir
+
+
+def kept_set(name: str, split: str, eval_data: Path, work: Path) -> tuple[EvalSet, dict[str, str], Settings]:
+    """(the set's split, file name -> document id, read-only e5 settings on its kept index)."""
+    data = load_beir(eval_data / name, split)
+    settings = load_settings()
+    settings.store.data_dir = work / f"e5-{name}" / "index"
+    settings.embed.model, settings.store.read_only = "e5", True
+    return data, {file_name(d): d for d in data.corpus}, settings
