@@ -125,7 +125,7 @@ def _merge_json(path: Path, cmd: list[str]) -> tuple[str, str | None]:
 
 # the keys of docshelf's entry that install writes, and those of an HTTP entry it replaces
 _OURS = frozenset({"command", "args", "url", "type", "headers"})
-_KEY = re.compile(r"^\s*(command|args|url|type|headers)\s*=")
+_KEY = re.compile(rf"^\s*({'|'.join(sorted(_OURS))})\s*=")
 _STRINGS = re.compile(r"\"(?:\\.|[^\"\\])*\"|'[^']*'")
 
 
