@@ -16,6 +16,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,7 +86,11 @@ class LocalPostgres:
             return bin_dir
         # the unprivileged user cannot reach site-packages under /root: run a copy
         # (keeping the wheel's layout: binaries find their libraries at $ORIGIN/../../../*.libs)
-        target = Path(tempfile.gettempdir()) / "docshelf-pgserver"
+        # one copy per installed wheel: a copy left by another version would run its binaries
+        # (0.1.6's pgvector needs AVX-512; a downgrade to 0.1.5 kept crashing on its copy)
+        built = (bin_dir / "postgres").stat()
+        stamp = zlib.crc32(f"{bin_dir}|{built.st_size}|{built.st_mtime_ns}".encode())
+        target = Path(tempfile.gettempdir()) / f"docshelf-pgserver-{stamp:08x}"
         if not (target / "pgserver" / "pginstall" / "bin" / "pg_ctl").is_file():
             package = bin_dir.parent.parent
             staging = Path(tempfile.mkdtemp(prefix="docshelf-pgserver-"))
