@@ -8,9 +8,13 @@ from docshelf.config import Settings, load_settings
 from docshelf.search.evaluate import EvalSet, file_name, load_beir
 
 
-def kept_set(name: str, split: str, eval_data: Path, work: Path) -> tuple[EvalSet, dict[str, str], Settings]:
-    """(the set's split, file name -> document id, read-only e5 settings on its kept index)."""
-    data = load_beir(eval_data / name, split)
+def kept_set(
+    name: str, split: str, eval_data: Path, work: Path, questions: str | None = None
+) -> tuple[EvalSet, dict[str, str], Settings]:
+    """(the set's split, file name -> document id, read-only e5 settings on its kept index);
+    ``questions``: another set's queries with the same ids (xquad-en's over xquad-de)."""
+    other = eval_data / questions / "queries.jsonl" if questions else None
+    data = load_beir(eval_data / name, split, other)
     settings = load_settings()
     settings.store.data_dir = work / f"e5-{name}" / "index"
     settings.embed.model, settings.store.read_only = "e5", True

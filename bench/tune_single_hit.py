@@ -24,7 +24,7 @@ from docshelf.store.base import SearchFilter
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("sets", nargs="+", help="NAME:SPLIT")
+    p.add_argument("sets", nargs="+", help="NAME:SPLIT, or QUESTIONS>NAME:SPLIT (another set's questions)")
     p.add_argument("--old", type=Path, required=True, help="fusion.py of the commit to compare with")
     p.add_argument("--eval-data", type=Path, default=Path("/work/shared/eval-data"))
     p.add_argument("--work", type=Path, default=Path("/tmp/docshelf-eval"))
@@ -36,8 +36,9 @@ def main() -> None:
     spec.loader.exec_module(old)
     fusions = (old.zscore_combination, searcher_module.zscore_combination)
     for item in args.sets:
-        name, split = item.split(":")
-        data, by_name, settings = kept_set(name, split, args.eval_data, args.work)
+        label, split = item.split(":")
+        questions, _, name = label.rpartition(">")
+        data, by_name, settings = kept_set(name, split, args.eval_data, args.work, questions or None)
         with Runtime(settings) as rt:
             search = rt.searcher()
             before = after = 0.0
@@ -55,9 +56,9 @@ def main() -> None:
                 searcher_module.zscore_combination = fusions[1]
                 count += 1
                 before, after = before + scores[0], after + scores[1]
-                print(f"{name} {split} {qid}: {scores[0]:.3f} -> {scores[1]:.3f}")
+                print(f"{label} {split} {qid}: {scores[0]:.3f} -> {scores[1]:.3f}")
         change = (after - before) / max(1, len(data.queries))
-        print(f"{name} {split}: {count} such queries of {len(data.queries)}; set nDCG@10 {change:+.4f}")
+        print(f"{label} {split}: {count} such queries of {len(data.queries)}; set nDCG@10 {change:+.4f}")
 
 
 if __name__ == "__main__":

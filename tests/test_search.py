@@ -365,3 +365,16 @@ def test_a_search_reads_its_hits_documents_in_one_query(runtime: Runtime, corpus
     hits = runtime.searcher().search("deploy rolling out incident paging", k=8, mode="keyword").hits
     assert len({h.doc_id for h in hits}) > 1 and calls == ["many"]
     assert all(h.path and h.collection == "test" for h in hits)
+
+
+def test_a_lone_keyword_hit_weighs_by_the_query_terms_the_index_holds() -> None:
+    """One keyword hit holding the only one of six query terms the index knows is no answer by
+    itself: it outweighed the dense side's clear first hit (`vacation days request`)."""
+    from docshelf.search.fusion import lone_scale
+
+    dense = [("policy", 0.842)] + [(f"b{i}", 0.83 - i / 500) for i in range(16)] + [("postmortem", 0.825)]
+    lists = {"kw": [("postmortem", 2.9)], "sem": dense}
+    weights = {"kw": 0.3, "sem": 0.7}
+    assert zscore_combination(lists, weights)[0][0] == "postmortem"
+    assert zscore_combination(lists, weights, lone_scale=lone_scale(1 / 6))[0][0] == "policy"
+    assert lone_scale(0.5) == lone_scale(1.0) == 1.0 and lone_scale(0.25) == 0.5

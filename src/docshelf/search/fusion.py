@@ -14,6 +14,7 @@ __all__ = [
     "fusion_weights",
     "hybrid_weights",
     "keyword_lead",
+    "lone_scale",
     "weighted_rrf",
     "zscore_combination",
 ]
@@ -55,14 +56,16 @@ def convex_combination(lists: Mapping[str, Ranked], weights: Mapping[str, float]
 
 
 def zscore_combination(
-    lists: Mapping[str, Ranked], weights: Mapping[str, float], lone_cap: float = float("inf")
-) -> list[tuple[str, float]]:
+    lists: Mapping[str, Ranked], weights: Mapping[str, float], lone_cap: float = float("inf"),
+    lone_scale: float = 1.0,
+) -> list[tuple[str, float]]:  # fmt: skip
     """Standardise each list's scores (z-score), then a weighted sum.
 
     An id missing from a list gets that list's lowest z-score, not zero: being
     absent from a retriever's top candidates is evidence against it. Chosen by
     measurement on train/dev splits (see docs/benchmarks.md): z-scores keep a
-    weak dense list from swamping BM25 better than min-max or RRF.
+    weak dense list from swamping BM25 better than min-max or RRF. A list of one hit (all
+    scores alike) stands out by at most ``lone_cap``, times ``lone_scale``.
     """
     normed: dict[str, dict[str, float]] = {}
     floors: dict[str, float] = {}
@@ -81,7 +84,7 @@ def zscore_combination(
             # if the candidates it lacks scored 0. Standardised among themselves they all got 0,
             # the floor too, and the list counted for nothing: that passage came 25th.
             present, absent = len(ranked), universe - len(ranked)
-            high = min((absent / present) ** 0.5, lone_cap) if absent else 0.0
+            high = min((absent / present) ** 0.5, lone_cap) * lone_scale if absent else 0.0
             normed[name] = dict.fromkeys((item for item, _ in ranked), high)
             floors[name] = -((present / absent) ** 0.5) if absent else 0.0
     total = sum(weights.get(n, 1.0) for n in normed) or 1.0
@@ -95,6 +98,17 @@ def zscore_combination(
             got = z.get(item)
             fused[item] += missing if got is None else w * got
     return sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def lone_scale(coverage: float) -> float:
+    """How far a lone keyword hit may stand out, by the share of the query's terms the index holds.
+
+    A lone hit holding the whole query (`0.110.0`) is the answer; one holding the only one of six
+    terms the index knows (`vacation days request`: "three working days" in a postmortem, while the
+    dense side had the German vacation policy first) is weak evidence. The same ramp as the dense
+    share in fusion_weights: coverage / 0.5 below half the terms, whole from half up.
+    """
+    return min(1.0, coverage / 0.5)
 
 
 def _top_z(ranked: Ranked) -> float:

@@ -31,6 +31,7 @@ from docshelf.search.fusion import (
     LONE_CAP,
     convex_combination,
     hybrid_weights,
+    lone_scale,
     weighted_rrf,
     zscore_combination,
 )
@@ -274,7 +275,10 @@ class Searcher:
         other = self._other_language(query, lists, reads)
         weights = hybrid_weights(self.settings, lists, coverage, other, model_weight)
         if self.settings.fusion == "zscore":
-            return zscore_combination(lists, weights, LONE_CAP if other else float("inf"))
+            # across languages the cap bounds a lone hit (a shared name is all the keyword side
+            # has there, and the coverage of a Chinese question in English passages is always low)
+            cap, scale = (LONE_CAP, 1.0) if other else (float("inf"), lone_scale(coverage))
+            return zscore_combination(lists, weights, cap, scale)
         if self.settings.fusion == "convex":
             return convex_combination(lists, weights)
         return weighted_rrf(lists, weights, self.settings.rrf_k)
