@@ -25,7 +25,8 @@ from typing import Any
 from docshelf.config import load_settings
 from docshelf.runtime import Runtime
 from docshelf.search.evaluate import file_name, load_beir, ndcg_at, write_corpus
-from docshelf.search.fusion import fusion_weights, hybrid_weights, zscore_combination
+from docshelf.search.fusion import fuse_hybrid, fusion_weights, zscore_combination
+from docshelf.search.searcher import _Reads
 from docshelf.shelf.loading import repair_keywords
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -100,7 +101,7 @@ def record(
                 terms = [t.term for t in searcher.analyzer.tokens(text)]
                 vec = rt.embedder.embed_query(text)
                 lists, coverage = rt.store.candidates(terms, vec, candidates, SearchFilter(), True, True)
-                other = searcher._other_language(text, lists)
+                other = searcher._other_language(text, lists, _Reads(rt.store))
                 rows.append((qid, lists.get("keyword", []), lists.get("semantic", []), coverage, other))
             out[label] = {"rows": rows, "qrels": data.qrels, "chunk_doc": chunk_doc,
                           "weight": rt.embedder.fusion_weight}  # fmt: skip
@@ -134,9 +135,7 @@ Rule = Callable[[Ranked, Ranked, float, bool, float], Ranked]
 
 
 def current(kw: Ranked, sem: Ranked, coverage: float, other: bool, base: float) -> Ranked:
-    settings = load_settings().search
-    lists = {"keyword": kw, "semantic": sem}
-    return zscore_combination(lists, hybrid_weights(settings, lists, coverage, other, base))
+    return fuse_hybrid(load_settings().search, {"keyword": kw, "semantic": sem}, coverage, other, base)
 
 
 def no_lead(kw: Ranked, sem: Ranked, coverage: float, other: bool, base: float) -> Ranked:

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import inspect
 import sys
 from pathlib import Path
+from typing import Any
 
 from kept_index import kept_set
 
-import docshelf.search.searcher as searcher_module
+import docshelf.search.fusion as fusion_module
 from docshelf.runtime import Runtime
 from docshelf.search.evaluate import doc_ranking, ndcg_at
 from docshelf.store.base import SearchFilter
@@ -34,7 +36,13 @@ def main() -> None:
     assert spec is not None and spec.loader is not None
     old = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(old)
-    fusions = (old.zscore_combination, searcher_module.zscore_combination)
+    # an older zscore_combination takes fewer of the arguments fuse_hybrid passes: the rest dropped
+    extra = len(inspect.signature(old.zscore_combination).parameters) - 2
+
+    def old_fusion(lists: Any, weights: Any, *rest: float) -> Any:
+        return old.zscore_combination(lists, weights, *rest[:extra])
+
+    fusions = (old_fusion, fusion_module.zscore_combination)
     for item in args.sets:
         label, split = item.split(":")
         questions, _, name = label.rpartition(">")
@@ -49,11 +57,11 @@ def main() -> None:
                     continue
                 scores = []
                 for fuse in fusions:
-                    searcher_module.zscore_combination = fuse
+                    fusion_module.zscore_combination = fuse
                     hits = search.search(query, k=300, mode="hybrid", snippets=False).hits
                     ranked = doc_ranking((Path(h.path).name for h in hits), by_name.get)
                     scores.append(ndcg_at(ranked, data.qrels[qid]))
-                searcher_module.zscore_combination = fusions[1]
+                fusion_module.zscore_combination = fusions[1]
                 count += 1
                 before, after = before + scores[0], after + scores[1]
                 print(f"{label} {split} {qid}: {scores[0]:.3f} -> {scores[1]:.3f}")

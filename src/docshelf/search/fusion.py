@@ -11,6 +11,7 @@ if TYPE_CHECKING:
 __all__ = [
     "LONE_CAP",
     "convex_combination",
+    "fuse_hybrid",
     "fusion_weights",
     "hybrid_weights",
     "keyword_lead",
@@ -169,3 +170,20 @@ def hybrid_weights(
     if settings.keyword_lead and settings.fusion == "zscore" and not other_language and coverage >= 0.5:
         weights["keyword"] *= keyword_lead(lists.get("keyword", []), lists.get("semantic", []))
     return weights
+
+
+def fuse_hybrid(
+    settings: SearchSettings, lists: dict[str, list[tuple[str, float]]], coverage: float,
+    other_language: bool, model_weight: float,
+) -> list[tuple[str, float]]:  # fmt: skip
+    """The hybrid ranking of one query's candidate lists, as the searcher makes it (and the tuning
+    scripts in bench/ replay it)."""
+    weights = hybrid_weights(settings, lists, coverage, other_language, model_weight)
+    if settings.fusion == "zscore":
+        # across languages the cap bounds a lone hit (a shared name is all the keyword side has
+        # there, and the coverage of a Chinese question in English passages is always low)
+        cap, scale = (LONE_CAP, 1.0) if other_language else (float("inf"), lone_scale(coverage))
+        return zscore_combination(lists, weights, cap, scale)
+    if settings.fusion == "convex":
+        return convex_combination(lists, weights)
+    return weighted_rrf(lists, weights, settings.rrf_k)

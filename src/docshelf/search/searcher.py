@@ -27,14 +27,7 @@ from docshelf.search.confidence import (
     telling,
 )
 from docshelf.search.corpus_languages import CorpusLanguages
-from docshelf.search.fusion import (
-    LONE_CAP,
-    convex_combination,
-    hybrid_weights,
-    lone_scale,
-    weighted_rrf,
-    zscore_combination,
-)
+from docshelf.search.fusion import fuse_hybrid
 from docshelf.search.hitterms import HitTerms
 from docshelf.search.snippets import heading_line_end, make_snippet
 from docshelf.store.base import PendingVector, SearchFilter, Store
@@ -273,15 +266,7 @@ class Searcher:
             return next(iter(lists.values()), [])
         model_weight = self.embedder.fusion_weight if self.embedder is not None else 0.0
         other = self._other_language(query, lists, reads)
-        weights = hybrid_weights(self.settings, lists, coverage, other, model_weight)
-        if self.settings.fusion == "zscore":
-            # across languages the cap bounds a lone hit (a shared name is all the keyword side
-            # has there, and the coverage of a Chinese question in English passages is always low)
-            cap, scale = (LONE_CAP, 1.0) if other else (float("inf"), lone_scale(coverage))
-            return zscore_combination(lists, weights, cap, scale)
-        if self.settings.fusion == "convex":
-            return convex_combination(lists, weights)
-        return weighted_rrf(lists, weights, self.settings.rrf_k)
+        return fuse_hybrid(self.settings, lists, coverage, other, model_weight)
 
     def _other_language(self, query: str, lists: dict[str, list[tuple[str, float]]], reads: _Reads) -> bool:
         """True when most of the top dense hits are in another language or script than the query.
