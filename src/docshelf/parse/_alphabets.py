@@ -101,6 +101,8 @@ def oddness(text: str, encoding: str) -> tuple[int, int]:
             odd += kind in _UNUSED  # C1 controls, private use, unassigned: never in a text
         elif ch < " " and ch not in "\t\n\r\f\v":
             odd += 1
+        elif "0" <= ch <= "9" and prev > "\x7f" and prev.isalpha():
+            odd += 1  # an accented letter glued to a number: "Ł5" is cp1252's "£5" read as cp1250
         if word:
             odd += not _fits(frozenset(word))  # one word, one language
             word.clear()
