@@ -4,6 +4,8 @@ Cursor and Claude Desktop, and a commented TOML file for Codex, edited in place.
 from __future__ import annotations
 
 import json
+import os
+import stat
 import tomllib
 from pathlib import Path
 
@@ -171,3 +173,95 @@ def test_reinstalling_keeps_the_users_own_keys_in_the_codex_table(tmp_path: Path
         'command = "old"\nargs = [\n  "a",\n  "b",\n]\n',
         ('command = "/abs/python"\nargs = ["-m", "docshelf", "serve"]\n'),
     )
+
+
+@pytest.mark.parametrize("client_name", ["cursor", "claude-desktop", "codex"])
+def test_install_merges_with_backup(tmp_path: Path, client_name: str) -> None:
+    cmd = server_command(Path("~/idx"), None, read_only=True)
+    assert Path(cmd[0]).is_absolute() and cmd[1:4] == ["-m", "docshelf", "serve"]
+    assert Path(cmd[cmd.index("--data-dir") + 1]).is_absolute() and cmd[-1] == "--read-only"
+    if client_name == "codex":
+        target = tmp_path / "config.toml"
+        target.write_text(
+            'model = "o3"\n\n[mcp_servers.docshelf]\ncommand = "old"\n\n[mcp_servers.other]\ncommand = "x"\n'
+        )
+    else:
+        target = tmp_path / "mcp.json"
+        target.write_text(json.dumps({"mcpServers": {"other": {"command": "x"}}, "theme": "dark"}))
+    plan = plan_install(client_name, cmd, target)
+    backup = apply_plan(plan)
+    assert backup is not None and backup.exists()
+    text = target.read_text()
+    if client_name == "codex":
+        parsed = tomllib.loads(text)
+        assert parsed["model"] == "o3" and parsed["mcp_servers"]["other"] == {"command": "x"}
+        assert parsed["mcp_servers"]["docshelf"] == {"command": cmd[0], "args": cmd[1:]}
+    else:
+        parsed = json.loads(text)
+        assert parsed["theme"] == "dark" and parsed["mcpServers"]["other"] == {"command": "x"}
+        assert parsed["mcpServers"]["docshelf"] == {"command": cmd[0], "args": cmd[1:]}
+    assert plan_install(client_name, cmd, target).text == text  # installing twice changes nothing
+
+
+@pytest.mark.parametrize("client_name", ["cursor", "codex"])
+def test_install_keeps_mode_links_backups_and_the_users_own_entries(tmp_path: Path, client_name: str) -> None:
+    """A 0600 config came back 0644; a linked config was replaced by a file; two installs in one
+    second shared a backup (the original was lost); TOML lost [mcp_servers.docshelf.env], or a
+    header with a comment made a duplicate table ("a docshelf bug")."""
+    cmd = server_command(Path("~/idx"), None, read_only=False)
+    real = tmp_path / "dotfiles" / ("config.toml" if client_name == "codex" else "mcp.json")
+    real.parent.mkdir()
+    if client_name == "codex":
+        original = (
+            'model = "o3"\r\n\r\n[mcp_servers.docshelf] # mine\r\ncommand = "old"\r\n\r\n'
+            '[mcp_servers.docshelf.env]\r\nTOKEN = "t"\r\n'
+        )
+    else:
+        original = json.dumps({"mcpServers": {"other": {"command": "x", "env": {"KEY": "secret"}}}})
+    real.write_bytes(original.encode())
+    os.chmod(real, 0o600)
+    link = tmp_path / real.name
+    link.symlink_to(real)
+    first = apply_plan(plan_install(client_name, cmd, link))
+    second = apply_plan(plan_install(client_name, cmd, link))
+    assert link.is_symlink() and stat.S_IMODE(real.stat().st_mode) == 0o600
+    assert first is not None and second is not None and first != second
+    assert first.read_bytes() == original.encode()
+    if client_name == "codex":
+        text = real.read_bytes().decode()
+        parsed = tomllib.loads(text)
+        assert parsed["mcp_servers"]["docshelf"]["env"] == {"TOKEN": "t"} and "\r\n" in text
+        assert parsed["mcp_servers"]["docshelf"]["command"] == cmd[0]
+        dotted = tmp_path / "dotted.toml"
+        dotted.write_text('mcp_servers.docshelf.command = "old"\n')
+        with pytest.raises(ConfigError, match="edit it by hand"):
+            plan_install(client_name, cmd, dotted)
+    else:
+        assert json.loads(real.read_text())["mcpServers"]["other"]["env"] == {"KEY": "secret"}
+        for bad in ('{"mcpServers": null}', '{"mcpServers": []}'):
+            real.write_text(bad)
+            with pytest.raises(ConfigError, match="mcpServers"):
+                plan_install(client_name, cmd, link)
+        real.write_bytes(b"\xff\xfe{}")
+        with pytest.raises(ConfigError, match="not UTF-8"):
+            plan_install(client_name, cmd, link)
+    with pytest.raises(ConfigError, match="is a folder"):
+        plan_install(client_name, cmd, tmp_path)
+
+
+def test_install_claude_code_command() -> None:
+    plan = plan_install("claude-code", ["/abs/python", "-m", "docshelf", "serve"])
+    assert plan.commands[0] == ["claude", "mcp", "remove", "--scope", "user", "docshelf"]
+    assert plan.commands[1] == [
+        "claude",
+        "mcp",
+        "add",
+        "--scope",
+        "user",
+        "docshelf",
+        "--",
+        "/abs/python",
+        "-m",
+        "docshelf",
+        "serve",
+    ]

@@ -94,7 +94,7 @@ MISREAD = [
     ("Wczoraj byliśmy w kinie na świetnym filmie; później poszliśmy do restauracji.", "cp1250"),  # cp852
     ("Über die Brücke gehen täglich viele Fußgänger; die Größe der Städte wächst.", "cp850"),  # mac-iceland
     ("Eile käisime teatris ja pärast läksime restorani õhtust sööma, šokolaadikooki.", "cp1257"),  # cp1252
-    ("He said “we’ll ship it on Monday” — but the notes didn’t mention it… £5 only.", "cp1252"),  # cp1250 "Ł5"
+    ("He said “we’ll ship it on Monday” — but the notes didn’t mention it… £5 only.", "cp1252"),  # cp1250
 ]
 
 
