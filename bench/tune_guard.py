@@ -25,7 +25,7 @@ from typing import Any
 from docshelf.config import load_settings
 from docshelf.runtime import Runtime
 from docshelf.search.evaluate import file_name, load_beir, ndcg_at, write_corpus
-from docshelf.search.fusion import fuse_hybrid, fusion_weights, zscore_combination
+from docshelf.search.fusion import fuse_hybrid, fusion_weights, is_question, zscore_combination
 from docshelf.search.searcher import _Reads
 from docshelf.shelf.loading import repair_keywords
 
@@ -103,8 +103,10 @@ def record(
                 lists, coverage = rt.store.candidates(terms, vec, candidates, SearchFilter(), True, True)
                 other = searcher._other_language(text, lists, _Reads(rt.store))
                 rows.append((qid, lists.get("keyword", []), lists.get("semantic", []), coverage, other))
-            out[label] = {"rows": rows, "qrels": data.qrels, "chunk_doc": chunk_doc,
-                          "weight": rt.embedder.fusion_weight}  # fmt: skip
+            e = rt.embedder
+            asked = {q for q, text in data.queries.items() if is_question(text)}
+            out[label] = {"rows": rows, "qrels": data.qrels, "chunk_doc": chunk_doc, "questions": asked,
+                          "weight": e.fusion_weight, "question_weight": e.question_weight}  # fmt: skip
             print(f"{label}: {len(rows)} queries recorded", file=sys.stderr, flush=True)
         finally:
             rt.close()
@@ -218,13 +220,17 @@ RULES: dict[str, Rule] = {
 }  # fmt: skip
 
 
-def _apply(rule: Rule, kw: Ranked, sem: Ranked, coverage: float, other: bool, *, base: float) -> Ranked:
-    return rule(kw, sem, coverage, other, base)
+def _base(entry: dict[str, Any], qid: str) -> float:
+    """The model's dense share for this query, as the searcher picks it (a cache from before
+    question_weight has every query at the one weight)."""
+    asked = qid in entry.get("questions", ())
+    return float(entry.get("question_weight", entry["weight"]) if asked else entry["weight"])
 
 
-def _mean(entry: dict[str, Any], fn: Callable[[Ranked, Ranked, float, bool], Ranked]) -> float:
+def _mean(entry: dict[str, Any], fn: Rule) -> float:
     rows, qrels, cd = entry["rows"], entry["qrels"], entry["chunk_doc"]
-    return sum(ndcg_at(docs_of(fn(k, s, c, o), cd), qrels[q]) for q, k, s, c, o in rows) / len(rows)
+    total = sum(ndcg_at(docs_of(fn(k, s, c, o, _base(entry, q)), cd), qrels[q]) for q, k, s, c, o in rows)
+    return total / len(rows)
 
 
 def main() -> None:
@@ -261,12 +267,11 @@ def main() -> None:
     for label, entry in cache.items():
         CHUNK_DOC.clear()
         CHUNK_DOC.update(entry["chunk_doc"])
-        base = entry["weight"]
-        kw = _mean(entry, lambda k, s, c, o: k)
-        sem = _mean(entry, lambda k, s, c, o: s)
+        kw = _mean(entry, lambda k, s, c, o, b: k)
+        sem = _mean(entry, lambda k, s, c, o, b: s)
         cells = []
         for rule in rules.values():
-            v = _mean(entry, functools.partial(_apply, rule, base=base))
+            v = _mean(entry, rule)
             cells.append(f"{v:.4f}{'!' if v < max(kw, sem) - 0.005 else ' '}")
         print(f"{label:<14} {kw:8.4f} {sem:8.4f} " + " ".join(f"{c:>10}" for c in cells), flush=True)
     print("! = below max(keyword, semantic) - 0.005")

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from docshelf.analyze import Analyzer
+from docshelf.config import Settings
 from docshelf.runtime import Runtime
 from docshelf.search import snippet, weighted_rrf
 from docshelf.search.fusion import convex_combination, zscore_combination
@@ -378,3 +379,31 @@ def test_a_lone_keyword_hit_weighs_by_the_query_terms_the_index_holds() -> None:
     assert zscore_combination(lists, weights)[0][0] == "postmortem"
     assert zscore_combination(lists, weights, lone_scale=lone_scale(1 / 6))[0][0] == "policy"
     assert lone_scale(0.5) == lone_scale(1.0) == 1.0 and lone_scale(0.25) == 0.5
+
+
+def test_a_question_is_fused_with_the_models_question_weight(
+    settings: Settings, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """XQuAD's questions gain from a larger dense share, scifact's claims and the Bible verses
+    lose (docs/benchmarks.md, round nine): the query's own question mark decides."""
+    import docshelf.search.searcher as searcher_module
+    from docshelf.embed import HashEmbedder
+    from docshelf.search.fusion import is_question
+
+    assert is_question("How do I page someone? ") and is_question("什么是栉水母？")
+    assert is_question("¿Dónde está el manual") and is_question("ما هذا؟")
+    assert not is_question("how to page someone") and not is_question("What? No. It is fine.")
+
+    class Asking(HashEmbedder):
+        fusion_weight, question_weight = 0.1, 0.9
+
+    seen: list[float] = []
+    real = searcher_module.fuse_hybrid
+    monkeypatch.setattr(
+        searcher_module, "fuse_hybrid", lambda s, lists, c, o, w: seen.append(w) or real(s, lists, c, o, w)
+    )
+    with Runtime(settings, embedder=Asking()) as rt:
+        rt.indexer().sync("test", [corpus])
+        for query in ("who do we page for a sev-1?", "page the on-call engineer", "wer genehmigt Urlaub？"):
+            rt.searcher().search(query, mode="hybrid", k=3)
+    assert seen == [0.9, 0.1, 0.9]

@@ -14,6 +14,7 @@ __all__ = [
     "fuse_hybrid",
     "fusion_weights",
     "hybrid_weights",
+    "is_question",
     "keyword_lead",
     "lone_scale",
     "weighted_rrf",
@@ -110,6 +111,19 @@ def lone_scale(coverage: float) -> float:
     share in fusion_weights: coverage / 0.5 below half the terms, whole from half up.
     """
     return min(1.0, coverage / 0.5)
+
+
+_QUESTION_MARKS = ("?", "\uff1f", "\u061f")  # ASCII, full-width (Chinese, Japanese), Arabic
+
+
+def is_question(query: str) -> bool:
+    """True for a query written as a question: it ends in a question mark (or opens with "¿").
+
+    The mark, not the words: "how to deploy" is a keyword query as often as a question, and a
+    question-word list per language would guess where the writer said it outright.
+    """
+    text = query.strip()
+    return text.endswith(_QUESTION_MARKS) or text.startswith("\u00bf")
 
 
 def _top_z(ranked: Ranked) -> float:

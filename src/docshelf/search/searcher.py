@@ -27,7 +27,7 @@ from docshelf.search.confidence import (
     telling,
 )
 from docshelf.search.corpus_languages import CorpusLanguages
-from docshelf.search.fusion import fuse_hybrid
+from docshelf.search.fusion import fuse_hybrid, is_question
 from docshelf.search.hitterms import HitTerms
 from docshelf.search.snippets import heading_line_end, make_snippet
 from docshelf.store.base import PendingVector, SearchFilter, Store
@@ -264,7 +264,10 @@ class Searcher:
     ) -> list[tuple[str, float]]:
         if mode != "hybrid":
             return next(iter(lists.values()), [])
-        model_weight = self.embedder.fusion_weight if self.embedder is not None else 0.0
+        model_weight = 0.0
+        if self.embedder is not None:
+            e = self.embedder
+            model_weight = e.question_weight if is_question(query) else e.fusion_weight
         other = self._other_language(query, lists, reads)
         return fuse_hybrid(self.settings, lists, coverage, other, model_weight)
 
