@@ -13,7 +13,7 @@ from docshelf.search.confidence import decode_scripts, encode_scripts, script_wo
 
 if TYPE_CHECKING:
     from docshelf.analyze import Analyzer
-    from docshelf.index.sync import SyncReport
+    from docshelf.index.report import SyncReport
     from docshelf.store.base import Store
     from docshelf.types import SkippedFile, SourceFile
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -12,7 +11,7 @@ from docshelf.errors import AccessError
 if TYPE_CHECKING:
     from docshelf.store.base import Store
 
-__all__ = ["SYSTEM_TREES", "check_allowed", "folder_collection", "refuse_system_tree"]
+__all__ = ["SYSTEM_TREES", "check_allowed", "refuse_system_tree"]
 
 # kernel and device trees: their "files" block, never end or change under a stat
 SYSTEM_TREES = (Path("/proc"), Path("/sys"), Path("/dev"))
@@ -45,17 +44,3 @@ def check_allowed(target: Path, allowed: Sequence[Path], store: Store) -> None:
         f"refused to index {path}: it is outside {where}. Ask the user to run `docshelf index {path}`, "
         "or to start the server with `--allow-ingest DIR` (server.allow_ingest)"
     )
-
-
-def folder_collection(store: Store, folder: Path, named_in_config: str | None) -> str:
-    """The collection a folder belongs to: the one whose root holds it, else the one its own
-    docshelf.toml names, else one named after the folder (never a shared `default`)."""
-    from docshelf.shelf.writing import collection_of
-
-    name = collection_of(store, folder, "")
-    if name:
-        return name
-    if named_in_config:
-        return named_in_config
-    slug = re.sub(r"[^\w.-]+", "-", folder.name).strip("-.") or "documents"
-    return slug[:64]

@@ -144,7 +144,8 @@ def ingest(
 ) -> IndexReport:
     """One folder, file, URL or Drive link, for an agent: a local path only inside ``allowed`` (none
     given: inside a root already indexed); a new folder joins its own collection, not the default."""
-    from docshelf.shelf.allowed import check_allowed, folder_collection
+    from docshelf.shelf.allowed import check_allowed
+    from docshelf.shelf.writing import folder_collection
     from docshelf.sources.remote import is_url
 
     if not is_url(target):

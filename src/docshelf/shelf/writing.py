@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +59,18 @@ def collection_of(store: Store, path: Path, default: str) -> str:
         if any(is_within(path, Path(r)) for r in store.collection_roots(name)):
             return name
     return default
+
+
+def folder_collection(store: Store, folder: Path, named_in_config: str | None) -> str:
+    """The collection a folder belongs to: the one whose root holds it, else the one its own
+    docshelf.toml names, else one named after the folder (never a shared `default`)."""
+    name = collection_of(store, folder, "")
+    if name:
+        return name
+    if named_in_config:
+        return named_in_config
+    slug = re.sub(r"[^\w.-]+", "-", folder.name).strip("-.") or "documents"
+    return slug[:64]
 
 
 def file_collection(store: Store, path: Path, collection: str | None) -> str:
