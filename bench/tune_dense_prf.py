@@ -22,6 +22,7 @@ from docshelf.config import load_settings
 from docshelf.runtime import Runtime
 from docshelf.search.evaluate import file_name, load_beir, ndcg_at
 from docshelf.search.fusion import fusion_weights, zscore_combination
+from docshelf.search.searcher import _Reads
 from docshelf.store.base import SearchFilter
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -67,7 +68,7 @@ def main() -> None:
                 terms = [t.term for t in searcher.analyzer.tokens(text)]
                 vec = rt.embedder.embed_query(text)
                 lists, coverage = rt.store.candidates(terms, vec, 300, SearchFilter(), True, True)
-                other = searcher._other_language(text, lists)
+                other = searcher._other_language(text, lists, _Reads(rt.store))
                 weights = fusion_weights(settings.search, coverage, other, rt.embedder.fusion_weight)
                 fused = zscore_combination(lists, weights)
                 totals[0] += ndcg_at(docs_of(fused, chunk_doc), data.qrels[qid])

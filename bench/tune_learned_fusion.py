@@ -31,7 +31,7 @@ from tune_guard import docs_of
 
 from docshelf.config import load_settings
 from docshelf.search.evaluate import ndcg_at
-from docshelf.search.fusion import hybrid_weights, zscore_combination
+from docshelf.search.fusion import fuse_hybrid, hybrid_weights, zscore_combination
 
 STEP = 0.025
 GRID = np.round(np.arange(0, 1 + 1e-9, STEP), 3)
@@ -72,8 +72,9 @@ def prepare(caches: list[Path]) -> dict[str, dict[str, np.ndarray[Any, Any]]]:
                 if not rel:
                     continue
                 lists = {"keyword": kw, "semantic": sem}
-                w = hybrid_weights(settings, lists, coverage, other, d["weight"])
-                shipped = ndcg_at(docs_of(zscore_combination(lists, w), cd), rel, 10)
+                base = d.get("question_weight", d["weight"]) if qid in d.get("questions", ()) else d["weight"]
+                w = hybrid_weights(settings, lists, coverage, other, base)
+                shipped = ndcg_at(docs_of(fuse_hybrid(settings, lists, coverage, other, base), cd), rel, 10)
                 grid = []
                 for g in GRID:
                     fused = zscore_combination(lists, {"keyword": 1 - g, "semantic": g})
