@@ -18,14 +18,14 @@ from pathlib import Path
 
 import numpy as np
 
-from docshelf.config import load_settings
 from docshelf.runtime import Runtime
-from docshelf.search.evaluate import file_name, load_beir, ndcg_at
-from docshelf.search.fusion import fusion_weights, zscore_combination
+from docshelf.search.evaluate import ndcg_at
+from docshelf.search.fusion import fuse_hybrid, is_question
 from docshelf.search.searcher import _Reads
 from docshelf.store.base import SearchFilter
 
 sys.path.insert(0, str(Path(__file__).parent))
+from kept_index import kept_set
 from tune_guard import ROOT, SETS, docs_of
 
 Ranked = list[tuple[str, float]]
@@ -43,11 +43,7 @@ def main() -> None:
     for label, name, split, source in SETS:
         if label not in args.sets:
             continue
-        data = load_beir(
-            args.eval_data / name, split, args.eval_data / source / "queries.jsonl" if source else None
-        )
-        settings = load_settings()
-        settings.store.data_dir = args.work / f"e5-{name}" / "index"
+        data, names, settings = kept_set(name, split, args.eval_data, args.work, source or None)
         with sqlite3.connect(settings.store.data_dir / "docshelf.db") as db:
             rows = db.execute(
                 "SELECT c.id, v.vector FROM chunks c JOIN vectors v ON v.key = c.embed_key"
@@ -58,7 +54,6 @@ def main() -> None:
         rt = Runtime(settings)
         try:
             searcher = rt.searcher()
-            names = {file_name(d): d for d in data.corpus}
             chunk_doc = {}
             for doc in rt.store.iter_documents():
                 for c in rt.store.document_chunks(doc.id):
@@ -69,8 +64,9 @@ def main() -> None:
                 vec = rt.embedder.embed_query(text)
                 lists, coverage = rt.store.candidates(terms, vec, 300, SearchFilter(), True, True)
                 other = searcher._other_language(text, lists, _Reads(rt.store))
-                weights = fusion_weights(settings.search, coverage, other, rt.embedder.fusion_weight)
-                fused = zscore_combination(lists, weights)
+                e = rt.embedder
+                base = e.question_weight if is_question(text) else e.fusion_weight
+                fused = fuse_hybrid(settings.search, lists, coverage, other, base)
                 totals[0] += ndcg_at(docs_of(fused, chunk_doc), data.qrels[qid])
                 for n, variant in enumerate(args.variants, start=1):
                     src, k, beta = variant.split(":")
@@ -81,9 +77,8 @@ def main() -> None:
                     scores = matrix @ q2
                     best = np.argsort(-scores)[:300]
                     sem = [(ids[i], float(scores[i])) for i in best]
-                    again = zscore_combination(
-                        {"keyword": lists.get("keyword", []), "semantic": sem}, weights
-                    )
+                    again_lists = {"keyword": lists.get("keyword", []), "semantic": sem}
+                    again = fuse_hybrid(settings.search, again_lists, coverage, other, base)
                     totals[n] += ndcg_at(docs_of(again, chunk_doc), data.qrels[qid])
         finally:
             rt.close()

@@ -220,7 +220,7 @@ RULES: dict[str, Rule] = {
 }  # fmt: skip
 
 
-def _base(entry: dict[str, Any], qid: str) -> float:
+def query_weight(entry: dict[str, Any], qid: str) -> float:
     """The model's dense share for this query, as the searcher picks it (a cache from before
     question_weight has every query at the one weight)."""
     asked = qid in entry.get("questions", ())
@@ -229,8 +229,10 @@ def _base(entry: dict[str, Any], qid: str) -> float:
 
 def _mean(entry: dict[str, Any], fn: Rule) -> float:
     rows, qrels, cd = entry["rows"], entry["qrels"], entry["chunk_doc"]
-    total = sum(ndcg_at(docs_of(fn(k, s, c, o, _base(entry, q)), cd), qrels[q]) for q, k, s, c, o in rows)
-    return total / len(rows)
+    scores = (
+        ndcg_at(docs_of(fn(k, s, c, o, query_weight(entry, q)), cd), qrels[q]) for q, k, s, c, o in rows
+    )
+    return sum(scores) / len(rows)
 
 
 def main() -> None:

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tune_guard import docs_of
+from tune_guard import docs_of, query_weight
 
 from docshelf.config import load_settings
 from docshelf.search.evaluate import ndcg_at
@@ -72,7 +72,7 @@ def prepare(caches: list[Path]) -> dict[str, dict[str, np.ndarray[Any, Any]]]:
                 if not rel:
                     continue
                 lists = {"keyword": kw, "semantic": sem}
-                base = d.get("question_weight", d["weight"]) if qid in d.get("questions", ()) else d["weight"]
+                base = query_weight(d, qid)
                 w = hybrid_weights(settings, lists, coverage, other, base)
                 shipped = ndcg_at(docs_of(fuse_hybrid(settings, lists, coverage, other, base), cd), rel, 10)
                 grid = []
