@@ -41,6 +41,11 @@ async def test_nonsense_gets_the_note_a_real_question_does_not(settings: Setting
         assert bread["note"] == NEAREST_NOTE
         picky = data(await c.call_tool("search", {"query": "zzqxjv wombat", "min_confidence": 0.99}))
         assert picky["hits"] == [] and "min_confidence" in picky["note"]
+        # a number or a version is matched exactly in any index: none in the corpus, so these are
+        # neighbours by meaning (`docshelf search 422` listed three unrelated hits with no note)
+        for missing in ("422", "0.110.0"):
+            assert data(await c.call_tool("search", {"query": missing}))["note"] == NEAREST_NOTE
+        assert data(await c.call_tool("search", {"query": "31."}))["note"] is None  # "31. März"
 
 
 async def test_default_search_is_compact(settings: Settings, indexed: Runtime) -> None:
@@ -215,6 +220,10 @@ def test_a_script_is_known_by_its_share_of_the_words() -> None:
     # an English question answered by Chinese or German passages: cross-lingual matches, not nonsense
     assert not nearest_neighbours(["often", "back"], [[], []], [False, False], known_scripts(mixed))
     assert not nearest_neighbours(["zzqxjv"], [[], ["backup"]], [False, True], {"LATIN"})
+    # a term without letters has no script, and the keyword side matches it exactly in any index
+    assert nearest_neighbours(["422"], [[], []], [True, True], {"CJK"})
+    assert nearest_neighbours(["0.110.0"], [[]], [True], {"LATIN"})
+    assert not nearest_neighbours(["0.110.0"], [["0.110.0"]], [True], {"LATIN"})
 
 
 async def test_instructions_follow_another_writer(settings: Settings, runtime: Runtime, corpus: Path) -> None:

@@ -162,9 +162,11 @@ def nearest_neighbours(
     index_scripts: set[str],
 ) -> bool:
     """True when none of the top hits shares a term with the query although the query has words in
-    a script the index holds and one of those hits is in the query's language: keyword matching
+    a script the index holds (or a number) and one of those hits is in the query's language: keyword matching
     could have found them and found nothing. Hits in another language (an English question answered
     by a German or Chinese passage) are cross-lingual matches, no such evidence."""
     if any(top_matched) or not any(top_same_language):
         return False
-    return bool({s for t in query_terms if not t.isdecimal() for s in scripts_of([t])} & index_scripts)
+    scripts = [scripts_of([t]) for t in query_terms]
+    # a term without letters (`422`, `0.110.0`) is matched exactly whatever the index's script
+    return any(not s for s in scripts) or bool(set().union(*scripts) & index_scripts)
