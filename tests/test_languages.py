@@ -173,6 +173,13 @@ def test_heading_only_chunk_ranks_after_chunks_with_text(settings: Settings, tmp
         hits = rt.searcher().search("deploy guide", mode="keyword").hits
         assert [h.path for h in hits] == ["notes.md", "guide.md"]  # still found, but after the text
         assert hits[1].ranks["keyword"] == 1  # BM25 alone put the bare heading first
+        # the only page the query's words name is a bare heading: it stays above neighbours by meaning
+        (corpus / "notes.md").write_text("# Notes\n\nA release is rolled out step by step.\n", "utf-8")
+        for n, text in enumerate(["Passwords need twelve characters.", "Backups run nightly at two."]):
+            (corpus / f"other{n}.md").write_text(f"# Other\n\n{text}\n", "utf-8")
+        rt.indexer().sync("test", [corpus])
+        hits = rt.searcher().search("deploy guide", mode="hybrid", k=2).hits
+        assert hits[0].path == "guide.md", [h.path for h in hits]
 
 
 def test_german_compounds_are_split_in_two() -> None:

@@ -152,6 +152,32 @@ def heading_only(chunk: Chunk) -> bool:
     return True
 
 
+def _bare_headings_last(
+    window: list[tuple[str, float]], chunks: dict[str, Chunk], keyword: dict[str, int]
+) -> list[tuple[str, float]]:
+    """A chunk that is only a heading ("# Deploy guide") is short enough to top BM25 and close to
+    many queries in embedding space while saying nothing: it goes after the chunks with text, and
+    one holding query words only after those with text holding them (when it is the one page the
+    words name, it stays above neighbours by meaning)."""
+    bare = {cid for cid, _ in window if cid in chunks and heading_only(chunks[cid])}
+    if not bare:
+        return window
+    left = sum(cid in keyword for cid, _ in window if cid not in bare)  # text chunks holding query words
+    out: list[tuple[str, float]] = []
+    named: list[tuple[str, float]] = []
+    rest: list[tuple[str, float]] = []
+    for hit in window:
+        if hit[0] in bare:
+            (named if hit[0] in keyword else rest).append(hit)
+        else:
+            out.append(hit)
+            left -= hit[0] in keyword
+        if not left:  # never above its own place
+            out += named
+            named.clear()
+    return out + named + rest
+
+
 def _page_label(metadata: dict[str, Any], page: int | None) -> str | None:
     labels = metadata.get("page_labels")
     if not page or not isinstance(labels, list) or not 0 < page <= len(labels):
@@ -328,11 +354,7 @@ class Searcher:
         # one query (one round trip on PostgreSQL) for the documents of every hit
         docs = self.store.get_documents([c.doc_id for c in chunks.values()])
         hits: list[Hit] = []
-        # A chunk that is only a heading ("# Deploy guide") is short enough to top BM25 and close
-        # to many queries in embedding space while saying nothing: it goes after the chunks with text.
-        bare = [cid for cid, _ in fused[: k * 2] if cid in chunks and heading_only(chunks[cid])]
-        if bare:
-            fused = [f for f in fused if f[0] not in bare] + [f for f in fused if f[0] in bare]
+        fused = _bare_headings_last(fused[: k * 2], chunks, ranks.get("keyword", {})) + fused[k * 2 :]
         for cid, score in fused:
             chunk = chunks.get(cid)
             if chunk is None:
