@@ -8,7 +8,7 @@ vectors are read, nothing is embedded. Each variant's chunks go into a scratch t
 the table shows keyword-only nDCG@10 and hybrid (z-score fusion) at each dense weight.
 Variants: `default`, `no-compounds`, `hyphen` (whole hyphenated words too), `no-alnum`
 (no whole letter-digit words like p53), `no-detect` (stems of analyze.languages only), `no-decompound`,
-`no-cjk-stop` (no CJK stop unigrams/bigrams),
+`no-stop` (the English and German stop lists off), `no-cjk-stop` (no CJK stop unigrams/bigrams),
 `ngram=N:L` (character N-grams of
 words of L+ letters), `prf=K:N:W` (RM3-style feedback:
 N expansion terms from the top K chunks, weight W), `bigrams=W` (adjacent word pairs indexed
@@ -65,6 +65,8 @@ def make_analyzer(variant: str) -> tuple[Analyzer, dict[str, float]]:
             cjk_stop = False
         elif part == "no-decompound":
             kwargs["decompound"] = False
+        elif part == "no-stop":  # stop words indexed and searched like any word
+            kwargs["stopwords"] = False
         elif part.startswith("ngram="):
             n, min_len = part.split("=")[1].split(":")
             options.update(ngram_n=float(n), ngram_min=float(min_len))
