@@ -20,7 +20,7 @@ import numpy as np
 
 from docshelf.runtime import Runtime
 from docshelf.search.evaluate import ndcg_at
-from docshelf.search.fusion import fuse_hybrid, is_question
+from docshelf.search.fusion import fuse_hybrid
 from docshelf.search.searcher import _Reads
 from docshelf.store.base import SearchFilter
 
@@ -64,8 +64,7 @@ def main() -> None:
                 vec = rt.embedder.embed_query(text)
                 lists, coverage = rt.store.candidates(terms, vec, 300, SearchFilter(), True, True)
                 other = searcher._other_language(text, lists, _Reads(rt.store))
-                e = rt.embedder
-                base = e.question_weight if is_question(text) else e.fusion_weight
+                base = searcher._model_weight(text)
                 fused = fuse_hybrid(settings.search, lists, coverage, other, base)
                 totals[0] += ndcg_at(docs_of(fused, chunk_doc), data.qrels[qid])
                 for n, variant in enumerate(args.variants, start=1):

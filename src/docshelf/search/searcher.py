@@ -28,6 +28,7 @@ from docshelf.search.confidence import (
 )
 from docshelf.search.corpus_languages import CorpusLanguages
 from docshelf.search.fusion import fuse_hybrid, is_question
+from docshelf.search.headings import bare_headings_last
 from docshelf.search.hitterms import HitTerms
 from docshelf.search.snippets import heading_line_end, make_snippet
 from docshelf.store.base import PendingVector, SearchFilter, Store
@@ -142,42 +143,6 @@ def _matched_words(query: str, qtokens: list[Token], have: set[str]) -> list[str
     return list(dict.fromkeys(query[s:e] for s, e in spans))
 
 
-def heading_only(chunk: Chunk) -> bool:
-    """Whether a chunk's text is nothing but heading lines (Markdown, or its heading path)."""
-    heads = {h.strip() for h in chunk.heading_path}
-    for line in chunk.text.splitlines():
-        line = line.strip()
-        if line and not line.startswith("#") and line not in heads and line.strip("=-") != "":
-            return False
-    return True
-
-
-def _bare_headings_last(
-    window: list[tuple[str, float]], chunks: dict[str, Chunk], keyword: dict[str, int]
-) -> list[tuple[str, float]]:
-    """A chunk that is only a heading ("# Deploy guide") is short enough to top BM25 and close to
-    many queries in embedding space while saying nothing: it goes after the chunks with text, and
-    one holding query words only after those with text holding them (when it is the one page the
-    words name, it stays above neighbours by meaning)."""
-    bare = {cid for cid, _ in window if cid in chunks and heading_only(chunks[cid])}
-    if not bare:
-        return window
-    left = sum(cid in keyword for cid, _ in window if cid not in bare)  # text chunks holding query words
-    out: list[tuple[str, float]] = []
-    named: list[tuple[str, float]] = []
-    rest: list[tuple[str, float]] = []
-    for hit in window:
-        if hit[0] in bare:
-            (named if hit[0] in keyword else rest).append(hit)
-        else:
-            out.append(hit)
-            left -= hit[0] in keyword
-        if not left:  # never above its own place
-            out += named
-            named.clear()
-    return out + named + rest
-
-
 def _page_label(metadata: dict[str, Any], page: int | None) -> str | None:
     labels = metadata.get("page_labels")
     if not page or not isinstance(labels, list) or not 0 < page <= len(labels):
@@ -290,12 +255,15 @@ class Searcher:
     ) -> list[tuple[str, float]]:
         if mode != "hybrid":
             return next(iter(lists.values()), [])
-        model_weight = 0.0
-        if self.embedder is not None:
-            e = self.embedder
-            model_weight = e.question_weight if is_question(query) else e.fusion_weight
         other = self._other_language(query, lists, reads)
-        return fuse_hybrid(self.settings, lists, coverage, other, model_weight)
+        return fuse_hybrid(self.settings, lists, coverage, other, self._model_weight(query))
+
+    def _model_weight(self, query: str) -> float:
+        """The embedder's dense share for this query: its question weight for a question."""
+        e = self.embedder
+        if e is None:
+            return 0.0
+        return e.question_weight if is_question(query) else e.fusion_weight
 
     def _other_language(self, query: str, lists: dict[str, list[tuple[str, float]]], reads: _Reads) -> bool:
         """True when most of the top dense hits are in another language or script than the query.
@@ -354,7 +322,7 @@ class Searcher:
         # one query (one round trip on PostgreSQL) for the documents of every hit
         docs = self.store.get_documents([c.doc_id for c in chunks.values()])
         hits: list[Hit] = []
-        fused = _bare_headings_last(fused[: k * 2], chunks, ranks.get("keyword", {})) + fused[k * 2 :]
+        fused = bare_headings_last(fused[: k * 2], chunks, ranks.get("keyword", {})) + fused[k * 2 :]
         for cid, score in fused:
             chunk = chunks.get(cid)
             if chunk is None:
