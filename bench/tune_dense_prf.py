@@ -64,7 +64,7 @@ def main() -> None:
                 vec = rt.embedder.embed_query(text)
                 lists, coverage = rt.store.candidates(terms, vec, 300, SearchFilter(), True, True)
                 other = searcher._other_language(text, lists, _Reads(rt.store))
-                base = searcher._model_weight(text)
+                base = searcher._model_weight(text, len(terms))
                 fused = fuse_hybrid(settings.search, lists, coverage, other, base)
                 totals[0] += ndcg_at(docs_of(fused, chunk_doc), data.qrels[qid])
                 for n, variant in enumerate(args.variants, start=1):

@@ -25,7 +25,13 @@ from typing import Any
 from docshelf.config import load_settings
 from docshelf.runtime import Runtime
 from docshelf.search.evaluate import file_name, load_beir, ndcg_at, write_corpus
-from docshelf.search.fusion import fuse_hybrid, fusion_weights, is_question, zscore_combination
+from docshelf.search.fusion import (
+    fuse_hybrid,
+    fusion_weights,
+    is_question,
+    long_query_share,
+    zscore_combination,
+)
 from docshelf.search.searcher import _Reads
 from docshelf.shelf.loading import repair_keywords
 
@@ -95,10 +101,12 @@ def record(
                 for c in rt.store.document_chunks(doc.id):
                     chunk_doc[c.id] = names.get(Path(doc.path).name, "")
             rows = []
+            n_terms: dict[str, int] = {}
             from docshelf.store.base import SearchFilter
 
             for qid, text in data.queries.items():
                 terms = [t.term for t in searcher.analyzer.tokens(text)]
+                n_terms[qid] = len(terms)
                 vec = rt.embedder.embed_query(text)
                 lists, coverage = rt.store.candidates(terms, vec, candidates, SearchFilter(), True, True)
                 other = searcher._other_language(text, lists, _Reads(rt.store))
@@ -106,7 +114,8 @@ def record(
             e = rt.embedder
             asked = {q for q, text in data.queries.items() if is_question(text)}
             out[label] = {"rows": rows, "qrels": data.qrels, "chunk_doc": chunk_doc, "questions": asked,
-                          "weight": e.fusion_weight, "question_weight": e.question_weight}  # fmt: skip
+                          "weight": e.fusion_weight, "question_weight": e.question_weight,
+                          "terms": n_terms}  # fmt: skip
             print(f"{label}: {len(rows)} queries recorded", file=sys.stderr, flush=True)
         finally:
             rt.close()
@@ -222,9 +231,12 @@ RULES: dict[str, Rule] = {
 
 def query_weight(entry: dict[str, Any], qid: str) -> float:
     """The model's dense share for this query, as the searcher picks it (a cache from before
-    question_weight has every query at the one weight)."""
-    asked = qid in entry.get("questions", ())
-    return float(entry.get("question_weight", entry["weight"]) if asked else entry["weight"])
+    question_weight has every query at the one weight; one from before the term counts has no
+    long-statement rule)."""
+    if qid in entry.get("questions", ()):
+        return float(entry.get("question_weight", entry["weight"]))
+    terms = entry.get("terms", {}).get(qid)
+    return float(entry["weight"]) if terms is None else long_query_share(float(entry["weight"]), terms)
 
 
 def _mean(entry: dict[str, Any], fn: Rule) -> float:

@@ -407,3 +407,37 @@ def test_a_question_is_fused_with_the_models_question_weight(
         for query in ("who do we page for a sev-1?", "page the on-call engineer", "wer genehmigt Urlaub？"):
             rt.searcher().search(query, mode="hybrid", k=3)
     assert seen == [0.9, 0.1, 0.9]
+
+
+def test_a_long_statement_leans_on_the_keyword_side(
+    settings: Settings, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A statement of many terms gives BM25 more to agree on: its dense share falls by up to 40%
+    between 12 and 20 analysed terms (Bible verses, scifact train; docs/benchmarks.md, round
+    eleven). A question keeps its question weight however long it is."""
+    import docshelf.search.searcher as searcher_module
+    from docshelf.embed import HashEmbedder
+    from docshelf.search.fusion import long_query_share
+
+    assert long_query_share(0.5, 12) == 0.5 and long_query_share(0.5, 30) == pytest.approx(0.3)
+    assert long_query_share(0.5, 16) == pytest.approx(0.4)
+
+    class Asking(HashEmbedder):
+        fusion_weight, question_weight = 0.5, 0.9
+
+    seen: list[float] = []
+    real = searcher_module.fuse_hybrid
+    monkeypatch.setattr(
+        searcher_module, "fuse_hybrid", lambda s, lists, c, o, w: seen.append(w) or real(s, lists, c, o, w)
+    )
+    long_statement = (
+        "the on-call engineer pages the incident commander whenever a severity one outage hits customers, "
+        "writes the timeline, updates the status page and schedules the blameless postmortem review"
+    )
+    with Runtime(settings, embedder=Asking()) as rt:
+        rt.indexer().sync("test", [corpus])
+        searcher = rt.searcher()
+        assert len(searcher.analyzer.tokens(long_statement)) >= 20
+        for query in ("page the on-call engineer", long_statement, long_statement + "?"):
+            searcher.search(query, mode="hybrid", k=3)
+    assert seen == [0.5, pytest.approx(0.3), 0.9]

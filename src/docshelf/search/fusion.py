@@ -17,6 +17,7 @@ __all__ = [
     "is_question",
     "keyword_lead",
     "lone_scale",
+    "long_query_share",
     "weighted_rrf",
     "zscore_combination",
 ]
@@ -124,6 +125,26 @@ def is_question(query: str) -> bool:
     """
     text = query.strip()
     return text.endswith(_QUESTION_MARKS) or text.startswith("\u00bf")
+
+
+# A statement's dense share falls linearly from LONG_QUERY[0] analysed terms to LONG_QUERY[1], by
+# up to LONG_QUERY_CUT of itself. Chosen on scifact train, nfcorpus dev and the Bible dev sets
+# (a plateau from 10-14 to 16-24 terms, cut 0.3-0.5; docs/benchmarks.md, round eleven).
+LONG_QUERY = (12, 20)
+LONG_QUERY_CUT = 0.4
+
+
+def long_query_share(share: float, terms: int) -> float:
+    """The dense share for a statement of ``terms`` analysed terms.
+
+    Many terms give BM25 many chances to agree with one passage (a verse quoted in another
+    translation, a claim restated), while one vector of the whole query blurs as it grows: on
+    the Bible dev sets hybrid fell below keyword alone mostly on queries of 16 terms and more.
+    Questions keep their own weight (is_question): a long question still paraphrases its answer.
+    """
+    lo, hi = LONG_QUERY
+    ramp = min(1.0, max(0.0, (terms - lo) / (hi - lo)))
+    return share * (1 - LONG_QUERY_CUT * ramp)
 
 
 def _top_z(ranked: Ranked) -> float:

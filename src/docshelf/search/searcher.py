@@ -27,7 +27,7 @@ from docshelf.search.confidence import (
     telling,
 )
 from docshelf.search.corpus_languages import CorpusLanguages
-from docshelf.search.fusion import fuse_hybrid, is_question
+from docshelf.search.fusion import fuse_hybrid, is_question, long_query_share
 from docshelf.search.headings import bare_headings_last
 from docshelf.search.hitterms import HitTerms
 from docshelf.search.snippets import heading_line_end, make_snippet
@@ -224,7 +224,7 @@ class Searcher:
         lists, coverage = self.store.candidates(
             terms, vec, n, flt, keyword=mode in ("hybrid", "keyword"), coverage=mode != "semantic"
         )
-        fused = self._fuse(lists, mode, query, coverage, reads)
+        fused = self._fuse(lists, mode, query, len(terms), coverage, reads)
         hits, shares = self._hydrate(fused, lists, query, qtokens, k, snippets, reads)
         self._calibrate(hits, shares, lists, mode, coverage)
         note = self._nearest_note(query, terms, hits) if hits else self._why_empty(terms, flt)
@@ -251,19 +251,21 @@ class Searcher:
         return wait
 
     def _fuse(
-        self, lists: dict[str, list[tuple[str, float]]], mode: str, query: str, coverage: float, reads: _Reads
-    ) -> list[tuple[str, float]]:
+        self, lists: dict[str, list[tuple[str, float]]], mode: str, query: str, terms: int, coverage: float,
+        reads: _Reads,
+    ) -> list[tuple[str, float]]:  # fmt: skip
         if mode != "hybrid":
             return next(iter(lists.values()), [])
         other = self._other_language(query, lists, reads)
-        return fuse_hybrid(self.settings, lists, coverage, other, self._model_weight(query))
+        return fuse_hybrid(self.settings, lists, coverage, other, self._model_weight(query, terms))
 
-    def _model_weight(self, query: str) -> float:
-        """The embedder's dense share for this query: its question weight for a question."""
+    def _model_weight(self, query: str, terms: int) -> float:
+        """The embedder's dense share for this query of ``terms`` analysed terms: its question
+        weight for a question, for a statement its weight, less for a long one."""
         e = self.embedder
         if e is None:
             return 0.0
-        return e.question_weight if is_question(query) else e.fusion_weight
+        return e.question_weight if is_question(query) else long_query_share(e.fusion_weight, terms)
 
     def _other_language(self, query: str, lists: dict[str, list[tuple[str, float]]], reads: _Reads) -> bool:
         """True when most of the top dense hits are in another language or script than the query.
