@@ -31,7 +31,8 @@ def main() -> None:
     with (args.eval_data / args.set / "corpus.jsonl").open(encoding="utf-8") as fh:
         rows = [json.loads(line) for _, line in zip(range(args.docs), fh, strict=False)]
     texts = [f"{r['title']}\n{r['text']}" for r in rows]
-    analyzer = Analyzer(decompound=not args.no_decompound)
+    # a checkout from before decompounding (PYTHONPATH to it) has no such argument
+    analyzer = Analyzer(decompound=False) if args.no_decompound else Analyzer()
     analyzer.terms("warm up")
     analyzer.terms("Aufwärmen der Wortliste")  # the German word list loads once, not timed
     best = float("inf")

@@ -40,6 +40,12 @@ def main() -> None:
     p.add_argument("--eval-data", type=Path, default=ROOT.parent / "shared" / "eval-data")
     p.add_argument("--queries", type=int, default=300)
     p.add_argument("--model", default="e5")
+    p.add_argument(
+        "--keep",
+        type=Path,
+        default=None,
+        help="build the store in this folder and keep it (for bench/search_breakdown.py)",
+    )
     args = p.parse_args()
 
     base_settings = load_settings()
@@ -51,7 +57,9 @@ def main() -> None:
             "(it builds the base index)"
         )
     base = Runtime(base_settings)
-    work = Path(tempfile.mkdtemp(prefix="docshelf-scale-"))
+    work = args.keep or Path(tempfile.mkdtemp(prefix="docshelf-scale-"))
+    if args.keep and (work / "index").exists():
+        raise SystemExit(f"{work / 'index'} exists; remove it or pick another --keep folder")
     settings = load_settings()
     settings.store.data_dir = work / "index"
     settings.embed.model = args.model
@@ -102,7 +110,8 @@ def main() -> None:
     finally:
         rt.close()
         base.close()
-        shutil.rmtree(work, ignore_errors=True)
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

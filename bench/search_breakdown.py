@@ -2,8 +2,8 @@
 
     python bench/search_breakdown.py --data-dir DIR [--mode hybrid] [--queries 200] [--no-snippets]
 
-DIR is a kept index (for 100k chunks, the store `bench/search_bench.py` builds, kept by copying its
-folder before it is removed, or any `docshelf index` data dir). Each named method is wrapped with a
+DIR is a kept index (for 100k chunks, `bench/search_bench.py --keep K` builds one in K/index; or
+any `docshelf index` data dir). Each named method is wrapped with a
 timer; the figures are milliseconds per search, summed over its calls. Parts overlap: in hybrid
 mode the query embedding runs on a pool thread while the keyword side (and the analysis of its
 first hits) runs on the main thread, and "candidates" holds both plus the dense side.
