@@ -26,10 +26,10 @@ from docshelf.config import load_settings
 from docshelf.runtime import Runtime
 from docshelf.search.evaluate import file_name, load_beir, ndcg_at, write_corpus
 from docshelf.search.fusion import (
+    dense_share,
     fuse_hybrid,
     fusion_weights,
     is_question,
-    long_query_share,
     zscore_combination,
 )
 from docshelf.search.searcher import _Reads
@@ -233,10 +233,10 @@ def query_weight(entry: dict[str, Any], qid: str) -> float:
     """The model's dense share for this query, as the searcher picks it (a cache from before
     question_weight has every query at the one weight; one from before the term counts has no
     long-statement rule)."""
-    if qid in entry.get("questions", ()):
-        return float(entry.get("question_weight", entry["weight"]))
-    terms = entry.get("terms", {}).get(qid)
-    return float(entry["weight"]) if terms is None else long_query_share(float(entry["weight"]), terms)
+    weight = float(entry["weight"])
+    asked = qid in entry.get("questions", ())
+    terms = entry.get("terms", {}).get(qid, 0)  # none recorded: 0, which leaves a statement's weight as it is
+    return dense_share(weight, float(entry.get("question_weight", weight)), asked, terms)
 
 
 def _mean(entry: dict[str, Any], fn: Rule) -> float:

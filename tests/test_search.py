@@ -386,16 +386,26 @@ def test_a_question_is_fused_with_the_models_question_weight(
 ) -> None:
     """XQuAD's questions gain from a larger dense share, scifact's claims and the Bible verses
     lose (docs/benchmarks.md, round nine): the query's own question mark decides."""
-    import docshelf.search.searcher as searcher_module
-    from docshelf.embed import HashEmbedder
     from docshelf.search.fusion import is_question
 
     assert is_question("How do I page someone? ") and is_question("什么是栉水母？")
     assert is_question("¿Dónde está el manual") and is_question("ما هذا؟")
     assert not is_question("how to page someone") and not is_question("What? No. It is fine.")
 
+    queries = ("who do we page for a sev-1?", "page the on-call engineer", "wer genehmigt Urlaub？")
+    assert _fused_weights(settings, corpus, monkeypatch, (0.1, 0.9), queries) == [0.9, 0.1, 0.9]
+
+
+def _fused_weights(
+    settings: Settings, corpus: Path, monkeypatch: pytest.MonkeyPatch, weights: tuple[float, float],
+    queries: tuple[str, ...],
+) -> list[float]:  # fmt: skip
+    """The dense share each query is fused with, for an embedder of (fusion, question) weights."""
+    import docshelf.search.searcher as searcher_module
+    from docshelf.embed import HashEmbedder
+
     class Asking(HashEmbedder):
-        fusion_weight, question_weight = 0.1, 0.9
+        fusion_weight, question_weight = weights
 
     seen: list[float] = []
     real = searcher_module.fuse_hybrid
@@ -404,9 +414,9 @@ def test_a_question_is_fused_with_the_models_question_weight(
     )
     with Runtime(settings, embedder=Asking()) as rt:
         rt.indexer().sync("test", [corpus])
-        for query in ("who do we page for a sev-1?", "page the on-call engineer", "wer genehmigt Urlaub？"):
+        for query in queries:
             rt.searcher().search(query, mode="hybrid", k=3)
-    assert seen == [0.9, 0.1, 0.9]
+    return seen
 
 
 def test_a_long_statement_leans_on_the_keyword_side(
@@ -415,29 +425,17 @@ def test_a_long_statement_leans_on_the_keyword_side(
     """A statement of many terms gives BM25 more to agree on: its dense share falls by up to 40%
     between 12 and 20 analysed terms (Bible verses, scifact train; docs/benchmarks.md, round
     eleven). A question keeps its question weight however long it is."""
-    import docshelf.search.searcher as searcher_module
-    from docshelf.embed import HashEmbedder
+    from docshelf.analyze import Analyzer
     from docshelf.search.fusion import long_query_share
 
     assert long_query_share(0.5, 12) == 0.5 and long_query_share(0.5, 30) == pytest.approx(0.3)
     assert long_query_share(0.5, 16) == pytest.approx(0.4)
 
-    class Asking(HashEmbedder):
-        fusion_weight, question_weight = 0.5, 0.9
-
-    seen: list[float] = []
-    real = searcher_module.fuse_hybrid
-    monkeypatch.setattr(
-        searcher_module, "fuse_hybrid", lambda s, lists, c, o, w: seen.append(w) or real(s, lists, c, o, w)
-    )
     long_statement = (
         "the on-call engineer pages the incident commander whenever a severity one outage hits customers, "
         "writes the timeline, updates the status page and schedules the blameless postmortem review"
     )
-    with Runtime(settings, embedder=Asking()) as rt:
-        rt.indexer().sync("test", [corpus])
-        searcher = rt.searcher()
-        assert len(searcher.analyzer.tokens(long_statement)) >= 20
-        for query in ("page the on-call engineer", long_statement, long_statement + "?"):
-            searcher.search(query, mode="hybrid", k=3)
+    assert len(Analyzer().tokens(long_statement)) >= 20
+    queries = ("page the on-call engineer", long_statement, long_statement + "?")
+    seen = _fused_weights(settings, corpus, monkeypatch, (0.5, 0.9), queries)
     assert seen == [0.5, pytest.approx(0.3), 0.9]

@@ -11,6 +11,7 @@ if TYPE_CHECKING:
 __all__ = [
     "LONE_CAP",
     "convex_combination",
+    "dense_share",
     "fuse_hybrid",
     "fusion_weights",
     "hybrid_weights",
@@ -145,6 +146,13 @@ def long_query_share(share: float, terms: int) -> float:
     lo, hi = LONG_QUERY
     ramp = min(1.0, max(0.0, (terms - lo) / (hi - lo)))
     return share * (1 - LONG_QUERY_CUT * ramp)
+
+
+def dense_share(weight: float, question_weight: float, asked: bool, terms: int) -> float:
+    """A model's dense share for one query of ``terms`` analysed terms: its question weight for a
+    question (``asked``), for a statement its weight, less for a long one. The searcher and the
+    tuning scripts in bench/ both pick it here."""
+    return question_weight if asked else long_query_share(weight, terms)
 
 
 def _top_z(ranked: Ranked) -> float:

@@ -27,7 +27,7 @@ from docshelf.search.confidence import (
     telling,
 )
 from docshelf.search.corpus_languages import CorpusLanguages
-from docshelf.search.fusion import fuse_hybrid, is_question, long_query_share
+from docshelf.search.fusion import dense_share, fuse_hybrid, is_question
 from docshelf.search.headings import bare_headings_last
 from docshelf.search.hitterms import HitTerms
 from docshelf.search.snippets import heading_line_end, make_snippet
@@ -265,7 +265,7 @@ class Searcher:
         e = self.embedder
         if e is None:
             return 0.0
-        return e.question_weight if is_question(query) else long_query_share(e.fusion_weight, terms)
+        return dense_share(e.fusion_weight, e.question_weight, is_question(query), terms)
 
     def _other_language(self, query: str, lists: dict[str, list[tuple[str, float]]], reads: _Reads) -> bool:
         """True when most of the top dense hits are in another language or script than the query.
