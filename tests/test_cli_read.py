@@ -138,3 +138,30 @@ def test_show_a_hit_in_context(cli: CliRunner) -> None:
     assert code == 0 and f"id {hit['chunk_id']}" in out
     code, _, err = run(cli, "show", "0" * 32)
     assert code == 7 and "unknown chunk id" in err
+
+
+def test_show_takes_a_citation_and_a_pdf_page(cli: CliRunner, corpus: Path) -> None:
+    """`docshelf show` (and MCP read_passage) open the passage a citation names, as agents and
+    people copy it from a search: `path:START-END`, GitHub's `path#LSTART`, `file.pdf#page=N`."""
+    from test_formats import make_pdf
+
+    (corpus / "report.pdf").write_bytes(make_pdf([["Quarterly uptime summary"], ["Zebra migration plan"]]))
+    assert run(cli, "index", str(corpus))[0] == 0
+    code, out, _ = run(cli, "search", "page someone for a sev-1", "--mode", "keyword", "--json")
+    hit = json.loads(out)["hits"][0]
+    for ref in (
+        hit["citation"],
+        f"{hit['path']}#L{hit['line_start']}",
+        f"{hit['path']}:{hit['line_start'] + 1}",
+    ):
+        code, out, err = run(cli, "show", ref, "--json")
+        assert code == 0, err
+        assert [p["chunk_id"] for p in json.loads(out)["passages"]] == [hit["chunk_id"]]
+    code, out, err = run(cli, "show", "report.pdf#page=2", "--json")
+    assert code == 0, err
+    (passage,) = json.loads(out)["passages"]
+    assert passage["page"] == 2 and "Zebra migration plan" in passage["text"]
+    code, _, err = run(cli, "show", "report.pdf#page=9")
+    assert code == 7 and "no passage of report.pdf on page 9" in err
+    code, _, err = run(cli, "show", f"{INCIDENT}:90000")
+    assert code == 7 and "read_document" in err

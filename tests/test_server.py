@@ -108,6 +108,21 @@ async def test_read_passage_with_neighbours(client: Client) -> None:
     assert "before" in error_text(await client.call_tool("read_passage", {"chunk_id": "x", "before": -1}))
 
 
+async def test_read_passage_takes_a_hits_citation(client: Client) -> None:
+    """Agents quote citations (`runbooks/deploy.md:12-30`) more than ids: the citation reads the
+    same passage, and one that names no passage says how to read those lines instead."""
+    hits = data(await client.call_tool("search", {"query": "rolling back dashboard", "k": 3}))["hits"]
+    for hit in hits:
+        out = data(await client.call_tool("read_passage", {"chunk_id": hit["citation"], "after": 1}))
+        targets = [p for p in out["passages"] if p["is_target"]]
+        assert [t["chunk_id"] for t in targets] == [hit["chunk_id"]]
+        assert out["path"] == hit["citation"].rsplit(":", 1)[0]
+    path = hits[0]["citation"].rsplit(":", 1)[0]
+    missing = error_text(await client.call_tool("read_passage", {"chunk_id": f"{path}:90000-90004"}))
+    assert "no passage" in missing and "read_document" in missing
+    assert "no document" in error_text(await client.call_tool("read_passage", {"chunk_id": "nope.md:1-4"}))
+
+
 async def test_read_document_ranges(client: Client) -> None:
     out = data(await client.call_tool("read_document", {"document": "runbooks/deploy.md"}))
     assert out["source"] == "file" and out["text"].startswith("---\ntitle: Deploy guide")

@@ -249,7 +249,9 @@ def register_read_tools(server: MCPServer, shelf: Shelf) -> None:
 
     @tool(server, "Read passage", READ_ONLY)
     async def read_passage(
-        chunk_id: Annotated[str, Field(min_length=1, description="chunk_id from a search hit")],
+        chunk_id: Annotated[
+            str, Field(min_length=1, description="chunk_id of a search hit, or its citation (path:12-30)")
+        ],
         ctx: Context,
         before: Annotated[int, Field(ge=0, le=10, description="passages before it")] = 0,
         after: Annotated[int, Field(ge=0, le=10, description="passages after it")] = 0,

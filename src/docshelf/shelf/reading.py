@@ -11,6 +11,7 @@ from urllib.parse import quote, unquote
 
 from docshelf.errors import AccessError, ConfigError, DocshelfError, NotFoundError
 from docshelf.shelf.budget import prefix_within
+from docshelf.shelf.locations import parse_location
 from docshelf.shelf.paths import check_link, check_relative, guarded_path
 from docshelf.shelf.types import Passage, PassageWindow, TextRange
 from docshelf.types import cite
@@ -18,6 +19,7 @@ from docshelf.types import cite
 if TYPE_CHECKING:
     from docshelf.parse import ParserRegistry
     from docshelf.store.base import DocumentRecord, Store
+    from docshelf.types import Chunk
 
 __all__ = [
     "SCHEME",
@@ -204,11 +206,12 @@ def passages(store: Store, chunk_id: str, before: int, after: int) -> PassageWin
     """A chunk and up to ``before``/``after`` neighbours of the same document."""
     if before < 0 or after < 0:
         raise ConfigError(f"before and after count passages, 0 or more, not {before} and {after}")
-    found = store.get_chunks([chunk_id.strip()])
+    ref = chunk_id.strip()
+    found = store.get_chunks([ref]) or _cited_chunks(store, ref)
     if not found:
         raise NotFoundError(
             f"unknown chunk id {chunk_id!r}: ids come from search results and change when a document "
-            "is re-indexed; search again"
+            "is re-indexed; search again, or pass a hit's citation (path:START-END)"
         )
     target = found[0]
     doc = store.get_document_by_id(target.doc_id)
@@ -222,6 +225,33 @@ def passages(store: Store, chunk_id: str, before: int, after: int) -> PassageWin
     return PassageWindow(
         doc, [Passage(c, citation(doc, c.line_start, c.line_end, c.page), c.id == target.id) for c in window]
     )
+
+
+def _cited_chunks(store: Store, ref: str) -> list[Chunk]:
+    """The passage a hit's citation names (``path:12-30``, ``file.pdf#page=3``, ``path#L12``);
+    [] when ``ref`` names no lines or page. Agents quote citations more often than ids."""
+    where = parse_location(ref)
+    if where.whole:
+        return []
+    doc = find_document(store, where.path, None)
+    chunks = store.document_chunks(doc.id)
+    if where.page is not None:
+        picked = [c for c in chunks if c.page == where.page]
+        if not picked:
+            raise NotFoundError(
+                f"no passage of {doc.path} on page {where.page}; read the document's pages with "
+                "read_document (MCP) or `docshelf read PATH#page=N`"
+            )
+        return picked[:1]
+    start, end = where.lines
+    exact = [c for c in chunks if (c.line_start, c.line_end) == (start, end)]
+    picked = exact or [c for c in chunks if start is not None and c.line_start <= start <= c.line_end]
+    if not picked:
+        raise NotFoundError(
+            f"no passage of {doc.path} holds line {start}; read any lines with read_document (MCP) "
+            "or `docshelf read PATH:START-END`"
+        )
+    return picked[:1]
 
 
 def read_range(
