@@ -348,3 +348,25 @@ def test_an_index_without_language_counts_is_sampled_once() -> None:
     assert langs() == ("french",)  # English is configured: its stems are there anyway
     langs._read_at = float("-inf")  # the next read, after the few seconds it is kept
     assert langs() == ("french",) and OldIndex.reads == 1
+
+
+@pytest.mark.usefixtures("backend")
+def test_a_first_sync_counts_each_passage_once(settings: Settings, tmp_path: Path) -> None:
+    """A new index has no counts yet, as one from before them has none: the first sync also
+    sampled the passages it had just written as if they were old, so each was counted twice (and
+    the sample's first 2,000 passages once more than the rest)."""
+    from docshelf.analyze.language import count_language
+    from docshelf.search.confidence import decode_scripts, script_words
+
+    files = {f"note{i}.md": f"# Note {i}\n\n{_ENGLISH[i % len(_ENGLISH)]}\n" for i in range(8)}
+    files["dessert.txt"] = "Le comité a décidé que la crème brûlée serait servie à la fête de Noël.\n"
+    with Runtime(settings, embedder=HashEmbedder()) as rt:
+        rt.indexer().sync("test", [_write(tmp_path / "mixed", files)])
+        languages: dict[str, float] = {}
+        scripts: dict[str, float] = {}
+        for doc in rt.store.iter_documents():
+            texts = [c.text for c in rt.store.document_chunks(doc.id)]
+            count_language(rt.analyzer.language, texts, languages)
+            script_words(texts, scripts)
+        assert decode_scripts(rt.store.get_meta("languages")) == {k: round(v) for k, v in languages.items()}
+        assert decode_scripts(rt.store.get_meta("scripts")) == {k: round(v) for k, v in scripts.items()}

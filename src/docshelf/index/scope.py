@@ -79,14 +79,15 @@ def record_excluded(
         store.set_meta(_EXCLUDED_KEY + collection, json.dumps(kept, sort_keys=True))
 
 
-def record_scripts(store: Store, added: dict[str, float]) -> None:
+def record_scripts(store: Store, added: dict[str, float], fresh: bool = False) -> None:
     """Add the words per writing system a sync brought in to the index's counts (the search's
-    "nearest neighbours" note asks which scripts an index holds); ``added`` is emptied."""
+    "nearest neighbours" note asks which scripts an index holds); ``added`` is emptied. ``fresh``:
+    the store held no passages when the sync began, so none are there to count but ``added``."""
     if not added:
         return
     old = store.get_meta("scripts")
     counts = decode_scripts(old)
-    if old is None:  # an index from before the counts: count every stored passage once
+    if old is None and not fresh:  # an index from before the counts: count every stored passage once
         counts = script_words(c.text for c in store.iter_chunks())
     else:
         for script, words in added.items():
@@ -95,14 +96,15 @@ def record_scripts(store: Store, added: dict[str, float]) -> None:
     added.clear()
 
 
-def record_languages(store: Store, analyzer: Analyzer, added: dict[str, float]) -> None:
+def record_languages(store: Store, analyzer: Analyzer, added: dict[str, float], fresh: bool = False) -> None:
     """Add the words per language a sync brought in to the index's counts (a query whose language
-    cannot be told is also stemmed in the index's main languages); ``added`` is emptied."""
+    cannot be told is also stemmed in the index's main languages); ``added`` is emptied; ``fresh``
+    as for record_scripts."""
     if not added:
         return
     old = store.get_meta("languages")
     counts = decode_scripts(old)
-    if old is None:  # an index from before the counts: a sample of what it holds
+    if old is None and not fresh:  # an index from before the counts: a sample of what it holds
         for i, chunk in enumerate(store.iter_chunks()):
             if i >= _BACKFILL_CHUNKS:
                 break

@@ -118,6 +118,9 @@ class Indexer:
     ) -> SyncReport:  # fmt: skip
         started = time.time()
         self._pipeline.reset()  # a batch left by a failed sync is not written
+        # no counts and no passages: a new index, not one from before the counts (nothing to backfill)
+        uncounted = any(self.store.get_meta(key) is None for key in ("scripts", "languages"))
+        fresh = uncounted and next(iter(self.store.iter_chunks()), None) is None
         unfinished = self.store.reembed_pending()
         wanted = (self.embedder.name, self.embedder.dim)
         if unfinished and (unfinished["model"], unfinished["dim"]) == wanted and self.store.model() != wanted:
@@ -230,9 +233,9 @@ class Indexer:
                 published = self._publish(published)
         self._flush(batch, report)
 
-        record_scripts(self.store, self._scripts)
+        record_scripts(self.store, self._scripts, fresh)
         if self.analyzer is not None:
-            record_languages(self.store, self.analyzer, self._languages)
+            record_languages(self.store, self.analyzer, self._languages, fresh)
         # a file that now fails to parse keeps its old version (it is in `files`, not gone), and so
         # does one that exists but cannot be read now, or lies in a folder that cannot be listed
         unreadable = {name for _, result in walked for name in result.unreadable}
