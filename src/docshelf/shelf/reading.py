@@ -203,21 +203,27 @@ def _check_range(
 
 
 def passages(store: Store, chunk_id: str, before: int, after: int) -> PassageWindow:
-    """A chunk and up to ``before``/``after`` neighbours of the same document."""
+    """A chunk (by id, or by a hit's citation) and up to ``before``/``after`` neighbours of the
+    same document."""
     if before < 0 or after < 0:
         raise ConfigError(f"before and after count passages, 0 or more, not {before} and {after}")
     ref = chunk_id.strip()
-    found = store.get_chunks([ref]) or _cited_chunks(store, ref)
-    if not found:
-        raise NotFoundError(
-            f"unknown chunk id {chunk_id!r}: ids come from search results and change when a document "
-            "is re-indexed; search again, or pass a hit's citation (path:START-END)"
-        )
-    target = found[0]
-    doc = store.get_document_by_id(target.doc_id)
-    if doc is None:
-        raise NotFoundError(f"the document of chunk {chunk_id!r} was removed from the index; search again")
-    chunks = store.document_chunks(doc.id)
+    found = store.get_chunks([ref])
+    if found:
+        target = found[0]
+        doc = store.get_document_by_id(target.doc_id)
+        if doc is None:
+            gone = f"the document of chunk {chunk_id!r} was removed from the index; search again"
+            raise NotFoundError(gone)
+        chunks = store.document_chunks(doc.id)
+    else:
+        cited = _cited(store, ref)
+        if cited is None:
+            raise NotFoundError(
+                f"unknown chunk id {chunk_id!r}: ids come from search results and change when a document "
+                "is re-indexed; search again, or pass a hit's citation (path:START-END)"
+            )
+        doc, chunks, target = cited
     i = next((n for n, c in enumerate(chunks) if c.id == target.id), None)
     if i is None:  # re-indexed between the two reads
         raise NotFoundError(f"chunk {chunk_id!r} was just replaced by a re-index; search again")
@@ -227,12 +233,13 @@ def passages(store: Store, chunk_id: str, before: int, after: int) -> PassageWin
     )
 
 
-def _cited_chunks(store: Store, ref: str) -> list[Chunk]:
-    """The passage a hit's citation names (``path:12-30``, ``file.pdf#page=3``, ``path#L12``);
-    [] when ``ref`` names no lines or page. Agents quote citations more often than ids."""
+def _cited(store: Store, ref: str) -> tuple[DocumentRecord, list[Chunk], Chunk] | None:
+    """The document, its chunks and the passage a hit's citation names (``path:12-30``,
+    ``file.pdf#page=3``, ``path#L12``); None when ``ref`` names no lines or page. Agents quote
+    citations more often than ids."""
     where = parse_location(ref)
     if where.whole:
-        return []
+        return None
     doc = find_document(store, where.path, None)
     chunks = store.document_chunks(doc.id)
     if where.page is not None:
@@ -242,7 +249,7 @@ def _cited_chunks(store: Store, ref: str) -> list[Chunk]:
                 f"no passage of {doc.path} on page {where.page}; read the document's pages with "
                 "read_document (MCP) or `docshelf read PATH#page=N`"
             )
-        return picked[:1]
+        return doc, chunks, picked[0]
     start, end = where.lines
     exact = [c for c in chunks if (c.line_start, c.line_end) == (start, end)]
     picked = exact or [c for c in chunks if start is not None and c.line_start <= start <= c.line_end]
@@ -251,7 +258,7 @@ def _cited_chunks(store: Store, ref: str) -> list[Chunk]:
             f"no passage of {doc.path} holds line {start}; read any lines with read_document (MCP) "
             "or `docshelf read PATH:START-END`"
         )
-    return picked[:1]
+    return doc, chunks, picked[0]
 
 
 def read_range(
