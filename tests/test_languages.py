@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from docshelf.analyze import Analyzer
+from docshelf.analyze import ANALYZER_VERSION, Analyzer
 from docshelf.analyze.language import language_of, same_language
 from docshelf.analyze.segment import segment
 from docshelf.config import Settings
@@ -106,7 +106,7 @@ def test_camel_case_is_split_into_parts() -> None:
 
 def test_fingerprint_follows_the_new_settings() -> None:
     base = Analyzer().fingerprint
-    assert base.startswith("a6-")
+    assert base.startswith(f"a{ANALYZER_VERSION}-")
     assert Analyzer(detect=False).fingerprint != base
     assert Analyzer(languages=("english",)).fingerprint != base
 
@@ -142,6 +142,26 @@ def test_korean_query_finds_the_cors_page(settings: Settings, tmp_path: Path) ->
         rt.indexer().sync("test", [corpus])
         hits = rt.searcher().search("CORS 설정 방법", mode="keyword", k=5).hits
         assert hits and hits[0].path == "cors.md"
+
+
+@pytest.mark.usefixtures("backend")
+def test_turkish_dotted_capital_i_matches_a_plain_i(settings: Settings, tmp_path: Path) -> None:
+    """`istanbul` found nothing in a page that says `İstanbul`: casefolding turns the capital
+    dotted I (U+0130) into i + a combining dot (U+0307), a term no typed query holds."""
+    files = {
+        "ofis.md": "# Ofis\n\nBu hafta İstanbul ofisindeki İnternet bağlantısı çok yavaş, bu yüzden "
+        "İzmir'den bir teknisyen gelecek ve bağlantıyı kontrol edecek.\n",
+        "tatil.md": "# Tatil\n\nÇalışanlar yıllık izinlerini ocak ayında planlamalı ve yöneticiye "
+        "bildirmeli.\n",
+        "yemek.md": "# Yemek\n\nÖğle yemeği saat on ikide başlar ve kantinde bir saat sürer.\n",
+    }
+    corpus = _write(tmp_path / "tr", files)
+    with Runtime(settings, embedder=HashEmbedder()) as rt:
+        rt.indexer().sync("test", [corpus])
+        for query in ("istanbul", "İstanbul", "ISTANBUL", "internet bağlantısı", "izmir"):
+            hits = rt.searcher().search(query, mode="keyword", k=3).hits
+            assert hits and hits[0].path == "ofis.md", query
+    assert A.terms("İSTANBUL İstanbul") == A.terms("istanbul istanbul")
 
 
 @pytest.mark.usefixtures("backend")

@@ -34,7 +34,8 @@ __all__ = ["ANALYZER_VERSION", "Analyzer", "Token"]
 # 5: the second vote (configured languages) does not decide against a clear leader, and
 #    undecided words also get the leader's stems.
 # 6: a short German stop list (36 words, like the English one) instead of Snowball's 230.
-ANALYZER_VERSION = 6
+# 7: the capital dotted I (U+0130) folds to a plain i, not i + U+0307.
+ANALYZER_VERSION = 7
 
 # Characters that extend the previous unit of a CJK run: (han)dakuten and Hangul
 # medial/final jamo, which NFKC composes with the character before them.
@@ -68,8 +69,12 @@ class Token:
 
 
 def _fold(raw: str) -> str:
-    """NFKC + casefold (+ NFKC again, as casefolding can denormalise); one apostrophe."""
-    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", raw).casefold())
+    """NFKC + casefold (+ NFKC again, as casefolding can denormalise); one apostrophe.
+
+    The capital dotted I (U+0130, Turkish and Azerbaijani) becomes a plain i first: casefolded it is
+    i + a combining dot, a term no query typed with a plain i could meet (`İstanbul`)."""
+    plain = unicodedata.normalize("NFKC", raw).replace("\u0130", "i")
+    folded = unicodedata.normalize("NFKC", plain.casefold())
     return folded.replace("\u2019", "'")
 
 
