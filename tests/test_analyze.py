@@ -143,10 +143,19 @@ _ALPHABET = st.sampled_from(
 _TEXT = st.one_of(st.text(max_size=60), st.text(_ALPHABET, max_size=60))
 
 
+_INVISIBLE = frozenset("\u00ad\u200c\u200d\u2060\ufeff")
+
+
+def _hebrew_point(c: str) -> bool:
+    return "\u0591" <= c <= "\u05c7" and c not in "\u05be\u05c0\u05c3\u05c6"
+
+
 def _candidates(surface: str) -> set[str]:
     """Every term the analyzer may derive from ``surface``."""
     nfkc = unicodedata.normalize("NFKC", surface)
-    folded = unicodedata.normalize("NFKC", nfkc.casefold()).replace("\u2019", "'")
+    folded = unicodedata.normalize("NFKC", nfkc.replace("\u0130", "i").casefold()).replace("\u2019", "'")
+    # soft hyphens and other joiners inside a word, and Hebrew points, are not part of its term
+    folded = "".join(c for c in folded if c not in _INVISIBLE and not _hebrew_point(c))
     pieces = folded.split()
     from docshelf.analyze.compounds import split_compound
 

@@ -165,6 +165,32 @@ def test_turkish_dotted_capital_i_matches_a_plain_i(settings: Settings, tmp_path
 
 
 @pytest.mark.usefixtures("backend")
+def test_soft_hyphens_and_hebrew_points_do_not_hide_words(settings: Settings, tmp_path: Path) -> None:
+    """A soft hyphen (HTML &shy;) split `Bundes\u00adregierung` into `bund` + `regierung`, and a
+    vowel-pointed Hebrew word was a term no unpointed query holds."""
+    files = {
+        "haushalt.html": "<html><body><p>Die Bundes&shy;regierung hat den Haus&shy;halts&shy;entwurf "
+        "f\u00fcr das kommende Jahr vorgelegt.</p></body></html>",
+        "wetter.md": "# Wetter\n\nMorgen wird es in Berlin regnen, am Wochenende scheint die Sonne.\n",
+        "shalom.md": "# \u05e9\u05b8\u05c1\u05dc\u05d5\u05b9\u05dd\n\n"
+        "\u05e9\u05b8\u05c1\u05dc\u05d5\u05b9\u05dd \u05dc\u05b0\u05db\u05bb\u05dc\u05b8\u05bc\u05dd\n",
+        "books.md": "# \u05e1\u05e4\u05e8\u05d9\u05dd\n\n"
+        "\u05e1\u05e4\u05e8\u05d9\u05dd \u05d7\u05d3\u05e9\u05d9\u05dd\n",
+    }
+    corpus = _write(tmp_path / "mixed", files)
+    with Runtime(settings, embedder=HashEmbedder()) as rt:
+        rt.indexer().sync("test", [corpus])
+        for query, path in (
+            ("Bundesregierung", "haushalt.html"),
+            ("Haushaltsentwurf", "haushalt.html"),
+            ("\u05e9\u05dc\u05d5\u05dd", "shalom.md"),  # shalom, unpointed
+        ):
+            hits = rt.searcher().search(query, mode="keyword", k=3).hits
+            assert hits and hits[0].path == path, query
+    assert A.terms("docu\u00adment") == A.terms("document")
+
+
+@pytest.mark.usefixtures("backend")
 def test_index_built_with_an_older_analyzer_is_reanalysed(settings: Settings, tmp_path: Path) -> None:
     corpus = _write(tmp_path / "ru", {"lib.md": "# Библиотека\n\nБиблиотека хранит старые книги.\n"})
     settings.analyze.detect = False

@@ -94,10 +94,17 @@ KANA_MARKS = r"\u3099\u309a\uff9e\uff9f"
 HANGUL = r"\u1100-\u11ff\u3131-\u318e\ua960-\ua97c\uac00-\ud7a3\ud7b0-\ud7fb\uffa0-\uffdc"
 
 
+# Invisible characters that sit inside words and must not split them: the soft hyphen (HTML
+# &shy;, optional hyphens in word processors: "docu\u00adment"), the zero-width non-joiner and
+# joiner (inside Persian words, Indic ligature control), the word joiner
+# and U+FEFF. The analyzer drops them from its terms (analyzer.py, _fold).
+JOINERS = "\u00ad\u200c\u200d\u2060\ufeff"
+
+
 def _word(cls: str) -> str:
-    # Marks may follow any letter; intra-word apostrophes stay inside the token
+    # Marks (and JOINERS) may follow any letter; intra-word apostrophes stay inside the token
     # ("don't", "o'neill": Snowball English strips a possessive "'s"); hyphens split.
-    unit = rf"(?:{cls}+[{MARKS}]*)+"
+    unit = rf"(?:{cls}+[{MARKS}{JOINERS}]*)+"
     return rf"{unit}(?:['\u2019]{unit})*"
 
 

@@ -12,7 +12,16 @@ from typing import TYPE_CHECKING
 import Stemmer
 
 from docshelf.analyze import languages as vote
-from docshelf.analyze._scripts import COMPOUND_RE, G_HANGUL, G_LATIN, G_NUM, G_OTHER, G_SEA, TOKEN_RE
+from docshelf.analyze._scripts import (
+    COMPOUND_RE,
+    G_HANGUL,
+    G_LATIN,
+    G_NUM,
+    G_OTHER,
+    G_SEA,
+    JOINERS,
+    TOKEN_RE,
+)
 from docshelf.analyze.compounds import MIN_LENGTH, split_compound
 from docshelf.analyze.compounds import available as compounds_available
 from docshelf.analyze.languages import LANGUAGE_SCRIPT, SCRIPT_DEFAULT, SNOWBALL, LanguageVote, script_of_word
@@ -34,7 +43,8 @@ __all__ = ["ANALYZER_VERSION", "Analyzer", "Token"]
 # 5: the second vote (configured languages) does not decide against a clear leader, and
 #    undecided words also get the leader's stems.
 # 6: a short German stop list (36 words, like the English one) instead of Snowball's 230.
-# 7: the capital dotted I (U+0130) folds to a plain i, not i + U+0307.
+# 7: the capital dotted I (U+0130) folds to a plain i, not i + U+0307; soft hyphens and other
+#    joiners no longer split a word, and Hebrew points are dropped.
 ANALYZER_VERSION = 7
 
 # Characters that extend the previous unit of a CJK run: (han)dakuten and Hangul
@@ -68,14 +78,25 @@ class Token:
     end: int
 
 
+# One apostrophe; JOINERS and Hebrew points (U+0591-U+05C7 but for the maqaf and the punctuation
+# among them) deleted.
+_FOLD_TABLE = {
+    0x2019: "'",
+    **dict.fromkeys(map(ord, JOINERS)),
+    **dict.fromkeys(c for c in range(0x0591, 0x05C8) if c not in (0x05BE, 0x05C0, 0x05C3, 0x05C6)),
+}
+
+
 def _fold(raw: str) -> str:
     """NFKC + casefold (+ NFKC again, as casefolding can denormalise); one apostrophe.
 
     The capital dotted I (U+0130, Turkish and Azerbaijani) becomes a plain i first: casefolded it is
-    i + a combining dot, a term no query typed with a plain i could meet (`İstanbul`)."""
+    i + a combining dot, a term no query typed with a plain i could meet (`İstanbul`). Invisible
+    joiners inside a word (the soft hyphen of `docu\u00adment`) and Hebrew vowel points and
+    cantillation marks, which most Hebrew text and every typed query leave out, are dropped."""
     plain = unicodedata.normalize("NFKC", raw).replace("\u0130", "i")
     folded = unicodedata.normalize("NFKC", plain.casefold())
-    return folded.replace("\u2019", "'")
+    return folded.translate(_FOLD_TABLE)
 
 
 def _cjk_units(raw: str, start: int) -> tuple[list[str], list[int]]:
