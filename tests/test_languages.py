@@ -191,6 +191,24 @@ def test_soft_hyphens_and_hebrew_points_do_not_hide_words(settings: Settings, tm
 
 
 @pytest.mark.usefixtures("backend")
+def test_cpp_and_csharp_are_terms_not_the_letter_c(settings: Settings, tmp_path: Path) -> None:
+    """`C++ generic code` searched for c, generic and code: the page on C (two c's) came first."""
+    files = {
+        "cpp.md": "# Generic code\n\nGeneric code in C++ uses templates; the compiler instantiates them.\n",
+        "csharp.md": "# Generic code\n\nGeneric code in C# uses generics; the runtime shares their code.\n",
+        "c.md": "# Generic code\n\nGeneric code in C uses macros or void pointers, as C has neither.\n",
+    }
+    corpus = _write(tmp_path / "langs", files)
+    with Runtime(settings, embedder=HashEmbedder()) as rt:
+        rt.indexer().sync("test", [corpus])
+        asked = (("C++ generic code", "cpp.md"), ("C# generic code", "csharp.md"), ("c#", "csharp.md"))
+        for query, path in asked:
+            hits = rt.searcher().search(query, mode="keyword", k=3).hits
+            assert hits and hits[0].path == path, query
+        assert "C++" in rt.searcher().search("C++ generic code", mode="keyword", k=1).hits[0].matched
+
+
+@pytest.mark.usefixtures("backend")
 def test_index_built_with_an_older_analyzer_is_reanalysed(settings: Settings, tmp_path: Path) -> None:
     corpus = _write(tmp_path / "ru", {"lib.md": "# Библиотека\n\nБиблиотека хранит старые книги.\n"})
     settings.analyze.detect = False

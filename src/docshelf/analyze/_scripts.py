@@ -141,6 +141,9 @@ G_HANGUL = 8
 # and digits mixed in one word. On scifact train (keyword nDCG@10) whole mixed words gain
 # 0.012; whole hyphenated words ("IL-6", "well-known") lose 0.003, so hyphens only split.
 _ALNUM = rf"[A-Za-z0-9{LATIN_EXTRA}]"
+# Also a word ending in "++" or "#" (C++, C#, F#, g++, Notepad++): without it "C++ templates" and
+# "C# generics" both searched for the letter c.
 COMPOUND_RE = re.compile(
-    rf"(?<![\w.])(?:{_ALNUM}+(?:[._]{_ALNUM}+)+|[A-Za-z]+\d{_ALNUM}*|\d+[A-Za-z]{_ALNUM}*)"
+    rf"(?<![\w.])(?:[A-Za-z][A-Za-z0-9]*(?:\+\+|#)(?![\w+#])"
+    rf"|{_ALNUM}+(?:[._]{_ALNUM}+)+|[A-Za-z]+\d{_ALNUM}*|\d+[A-Za-z]{_ALNUM}*)"
 )

@@ -44,7 +44,7 @@ __all__ = ["ANALYZER_VERSION", "Analyzer", "Token"]
 #    undecided words also get the leader's stems.
 # 6: a short German stop list (36 words, like the English one) instead of Snowball's 230.
 # 7: the capital dotted I (U+0130) folds to a plain i, not i + U+0307; soft hyphens and other
-#    joiners no longer split a word, and Hebrew points are dropped.
+#    joiners no longer split a word, Hebrew points are dropped, and C++ / C# / F# are terms.
 ANALYZER_VERSION = 7
 
 # Characters that extend the previous unit of a CJK run: (han)dakuten and Hangul
