@@ -20,6 +20,7 @@ from docshelf.analyze._scripts import (
     G_OTHER,
     G_SEA,
     JOINERS,
+    SUFFIXED_RE,
     TOKEN_RE,
 )
 from docshelf.analyze.compounds import MIN_LENGTH, split_compound
@@ -317,6 +318,8 @@ class Analyzer:
         terms, starts, ends = out.terms, out.starts, out.ends
         latin = out.words.setdefault("latin", [])
         compounds = {m.start(): m for m in COMPOUND_RE.finditer(text)} if text else {}
+        if "+" in text or "#" in text:
+            compounds.update((m.start(), m) for m in SUFFIXED_RE.finditer(text))
         for m in TOKEN_RE.finditer(text):
             group = m.lastindex or 0  # never None: every alternative is a group
             raw = m.group()
