@@ -1,10 +1,14 @@
 """Dense pseudo-relevance feedback (Rocchio on the query vector), measured on train/dev qrels.
 
     python bench/tune_dense_prf.py --work /tmp/docshelf-eval --sets "scifact train" "nfcorpus dev"
+    python bench/tune_dense_prf.py --sets none --extra /tmp/bible-sets/bible-en:dev --extra-work W
 
 The query vector becomes normalise(q + beta * mean of the top-K chunks' stored vectors), taken
 from the fused list (`fused`) or the dense list (`dense`); the dense side is searched again
 (exactly, over the store's float32 vectors, embedded store only) and fused as the searcher does.
+A variant SRC:K:BETA[:N] applies only to statements (not questions) of at most N analysed terms,
+the rule `search.dense_feedback` ships with (3:1:6, search/feedback.py); "current" is the
+fusion without feedback.
 Sets and qrels as bench/tune_guard.py; nothing is embedded but the queries.
 """
 
@@ -20,7 +24,7 @@ import numpy as np
 
 from docshelf.runtime import Runtime
 from docshelf.search.evaluate import ndcg_at
-from docshelf.search.fusion import fuse_hybrid
+from docshelf.search.fusion import fuse_hybrid, is_question
 from docshelf.search.searcher import _Reads
 from docshelf.store.base import SearchFilter
 
@@ -36,14 +40,19 @@ def main() -> None:
     p.add_argument("--work", type=Path, default=Path("/tmp/docshelf-eval"))
     p.add_argument("--eval-data", type=Path, default=ROOT.parent / "shared" / "eval-data")
     p.add_argument("--sets", nargs="+", required=True)
-    p.add_argument("--variants", nargs="+", default=["fused:3:0.5", "fused:3:1", "fused:5:1", "dense:3:1"])
+    p.add_argument("--variants", nargs="+", default=["fused:3:0.5", "fused:3:1", "fused:5:1", "fused:3:1:6"])
+    p.add_argument("--extra", nargs="*", default=[], help="own sets, FOLDER:split (make_bible_sets.py)")
+    p.add_argument("--extra-work", type=Path, default=None, help="their kept indexes (e5-NAME/index)")
     args = p.parse_args()
     print(f"$ python {' '.join(sys.argv)}\nload average {os.getloadavg()[0]:.2f}")
     print(f"{'set':<14} {'current':>8} " + " ".join(f"{v:>11}" for v in args.variants))
-    for label, name, split, source in SETS:
-        if label not in args.sets:
-            continue
-        data, names, settings = kept_set(name, split, args.eval_data, args.work, source or None)
+    todo = [(lb, n, sp, src, args.eval_data, args.work) for lb, n, sp, src in SETS if lb in args.sets]
+    for spec in args.extra:
+        folder, _, split = spec.rpartition(":")
+        todo.append((f"{Path(folder).name} {split}", Path(folder).name, split, None, Path(folder).parent,
+                     args.extra_work or args.work))  # fmt: skip
+    for label, name, split, source, eval_data, work in todo:
+        data, names, settings = kept_set(name, split, eval_data, work, source or None)
         with sqlite3.connect(settings.store.data_dir / "docshelf.db") as db:
             rows = db.execute(
                 "SELECT c.id, v.vector FROM chunks c JOIN vectors v ON v.key = c.embed_key"
@@ -68,7 +77,10 @@ def main() -> None:
                 fused = fuse_hybrid(settings.search, lists, coverage, other, base)
                 totals[0] += ndcg_at(docs_of(fused, chunk_doc), data.qrels[qid])
                 for n, variant in enumerate(args.variants, start=1):
-                    src, k, beta = variant.split(":")
+                    src, k, beta, *most = variant.split(":")
+                    if most and (len(terms) > int(most[0]) or is_question(text)):
+                        totals[n] += ndcg_at(docs_of(fused, chunk_doc), data.qrels[qid])
+                        continue
                     top = (fused if src == "fused" else lists["semantic"])[: int(k)]
                     feedback = matrix[[at[c] for c, _ in top if c in at]].mean(axis=0)
                     q2 = vec + float(beta) * feedback

@@ -229,6 +229,10 @@ class SearchSettings(_Section):
     parallel_query: bool = Field(
         True, description="hybrid: embed the query on another thread while the keyword side searches",
     )  # fmt: skip
+    dense_feedback: bool = Field(
+        True, description="hybrid, a short statement: search the dense side again with the query's vector "
+        "moved towards its first fused hits' (search/feedback.py)",
+    )  # fmt: skip
     ann_threshold: int = Field(
         50_000, ge=0, description="from this many vectors on, search an HNSW index (exact below)"
     )

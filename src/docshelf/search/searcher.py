@@ -27,11 +27,12 @@ from docshelf.search.confidence import (
     telling,
 )
 from docshelf.search.corpus_languages import CorpusLanguages
+from docshelf.search.feedback import FEEDBACK_HITS, applies, moved
 from docshelf.search.fusion import dense_share, fuse_hybrid, is_question
 from docshelf.search.headings import bare_headings_last
 from docshelf.search.hitterms import HitTerms
 from docshelf.search.snippets import heading_line_end, make_snippet
-from docshelf.store.base import PendingVector, SearchFilter, Store
+from docshelf.store.base import PendingVector, SearchFilter, Store, ready_vector
 from docshelf.types import Chunk, cite
 
 __all__ = ["Hit", "Mode", "SearchResult", "Searcher"]
@@ -225,6 +226,10 @@ class Searcher:
             terms, vec, n, flt, keyword=mode in ("hybrid", "keyword"), coverage=mode != "semantic"
         )
         fused = self._fuse(lists, mode, query, len(terms), coverage, reads)
+        feedback = mode == "hybrid" and self.settings.dense_feedback and applies(query, len(terms))
+        if feedback and vec is not None:
+            again = self._with_feedback(ready_vector(vec), fused, lists, n, flt, reads)
+            fused = self._fuse(again, mode, query, len(terms), coverage, reads) if again else fused
         hits, shares = self._hydrate(fused, lists, query, qtokens, k, snippets, reads)
         self._calibrate(hits, shares, lists, mode, coverage)
         note = self._nearest_note(query, terms, hits) if hits else self._why_empty(terms, flt)
@@ -233,6 +238,20 @@ class Searcher:
             query, mode, hits, (time.perf_counter() - started) * 1000, note,
             index_age=fresh["index_age"], stale_documents=fresh["stale_documents"],
         )  # fmt: skip
+
+    def _with_feedback(
+        self, vec: Vectors | None, fused: list[tuple[str, float]], lists: dict[str, list[tuple[str, float]]],
+        n: int, flt: SearchFilter, reads: _Reads,
+    ) -> dict[str, list[tuple[str, float]]] | None:  # fmt: skip
+        """The lists to fuse again: the dense side searched with the query's vector moved towards
+        the first fused hits' (feedback.py); None when there is nothing to move it by. The hits keep
+        the first dense list's ranks and cosines as evidence: the confidence was fitted on those."""
+        keys = [c.embed_key for c in reads.chunks([cid for cid, _ in fused[:FEEDBACK_HITS]])]
+        stored = self.store.cached_vectors(keys) if vec is not None and keys else {}
+        target = moved(vec, [stored[key] for key in keys if key in stored]) if vec is not None else None
+        if target is None:
+            return None
+        return {**lists, "semantic": self.store.vector_search(target, n, flt)}
 
     def _pending(self, future: Future[Vectors], k: int, reads: _Reads) -> PendingVector:
         """The vector being computed; while the store waits for it, the first ``k`` keyword hits

@@ -1,0 +1,45 @@
+"""Dense pseudo-relevance feedback for short statements (Rocchio on the query vector).
+
+A query of a few words ("vitamin D", "statin side effects") gives the dense model little to go on:
+its vector is moved towards the vectors of the first hits the fusion found (keyword and dense
+evidence together), and the dense side is searched again with it. Questions keep their vector
+(they paraphrase their answer well), and so does a longer statement, whose own words are evidence
+enough. Chosen on nfcorpus dev and scifact train (docs/benchmarks.md, round thirteen): the top 3
+fused hits at weight 1, for statements of up to 6 analysed terms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from docshelf.embed.base import Vectors
+from docshelf.search.fusion import is_question
+
+__all__ = ["FEEDBACK_HITS", "FEEDBACK_MAX_TERMS", "FEEDBACK_WEIGHT", "applies", "moved"]
+
+FEEDBACK_HITS = 3
+FEEDBACK_WEIGHT = 1.0
+FEEDBACK_MAX_TERMS = 6
+
+
+def applies(query: str, terms: int) -> bool:
+    """Whether a query of ``terms`` analysed terms gets feedback: a statement of 1-6 terms."""
+    return 0 < terms <= FEEDBACK_MAX_TERMS and not is_question(query)
+
+
+def moved(query: Vectors, hits: Sequence[Vectors], weight: float = FEEDBACK_WEIGHT) -> Vectors | None:
+    """normalise(query + weight * mean of the hits' vectors); None without hits or for a zero sum."""
+    if not hits:
+        return None
+    q = np.asarray(query, dtype=np.float32).reshape(-1)
+    rows = [np.asarray(h, dtype=np.float32).reshape(-1) for h in hits]
+    if any(r.shape != q.shape for r in rows):  # vectors of another model (a re-embed under way)
+        return None
+    out = q + np.float32(weight) * np.mean(np.stack(rows), axis=0)
+    norm = float(np.linalg.norm(out))
+    if not norm:
+        return None
+    result: Vectors = (out / norm).astype(np.float32)
+    return result
