@@ -6,7 +6,8 @@
 The query vector becomes normalise(q + beta * mean of the top-K chunks' stored vectors), taken
 from the fused list (`fused`) or the dense list (`dense`); the dense side is searched again
 (exactly, over the store's float32 vectors, embedded store only) and fused as the searcher does.
-A variant SRC:K:BETA[:N] applies only to statements (not questions) of at most N analysed terms,
+A variant SRC:K:BETA[:N] applies only to statements (not questions) of at most N analysed terms
+with at least half of them in the index,
 the rule `search.dense_feedback` ships with (3:1:6, search/feedback.py); "current" is the
 fusion without feedback.
 Sets and qrels as bench/tune_guard.py; nothing is embedded but the queries.
@@ -24,7 +25,8 @@ import numpy as np
 
 from docshelf.runtime import Runtime
 from docshelf.search.evaluate import ndcg_at
-from docshelf.search.fusion import fuse_hybrid, is_question
+from docshelf.search.feedback import applies
+from docshelf.search.fusion import fuse_hybrid
 from docshelf.search.searcher import _Reads
 from docshelf.store.base import SearchFilter
 
@@ -78,7 +80,7 @@ def main() -> None:
                 totals[0] += ndcg_at(docs_of(fused, chunk_doc), data.qrels[qid])
                 for n, variant in enumerate(args.variants, start=1):
                     src, k, beta, *most = variant.split(":")
-                    if most and (len(terms) > int(most[0]) or is_question(text)):
+                    if most and not applies(text, len(terms), coverage, int(most[0])):
                         totals[n] += ndcg_at(docs_of(fused, chunk_doc), data.qrels[qid])
                         continue
                     top = (fused if src == "fused" else lists["semantic"])[: int(k)]

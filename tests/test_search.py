@@ -447,9 +447,10 @@ def test_dense_feedback_is_for_short_statements_and_moves_the_query_towards_its_
 
     from docshelf.search.feedback import applies, moved
 
-    assert applies("vitamin D", 2) and applies("statin side effects", 3)
-    assert not applies("what is vitamin D?", 3)  # a question keeps its vector
-    assert not applies("a claim with many words about one thing", 7) and not applies("", 0)
+    assert applies("vitamin D", 2, 1.0) and applies("statin side effects", 3, 0.67)
+    assert not applies("what is vitamin D?", 3, 1.0)  # a question keeps its vector
+    assert not applies("a claim with many words about one thing", 7, 1.0) and not applies("", 0, 0.0)
+    assert not applies("vacation days request", 3, 1 / 3)  # the first hits rest on one shared word
     got = moved(np.array([1.0, 0.0], dtype=np.float32), [np.array([0.0, 1.0], dtype=np.float32)] * 2)
     assert got is not None and np.allclose(got, [2**-0.5, 2**-0.5])
     assert moved(np.array([1.0, 0.0], dtype=np.float32), []) is None

@@ -5,7 +5,7 @@ its vector is moved towards the vectors of the first hits the fusion found (keyw
 evidence together), and the dense side is searched again with it. Questions keep their vector
 (they paraphrase their answer well), and so does a longer statement, whose own words are evidence
 enough. Chosen on nfcorpus dev and scifact train (docs/benchmarks.md, round thirteen): the top 3
-fused hits at weight 1, for statements of up to 6 analysed terms.
+fused hits at weight 1, for statements of up to 6 analysed terms, half of them in the index.
 """
 
 from __future__ import annotations
@@ -17,16 +17,22 @@ import numpy as np
 from docshelf.embed.base import Vectors
 from docshelf.search.fusion import is_question
 
-__all__ = ["FEEDBACK_HITS", "FEEDBACK_MAX_TERMS", "FEEDBACK_WEIGHT", "applies", "moved"]
+__all__ = [
+    "FEEDBACK_HITS", "FEEDBACK_MAX_TERMS", "FEEDBACK_MIN_COVERAGE", "FEEDBACK_WEIGHT", "applies", "moved",
+]  # fmt: skip
 
 FEEDBACK_HITS = 3
 FEEDBACK_WEIGHT = 1.0
 FEEDBACK_MAX_TERMS = 6
+FEEDBACK_MIN_COVERAGE = 0.5
 
 
-def applies(query: str, terms: int) -> bool:
-    """Whether a query of ``terms`` analysed terms gets feedback: a statement of 1-6 terms."""
-    return 0 < terms <= FEEDBACK_MAX_TERMS and not is_question(query)
+def applies(query: str, terms: int, coverage: float, most: int = FEEDBACK_MAX_TERMS) -> bool:
+    """Whether a query of ``terms`` analysed terms gets feedback: a statement of 1-6 terms, at least
+    half of them in the index (``coverage``). Below that the first fused hits rest on a word or two
+    the query happens to share (`vacation days request`: "three working days" in a postmortem),
+    and moving towards them buried the German vacation policy the dense side had first."""
+    return 0 < terms <= most and coverage >= FEEDBACK_MIN_COVERAGE and not is_question(query)
 
 
 def moved(query: Vectors, hits: Sequence[Vectors], weight: float = FEEDBACK_WEIGHT) -> Vectors | None:

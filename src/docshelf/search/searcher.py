@@ -226,7 +226,7 @@ class Searcher:
             terms, vec, n, flt, keyword=mode in ("hybrid", "keyword"), coverage=mode != "semantic"
         )
         fused = self._fuse(lists, mode, query, len(terms), coverage, reads)
-        feedback = mode == "hybrid" and self.settings.dense_feedback and applies(query, len(terms))
+        feedback = mode == "hybrid" and self.settings.dense_feedback and applies(query, len(terms), coverage)
         if feedback and vec is not None:
             again = self._with_feedback(ready_vector(vec), fused, lists, n, flt, reads)
             fused = self._fuse(again, mode, query, len(terms), coverage, reads) if again else fused
