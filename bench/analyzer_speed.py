@@ -1,5 +1,8 @@
 """CPU time of keyword analysis per scifact document (process time, so other jobs' load matters less).
 
+Documents are analysed as indexing does (``chunk_terms``: a passage, whose accented words also
+get their unaccented spelling's stems).
+
     python bench/analyzer_speed.py [--label new] [--docs 3000]
     PYTHONPATH=/path/to/other/checkout/src python bench/analyzer_speed.py --label base
 
@@ -33,13 +36,13 @@ def main() -> None:
     texts = [f"{r['title']}\n{r['text']}" for r in rows]
     # a checkout from before decompounding (PYTHONPATH to it) has no such argument
     analyzer = Analyzer(decompound=False) if args.no_decompound else Analyzer()
-    analyzer.terms("warm up")
-    analyzer.terms("Aufwärmen der Wortliste")  # the German word list loads once, not timed
+    analyzer.chunk_terms(None, (), "warm up")
+    analyzer.chunk_terms(None, (), "Aufwärmen der Wortliste")  # the German word list loads once, not timed
     best = float("inf")
     for _ in range(3):
         t0 = time.process_time()
         for text in texts:
-            analyzer.terms(text)
+            analyzer.chunk_terms(None, (), text)
         best = min(best, time.process_time() - t0)
     chars = sum(map(len, texts)) / len(texts)
     per_doc = best / len(texts) * 1000

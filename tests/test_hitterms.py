@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,6 @@ import pytest
 from docshelf.analyze import Analyzer, Token
 from docshelf.runtime import Runtime
 from docshelf.search.hitterms import HitTerms
-from docshelf.types import contextual_text
 
 
 class CountingAnalyzer(Analyzer):
@@ -19,21 +19,23 @@ class CountingAnalyzer(Analyzer):
         super().__init__()
         self.analysed: list[str] = []
 
-    def tokens(self, text: str) -> list[Token]:
+    def tokens(self, text: str, also: Sequence[str] = (), passage: bool = False) -> list[Token]:
         self.analysed.append(text)
-        return super().tokens(text)
+        return super().tokens(text, also, passage)
 
 
 def test_a_text_is_analysed_once_and_answers_as_the_analyzer_does() -> None:
     analyzer = CountingAnalyzer()
     cache = HitTerms(analyzer, size=2)
-    text = "Die Hintergrundaufgaben laufen nachts; the pager escalates to on-call."
-    assert cache.tokens(text) == Analyzer().tokens(text)
-    assert cache.tokens(text) == Analyzer().tokens(text)
+    text = "Die Hintergrundaufgaben laufen nachts über Café-Server; the pager escalates to on-call."
+    # a hit is analysed as the keyword index holds it: a passage (`cafe` meets `Café`)
+    assert cache.tokens(text) == Analyzer().tokens(text, passage=True)
+    assert cache.tokens(text) == Analyzer().tokens(text, passage=True)
+    assert "cafe" in {t.term for t in cache.tokens(text)}
     assert analyzer.analysed == [text]
     heading = ("Runbooks", "Paging")
     assert cache.context("On-call guide", heading) == set(
-        Analyzer().terms(contextual_text("On-call guide", heading, ""))
+        Analyzer().chunk_terms("On-call guide", heading, "")
     )
 
 
@@ -83,8 +85,8 @@ def test_keyword_hits_are_analysed_while_the_query_embeds(runtime: Runtime, corp
     seen: list[bool] = []
 
     class Signalling(CountingAnalyzer):
-        def tokens(self, text: str) -> list[Token]:
-            out = super().tokens(text)
+        def tokens(self, text: str, also: Sequence[str] = (), passage: bool = False) -> list[Token]:
+            out = super().tokens(text, also, passage)
             analysed.set()
             return out
 

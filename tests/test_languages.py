@@ -209,6 +209,48 @@ def test_cpp_and_csharp_are_terms_not_the_letter_c(settings: Settings, tmp_path:
 
 
 @pytest.mark.usefixtures("backend")
+def test_words_typed_without_accents_find_the_accented_page(settings: Settings, tmp_path: Path) -> None:
+    """`informacion facturacion`, `resume`, `configuracao`, `sifre` found nothing in pages that
+    write `información`, `résumé`, `configuração`, `şifre`: a query typed on a keyboard without
+    those letters met none of the page's stems."""
+    files = {
+        "facturas.md": "# Facturas\n\nLa información de facturación se actualiza cada mes en la "
+        "sección de pagos del portal.\n",
+        "candidature.md": "# Candidature\n\nEnvoyez votre résumé et une lettre de motivation avant le "
+        "téléversement des pièces jointes.\n",
+        "servidor.md": "# Servidor\n\nA configuração do servidor está na seção de administração, "
+        "junto com as permissões.\n",
+        "hesap.md": "# Hesap\n\nŞifrenizi sıfırlamak için ayarlar menüsündeki güvenlik bölümünü kullanın.\n",
+        "menu.md": "# Menu\n\nThe naïve café menu lists crème brûlée and a soufflé.\n",
+        "other.md": "# Other\n\nThe portal shows payments, permissions and the security menu.\n",
+    }
+    corpus = _write(tmp_path / "accents", files)
+    with Runtime(settings, embedder=HashEmbedder()) as rt:
+        rt.indexer().sync("test", [corpus])
+        asked = (
+            ("informacion facturacion", "facturas.md"), ("información de facturación", "facturas.md"),
+            ("resume televersement", "candidature.md"), ("configuracao do servidor", "servidor.md"),
+            ("sifre guvenlik", "hesap.md"), ("naive cafe creme brulee", "menu.md"),
+        )  # fmt: skip
+        for query, path in asked:
+            hits = rt.searcher().search(query, mode="keyword", k=3).hits
+            assert hits and hits[0].path == path, query
+        hit = rt.searcher().search("resume", mode="keyword", k=1).hits[0]
+        assert hit.matched == ["resume"] and "**résumé**" in hit.snippet
+
+
+def test_accents_are_not_folded_where_they_tell_words_apart() -> None:
+    """Vietnamese tone marks tell apart most words (ma, mà, má, mả): no plain forms there. A
+    query's own terms never change, accented or not."""
+    vi = "Chính sách nghỉ phép: nhân viên được nghỉ mười lăm ngày mỗi năm và phải báo trước."
+    assert "nghi" not in A.terms(vi) and "nghỉ" in A.terms(vi)
+    text = "La información de facturación se actualiza cada mes en la sección de pagos."
+    assert "informacion" in A.terms(text, passage=True) and "informacion" not in A.terms(text)
+    exact = Analyzer(unaccented=False)  # analyze.unaccented = false: the old terms, a new fingerprint
+    assert "informacion" not in exact.terms(text, passage=True) and exact.fingerprint != A.fingerprint
+
+
+@pytest.mark.usefixtures("backend")
 def test_index_built_with_an_older_analyzer_is_reanalysed(settings: Settings, tmp_path: Path) -> None:
     corpus = _write(tmp_path / "ru", {"lib.md": "# Библиотека\n\nБиблиотека хранит старые книги.\n"})
     settings.analyze.detect = False

@@ -125,6 +125,10 @@ class AnalyzeSettings(_Section):
         True, description="split German compounds in two (Hintergrundaufgaben: hintergrund, aufgaben) "
         "where the word list is installed (pip install 'docshelf[german]')",
     )  # fmt: skip
+    unaccented: bool = Field(
+        True, description="index accented Latin words under their unaccented spelling's stems too, so a "
+        "query typed without accents finds them (resume: résumé, informacion: información); not Vietnamese",
+    )  # fmt: skip
 
     @field_validator("languages")
     @classmethod

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING
 import Stemmer
 
 from docshelf.analyze import languages as vote
+from docshelf.analyze._fold import cjk_units, fold, unaccented
 from docshelf.analyze._scripts import (
     COMPOUND_RE,
     G_HANGUL,
@@ -19,7 +19,6 @@ from docshelf.analyze._scripts import (
     G_NUM,
     G_OTHER,
     G_SEA,
-    JOINERS,
     SUFFIXED_RE,
     TOKEN_RE,
 )
@@ -46,15 +45,9 @@ __all__ = ["ANALYZER_VERSION", "Analyzer", "Token"]
 # 6: a short German stop list (36 words, like the English one) instead of Snowball's 230.
 # 7: the capital dotted I (U+0130) folds to a plain i, not i + U+0307; soft hyphens and other
 #    joiners no longer split a word, Hebrew points are dropped, and C++ / C# / F# are terms.
-ANALYZER_VERSION = 7
+# 8: a passage's accented Latin words also get the stems of their unaccented spelling.
+ANALYZER_VERSION = 8
 
-# Characters that extend the previous unit of a CJK run: (han)dakuten and Hangul
-# medial/final jamo, which NFKC composes with the character before them.
-_CONTINUATION = frozenset(
-    "\u3099\u309a\uff9e\uff9f"
-    + "".join(map(chr, range(0x1160, 0x1200)))
-    + "".join(map(chr, range(0xD7B0, 0xD7FC)))
-)
 _EMPTY: frozenset[str] = frozenset()
 # Longer letter/digit runs (base64, hex dumps) are skipped: nobody searches for them,
 # and tantivy drops terms over 65,530 bytes anyway. Lucene's limit is 255 too.
@@ -77,44 +70,6 @@ class Token:
     term: str
     start: int
     end: int
-
-
-# One apostrophe; JOINERS and Hebrew points (U+0591-U+05C7 but for the maqaf and the punctuation
-# among them) deleted.
-_FOLD_TABLE = {
-    0x2019: "'",
-    **dict.fromkeys(map(ord, JOINERS)),
-    **dict.fromkeys(c for c in range(0x0591, 0x05C8) if c not in (0x05BE, 0x05C0, 0x05C3, 0x05C6)),
-}
-
-
-def _fold(raw: str) -> str:
-    """NFKC + casefold (+ NFKC again, as casefolding can denormalise); one apostrophe.
-
-    The capital dotted I (U+0130, Turkish and Azerbaijani) becomes a plain i first: casefolded it is
-    i + a combining dot, a term no query typed with a plain i could meet (`İstanbul`). Invisible
-    joiners inside a word (the soft hyphen of `docu\u00adment`) and Hebrew vowel points and
-    cantillation marks, which most Hebrew text and every typed query leave out, are dropped."""
-    plain = unicodedata.normalize("NFKC", raw).replace("\u0130", "i")
-    folded = unicodedata.normalize("NFKC", plain.casefold())
-    return folded.translate(_FOLD_TABLE)
-
-
-def _cjk_units(raw: str, start: int) -> tuple[list[str], list[int]]:
-    """Normalised characters of a CJK run and their len(units) + 1 boundaries in the text."""
-    if unicodedata.is_normalized("NFKC", raw):
-        return list(raw), list(range(start, start + len(raw) + 1))
-    # Normalise per unit, not per run, so every unit keeps its own span ("ｶﾞ" -> "ガ").
-    units: list[str] = []
-    bounds: list[int] = []
-    for i, ch in enumerate(raw):
-        if units and ch in _CONTINUATION:
-            units[-1] += ch
-        else:
-            units.append(ch)
-            bounds.append(start + i)
-    bounds.append(start + len(raw))
-    return [unicodedata.normalize("NFKC", u) for u in units], bounds
 
 
 class _Out:
@@ -154,6 +109,7 @@ class Analyzer:
         extra_stopwords: Iterable[str] = (),
         detect: bool = True,
         decompound: bool = True,
+        unaccented: bool = True,
     ) -> None:
         langs = tuple(dict.fromkeys(lang.strip().lower() for lang in languages))
         if not langs:
@@ -166,7 +122,8 @@ class Analyzer:
         self.detect = detect
         # only where the word list is installed; the fingerprint tells an index built without it
         self.decompound = decompound and compounds_available()
-        self.extra_stopwords: frozenset[str] = frozenset(_fold(w) for w in extra_stopwords)
+        self.unaccented = unaccented
+        self.extra_stopwords: frozenset[str] = frozenset(fold(w) for w in extra_stopwords)
         self._stemmers: dict[str, Stemmer.Stemmer] = {}
         self._stops: dict[tuple[str, ...], frozenset[str]] = {}
         self._cjk_stop = CJK_STOPWORDS if stopwords else _EMPTY  # extra_stopwords: alphabetic only
@@ -191,7 +148,7 @@ class Analyzer:
     def from_settings(cls, settings: AnalyzeSettings) -> Analyzer:
         return cls(
             settings.languages, settings.stopwords, settings.extra_stopwords, detect=settings.detect,
-            decompound=settings.decompound,
+            decompound=settings.decompound, unaccented=settings.unaccented,
         )  # fmt: skip
 
     @property
@@ -205,20 +162,23 @@ class Analyzer:
                 ",".join(sorted(self.extra_stopwords)),
                 str(self.detect),
                 *(["decompound"] if self.decompound else []),
+                *(["unaccented"] if self.unaccented else []),
             )
         )
         return f"a{ANALYZER_VERSION}-{hashlib.sha256(config.encode()).hexdigest()[:10]}"
 
-    def tokens(self, text: str, also: Sequence[str] = ()) -> list[Token]:
+    def tokens(self, text: str, also: Sequence[str] = (), passage: bool = False) -> list[Token]:
         """Terms in text order, each with its span in ``text``. ``also``: more languages whose
         stems words get when the vote cannot tell the text's language (a query gets those of
-        the index's documents: a French "crème" must meet the French stem "crem")."""
-        terms, starts, ends = self._analyze(text, tuple(also))
+        the index's documents: a French "crème" must meet the French stem "crem"). ``passage``:
+        a text to be found, not a query: its accented Latin words also get the stems of their
+        unaccented spelling, as a query typed without accents has them."""
+        terms, starts, ends = self._analyze(text, tuple(also), passage)
         return [Token(t, s, e) for t, s, e in zip(terms, starts, ends, strict=True)]
 
-    def terms(self, text: str, also: Sequence[str] = ()) -> list[str]:
-        """``[t.term for t in self.tokens(text, also)]`` without building Token objects."""
-        return self._analyze(text, tuple(also))[0]
+    def terms(self, text: str, also: Sequence[str] = (), passage: bool = False) -> list[str]:
+        """``[t.term for t in self.tokens(text, also, passage)]`` without building Token objects."""
+        return self._analyze(text, tuple(also), passage)[0]
 
     def chunk_terms(self, title: str | None, heading_path: Sequence[str], text: str) -> list[str]:
         """Terms a chunk is keyword-indexed under: its title and headings, then its text.
@@ -226,7 +186,7 @@ class Analyzer:
         Counting heading terms twice or three times (a title field boost) did not help:
         scifact train keyword nDCG@10 0.6845 -> 0.6834 / 0.6826, nfcorpus dev (twice) 0.2861 -> 0.2872.
         """
-        return self.terms(contextual_text(title, tuple(heading_path), text))
+        return self.terms(contextual_text(title, tuple(heading_path), text), passage=True)
 
     def language(self, text: str) -> str | None:
         """Language of the text's most used alphabetic script: a Snowball name, or an ISO
@@ -234,7 +194,7 @@ class Analyzer:
         words: dict[str, list[str]] = {}
         for m in TOKEN_RE.finditer(text):
             if m.lastindex in (G_LATIN, G_OTHER):
-                word = m.group().lower() if m.group().isascii() else _fold(m.group())
+                word = m.group().lower() if m.group().isascii() else fold(m.group())
                 words.setdefault(script_of_word(word), []).append(word)
         if not words:
             return None
@@ -279,14 +239,16 @@ class Analyzer:
             stop = self._stops[langs] = stop | self.extra_stopwords
         return stop
 
-    def _languages(self, script: str, words: list[str], also: tuple[str, ...] = ()) -> tuple[str, ...]:
+    def _languages(
+        self, script: str, words: list[str], also: tuple[str, ...] = ()
+    ) -> tuple[tuple[str, ...], str | None]:
         """Stemmers for these words of one script: the voted language, else the fallback (and
-        the languages in ``also`` of this script)."""
+        the languages in ``also`` of this script); and the vote's language code, if told."""
         if script in ("greek", "armenian", "tamil") and self.detect:
-            return (SCRIPT_DEFAULT[script],)
+            return (SCRIPT_DEFAULT[script],), None
         fallback = self._fallback.get(script, ())
         if not self.detect and len(fallback) <= 1:
-            return fallback
+            return fallback, None
         code, ranked = self._vote_for(script, words)
         if code is None:
             # undecided: the fallback's stems, and those of the vote's leader when it has some
@@ -296,9 +258,9 @@ class Analyzer:
             if also:
                 extra = [lg for lg in also if LANGUAGE_SCRIPT.get(lg, "latin") == script and lg not in langs]
                 langs = (*langs, *extra)
-            return langs
+            return langs, None
         name = SNOWBALL.get(code) or _OWN_STEMMERS.get(code)
-        return (name,) if name is not None else ()  # a language without a stemmer: unstemmed
+        return ((name,) if name is not None else ()), code  # a language without a stemmer: unstemmed
 
     def _compound_parts(self, langs: tuple[str, ...], surface: list[str]) -> dict[int, list[str]]:
         """Index in ``surface`` -> the German stems of that compound's two parts (compounds.py)."""
@@ -312,7 +274,25 @@ class Analyzer:
                     out[j] = self._stemmer("german").stemWords(list(parts))
         return out
 
-    def _analyze(self, text: str, also: tuple[str, ...] = ()) -> tuple[list[str], list[int], list[int]]:
+    def _unaccented_stems(
+        self, langs: tuple[str, ...], surface: list[str], parts: dict[int, list[str]]
+    ) -> dict[int, list[str]]:
+        """``parts`` plus, for each accented word, the stems of its unaccented spelling in its
+        languages (`información` -> `informacion`, `résumé` -> `resum`): a query typed without
+        accents holds those, not the word's own stems."""
+        found = [(j, bare) for j, word in enumerate(surface) if (bare := unaccented(word)) is not None]
+        if not found:
+            return parts
+        out = dict(parts)
+        bare_words = [bare for _, bare in found]
+        per_lang = [self._stemmer(lg).stemWords(bare_words) for lg in langs] or [bare_words]
+        for n, (j, _) in enumerate(found):
+            out[j] = [*out.get(j, ()), *(lang_stems[n] for lang_stems in per_lang)]
+        return out
+
+    def _analyze(
+        self, text: str, also: tuple[str, ...] = (), passage: bool = False
+    ) -> tuple[list[str], list[int], list[int]]:
         """Parallel lists (terms, starts, ends); alphabetic words are stemmed in place."""
         out = _Out()
         terms, starts, ends = out.terms, out.starts, out.ends
@@ -328,7 +308,7 @@ class Analyzer:
                 c = compounds.pop(start)
                 if c.end() - start <= _MAX_COMPOUND:
                     whole = c.group()
-                    out.add(whole.lower() if whole.isascii() else _fold(whole), start, c.end())
+                    out.add(whole.lower() if whole.isascii() else fold(whole), start, c.end())
             if end - start > _MAX_RUN and group <= G_NUM:
                 continue
             if group == G_LATIN:
@@ -343,18 +323,18 @@ class Analyzer:
                         for part in _CAMEL.finditer(raw):
                             out.add(part.group().lower(), start + part.start(), start + part.end(), "latin")
                 else:
-                    for piece in _fold(raw).split():
+                    for piece in fold(raw).split():
                         out.add(piece, start, end, None if piece.isdecimal() else "latin")
             elif group == G_OTHER:
                 # NFKC may turn one run into several pieces ("\ufc5e" -> " \u064c\u0651",
                 # "①" -> "1"); they share the run's span and none may contain a space.
-                for piece in _fold(raw).split():
+                for piece in fold(raw).split():
                     out.add(piece, start, end, None if piece.isdecimal() else script_of_word(piece))
             elif group == G_NUM:
-                out.add(raw if raw.isascii() else _fold(raw), start, end)
+                out.add(raw if raw.isascii() else fold(raw), start, end)
             elif group == G_SEA:
                 for s, e in segment(raw):
-                    word = _fold(raw[s:e])
+                    word = fold(raw[s:e])
                     if word and not word.isspace():
                         out.add(word.replace(" ", ""), start + s, start + e)
             else:
@@ -362,7 +342,7 @@ class Analyzer:
         if not latin:
             del out.words["latin"]
         if out.words:
-            return self._stem(out, also)
+            return self._stem(out, also, passage)
         return out.terms, out.starts, out.ends
 
     @staticmethod
@@ -372,7 +352,7 @@ class Analyzer:
         query ("猫") then matches inside longer runs. Hangul: the whole word (eojeol) and
         its bigrams; single syllables only as words of their own, since common ones
         (설, 정, 방) would otherwise outweigh the rest of a query ("CORS 설정 방법")."""
-        units, bounds = _cjk_units(raw, start)
+        units, bounds = cjk_units(raw, start)
         if hangul and len(units) > 2:
             out.add("".join(units), bounds[0], bounds[-1])
         for i, unit in enumerate(units):
@@ -381,13 +361,15 @@ class Analyzer:
             if i + 1 < len(units) and unit + units[i + 1] not in stop:
                 out.add(unit + units[i + 1], bounds[i], bounds[i + 2])
 
-    def _stem(self, out: _Out, also: tuple[str, ...] = ()) -> tuple[list[str], list[int], list[int]]:
+    def _stem(
+        self, out: _Out, also: tuple[str, ...] = (), passage: bool = False
+    ) -> tuple[list[str], list[int], list[int]]:
         """Drop stop words and stem the alphabetic terms, each script in its language."""
         terms = out.terms
         stems: dict[int, list[str]] = {}  # index -> its variants; [] = a dropped stop word
         simple = True
         for script, idxs in out.words.items():
-            langs = self._languages(script, [terms[i] for i in idxs], also)
+            langs, code = self._languages(script, [terms[i] for i in idxs], also)
             stop = self._stop(langs)
             keep = [i for i in idxs if terms[i] not in stop]
             surface = [terms[i] for i in keep]
@@ -398,6 +380,9 @@ class Analyzer:
                 # the en/de fallback stems, which leave Tagalog words whole
                 per_lang.append(surface)
             parts = self._compound_parts(langs, surface)
+            # Vietnamese tone marks tell most words apart (ma, mà, má, mả): no plain spelling there
+            if passage and self.unaccented and script == "latin" and code != "vi":
+                parts = self._unaccented_stems(langs, surface, parts)
             if len(keep) == len(idxs) and len(per_lang) == 1 and not parts:
                 for i, stem in zip(keep, per_lang[0], strict=True):
                     terms[i] = stem

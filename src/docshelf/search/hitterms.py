@@ -17,7 +17,6 @@ from typing import Any, TypeVar
 
 from docshelf.analyze import Analyzer, Token
 from docshelf.analyze.language import language_of
-from docshelf.types import contextual_text
 
 __all__ = ["HitTerms"]
 
@@ -62,13 +61,13 @@ class HitTerms:
         self._language = _Lru(size * 4)
 
     def tokens(self, text: str) -> list[Token]:
-        return self._tokens.get(text, lambda: self.analyzer.tokens(text))
+        return self._tokens.get(text, lambda: self.analyzer.tokens(text, passage=True))
 
     def context(self, title: str | None, heading_path: Sequence[str]) -> frozenset[str]:
         """The terms of a hit's title and headings, which the keyword index holds with it."""
         heads = tuple(heading_path)
         return self._context.get(
-            (title, heads), lambda: frozenset(self.analyzer.terms(contextual_text(title, heads, "")))
+            (title, heads), lambda: frozenset(self.analyzer.chunk_terms(title, heads, ""))
         )
 
     def language(self, text: str) -> str:

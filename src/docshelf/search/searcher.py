@@ -128,7 +128,7 @@ class SearchResult:
 
 def snippet(analyzer: Analyzer, text: str, query_terms: set[str], width: int = _SNIPPET_CHARS) -> str:
     """The window of ``text`` with the most query terms, matches in **bold** (search/snippets.py)."""
-    return make_snippet(analyzer.tokens(text), text, query_terms, width).text
+    return make_snippet(analyzer.tokens(text, passage=True), text, query_terms, width).text
 
 
 def _matched_words(query: str, qtokens: list[Token], have: set[str]) -> list[str]:

@@ -34,7 +34,7 @@ from docshelf.store.base import (
     report_progress,
 )
 from docshelf.store.history import check_model
-from docshelf.types import Chunk, SkippedFile, contextual_text
+from docshelf.types import Chunk, SkippedFile
 
 __all__ = ["MemoryStore"]
 
@@ -161,9 +161,7 @@ class MemoryStore:
             for key, vector in vectors.items():
                 self._vectors.setdefault(key, np.asarray(vector, dtype=np.float32))
             for c in chunks:
-                self._terms[c.id] = Counter(
-                    self.analyzer.terms(contextual_text(doc.title, c.heading_path, c.text))
-                )
+                self._terms[c.id] = Counter(self.analyzer.chunk_terms(doc.title, c.heading_path, c.text))
             self._generation += 1
 
     def _drop(self, doc_id: str) -> bool:
@@ -206,9 +204,7 @@ class MemoryStore:
         for doc_id, chunks in self._chunks.items():
             doc = self._docs[doc_id]
             for c in chunks:
-                self._terms[c.id] = Counter(
-                    self.analyzer.terms(contextual_text(doc.title, c.heading_path, c.text))
-                )
+                self._terms[c.id] = Counter(self.analyzer.chunk_terms(doc.title, c.heading_path, c.text))
                 done += 1
                 report_progress(progress, done, total)
         self.commit()
