@@ -6,15 +6,8 @@ import unicodedata
 
 from docshelf.analyze._scripts import JOINERS
 
-__all__ = ["cjk_units", "fold", "unaccented"]
+__all__ = ["fold", "unaccented"]
 
-# Characters that extend the previous unit of a CJK run: (han)dakuten and Hangul
-# medial/final jamo, which NFKC composes with the character before them.
-_CONTINUATION = frozenset(
-    "\u3099\u309a\uff9e\uff9f"
-    + "".join(map(chr, range(0x1160, 0x1200)))
-    + "".join(map(chr, range(0xD7B0, 0xD7FC)))
-)
 # One apostrophe; JOINERS and Hebrew points (U+0591-U+05C7 but for the maqaf and the punctuation
 # among them) deleted.
 _FOLD_TABLE = {
@@ -34,23 +27,6 @@ def fold(raw: str) -> str:
     plain = unicodedata.normalize("NFKC", raw).replace("\u0130", "i")
     folded = unicodedata.normalize("NFKC", plain.casefold())
     return folded.translate(_FOLD_TABLE)
-
-
-def cjk_units(raw: str, start: int) -> tuple[list[str], list[int]]:
-    """Normalised characters of a CJK run and their len(units) + 1 boundaries in the text."""
-    if unicodedata.is_normalized("NFKC", raw):
-        return list(raw), list(range(start, start + len(raw) + 1))
-    # Normalise per unit, not per run, so every unit keeps its own span ("ｶﾞ" -> "ガ").
-    units: list[str] = []
-    bounds: list[int] = []
-    for i, ch in enumerate(raw):
-        if units and ch in _CONTINUATION:
-            units[-1] += ch
-        else:
-            units.append(ch)
-            bounds.append(start + i)
-    bounds.append(start + len(raw))
-    return [unicodedata.normalize("NFKC", u) for u in units], bounds
 
 
 # Latin letters that no decomposition takes apart, as a keyboard without them types them.

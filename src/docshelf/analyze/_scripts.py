@@ -97,7 +97,7 @@ HANGUL = r"\u1100-\u11ff\u3131-\u318e\ua960-\ua97c\uac00-\ud7a3\ud7b0-\ud7fb\uff
 # Invisible characters that sit inside words and must not split them: the soft hyphen (HTML
 # &shy;, optional hyphens in word processors: "docu\u00adment"), the zero-width non-joiner and
 # joiner (inside Persian words, Indic ligature control), the word joiner
-# and U+FEFF. The analyzer drops them from its terms (analyzer.py, _fold).
+# and U+FEFF. The analyzer drops them from its terms (_fold.py, fold).
 JOINERS = "\u00ad\u200c\u200d\u2060\ufeff"
 
 

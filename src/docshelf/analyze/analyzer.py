@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 import Stemmer
 
 from docshelf.analyze import languages as vote
-from docshelf.analyze._fold import cjk_units, fold, unaccented
+from docshelf.analyze._cjk import cjk_terms
+from docshelf.analyze._fold import fold, unaccented
 from docshelf.analyze._scripts import (
     COMPOUND_RE,
     G_HANGUL,
@@ -338,28 +339,12 @@ class Analyzer:
                     if word and not word.isspace():
                         out.add(word.replace(" ", ""), start + s, start + e)
             else:
-                self._ngrams(out, raw, start, group == G_HANGUL, self._cjk_stop)
+                cjk_terms(out.add, raw, start, group == G_HANGUL, self._cjk_stop)
         if not latin:
             del out.words["latin"]
         if out.words:
             return self._stem(out, also, passage)
         return out.terms, out.starts, out.ends
-
-    @staticmethod
-    def _ngrams(out: _Out, raw: str, start: int, hangul: bool, stop: frozenset[str]) -> None:
-        """Han, kana: unigrams + overlapping bigrams. Bigrams alone give nDCG@10 0.967 /
-        0.981 on xquad-zh / cmrc2018; adding unigrams 0.968 / 0.983, and a one-character
-        query ("猫") then matches inside longer runs. Hangul: the whole word (eojeol) and
-        its bigrams; single syllables only as words of their own, since common ones
-        (설, 정, 방) would otherwise outweigh the rest of a query ("CORS 설정 방법")."""
-        units, bounds = cjk_units(raw, start)
-        if hangul and len(units) > 2:
-            out.add("".join(units), bounds[0], bounds[-1])
-        for i, unit in enumerate(units):
-            if (not hangul or len(units) == 1) and unit not in stop:
-                out.add(unit, bounds[i], bounds[i + 1])
-            if i + 1 < len(units) and unit + units[i + 1] not in stop:
-                out.add(unit + units[i + 1], bounds[i], bounds[i + 2])
 
     def _stem(
         self, out: _Out, also: tuple[str, ...] = (), passage: bool = False
