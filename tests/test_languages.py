@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -127,6 +128,13 @@ def _write(folder: Path, files: dict[str, str]) -> Path:
     return folder
 
 
+def _assert_first(rt: Runtime, asked: Iterable[tuple[str, str]]) -> None:
+    """Each query's first keyword hit is its page."""
+    for query, path in asked:
+        hits = rt.searcher().search(query, mode="keyword", k=3).hits
+        assert hits and hits[0].path == path, query
+
+
 @pytest.mark.usefixtures("backend")
 def test_korean_query_finds_the_cors_page(settings: Settings, tmp_path: Path) -> None:
     """`CORS 설정 방법` in keyword mode: common syllables must not outweigh CORS."""
@@ -202,18 +210,13 @@ def test_cpp_and_csharp_are_terms_not_the_letter_c(settings: Settings, tmp_path:
     with Runtime(settings, embedder=HashEmbedder()) as rt:
         rt.indexer().sync("test", [corpus])
         asked = (("C++ generic code", "cpp.md"), ("C# generic code", "csharp.md"), ("c#", "csharp.md"))
-        for query, path in asked:
-            hits = rt.searcher().search(query, mode="keyword", k=3).hits
-            assert hits and hits[0].path == path, query
+        _assert_first(rt, asked)
         assert "C++" in rt.searcher().search("C++ generic code", mode="keyword", k=1).hits[0].matched
 
 
-@pytest.mark.usefixtures("backend")
-def test_words_typed_without_accents_find_the_accented_page(settings: Settings, tmp_path: Path) -> None:
-    """`informacion facturacion`, `resume`, `configuracao`, `sifre` found nothing in pages that
-    write `información`, `résumé`, `configuração`, `şifre`: a query typed on a keyboard without
-    those letters met none of the page's stems."""
-    files = {
+Case = tuple[dict[str, str], tuple[tuple[str, str], ...], tuple[str, str]]  # pages, asked, (word, shown)
+ACCENTS: Case = (
+    {
         "facturas.md": "# Facturas\n\nLa información de facturación se actualiza cada mes en la "
         "sección de pagos del portal.\n",
         "candidature.md": "# Candidature\n\nEnvoyez votre résumé et une lettre de motivation avant le "
@@ -223,20 +226,43 @@ def test_words_typed_without_accents_find_the_accented_page(settings: Settings, 
         "hesap.md": "# Hesap\n\nŞifrenizi sıfırlamak için ayarlar menüsündeki güvenlik bölümünü kullanın.\n",
         "menu.md": "# Menu\n\nThe naïve café menu lists crème brûlée and a soufflé.\n",
         "other.md": "# Other\n\nThe portal shows payments, permissions and the security menu.\n",
-    }
-    corpus = _write(tmp_path / "accents", files)
+    },
+    (
+        ("informacion facturacion", "facturas.md"), ("información de facturación", "facturas.md"),
+        ("resume televersement", "candidature.md"), ("configuracao do servidor", "servidor.md"),
+        ("sifre guvenlik", "hesap.md"), ("naive cafe creme brulee", "menu.md"),
+    ),
+    ("resume", "**résumé**"),
+)  # fmt: skip
+HYPHENS: Case = (
+    {
+        "cytokines.md": "# Cytokines\n\nIL-6 was strongly up-regulated in pro-inflammatory macrophages.\n",
+        "contact.md": "# Contact\n\nSend an e-mail to the on-call desk for access requests.\n",
+        "covid.md": "# Vaccines\n\nCOVID-19 vaccination reduced hospital admissions in adults.\n",
+        "other.md": "# Other\n\nMacrophages regulate inflammation; the desk answers requests in adults.\n",
+    },
+    (
+        ("upregulated proinflammatory macrophages", "cytokines.md"), ("up-regulated", "cytokines.md"),
+        ("il6", "cytokines.md"), ("email access requests", "contact.md"), ("covid19 adults", "covid.md"),
+    ),
+    ("email", "**e-mail**"),
+)  # fmt: skip
+
+
+@pytest.mark.usefixtures("backend")
+@pytest.mark.parametrize("case", [ACCENTS, HYPHENS], ids=["accents", "hyphens"])
+def test_a_word_typed_another_way_finds_the_page(settings: Settings, tmp_path: Path, case: Case) -> None:
+    """Typed without its accents or hyphen, a word found nothing in a page that writes it with
+    them: `informacion facturacion`, `resume`, `configuracao`, `sifre` against `información`,
+    `résumé`, `configuração`, `şifre` (no stem in common), and `upregulated`, `email`, `covid19`
+    against `up-regulated`, `e-mail`, `COVID-19` (hyphens split a word into parts)."""
+    files, asked, (word, shown) = case
     with Runtime(settings, embedder=HashEmbedder()) as rt:
-        rt.indexer().sync("test", [corpus])
-        asked = (
-            ("informacion facturacion", "facturas.md"), ("información de facturación", "facturas.md"),
-            ("resume televersement", "candidature.md"), ("configuracao do servidor", "servidor.md"),
-            ("sifre guvenlik", "hesap.md"), ("naive cafe creme brulee", "menu.md"),
-        )  # fmt: skip
-        for query, path in asked:
-            hits = rt.searcher().search(query, mode="keyword", k=3).hits
-            assert hits and hits[0].path == path, query
-        hit = rt.searcher().search("resume", mode="keyword", k=1).hits[0]
-        assert hit.matched == ["resume"] and "**résumé**" in hit.snippet
+        rt.indexer().sync("test", [_write(tmp_path / "pages", files)])
+        _assert_first(rt, asked)
+        hit = rt.searcher().search(word, mode="keyword", k=1).hits[0]
+        assert hit.matched == [word] and shown in hit.snippet
+    assert "email" not in A.terms("send an e-mail")  # a query keeps its own terms
 
 
 def test_accents_are_not_folded_where_they_tell_words_apart() -> None:

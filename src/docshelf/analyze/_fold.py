@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import unicodedata
+from functools import lru_cache
 
 from docshelf.analyze._scripts import JOINERS
 
@@ -34,6 +35,7 @@ _PLAIN_LETTERS = str.maketrans({"ø": "o", "ł": "l", "đ": "d", "ð": "d", "ı"
                                 "æ": "ae", "œ": "oe", "þ": "th"})  # fmt: skip
 
 
+@lru_cache(maxsize=1 << 16)  # a language has few accented words, each seen many times
 def unaccented(word: str) -> str | None:
     """A folded Latin word as typed without its accents (`résumé` -> `resume`, `şifre` -> `sifre`,
     `łódź` -> `lodz`); None when it has none. German ü stays a u (the German stemmer does the same)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["COMPOUND_RE", "G_HANGUL", "G_LATIN", "G_NUM", "G_OTHER", "G_SEA", "TOKEN_RE"]
+__all__ = ["COMPOUND_RE", "G_HANGUL", "G_LATIN", "G_NUM", "G_OTHER", "G_SEA", "HYPHENATED_RE", "TOKEN_RE"]
 
 # Combining marks (general category M*, Unicode 14), generated with
 #   [c for c in range(0x110000) if unicodedata.category(chr(c))[0] == "M"]
@@ -148,3 +148,8 @@ COMPOUND_RE = re.compile(
 # "C++ templates" and "C# generics" both searched for the letter c. Its own pattern, run only on
 # text holding a "+" or "#", so other text pays nothing for it.
 SUFFIXED_RE = re.compile(r"(?<![\w.])[A-Za-z][A-Za-z0-9]*(?:\+\+|#)(?![\w+#])")
+# Latin words joined by hyphens ("up-regulated", "e-mail", "COVID-19"): a passage also gets the
+# closed spelling ("upregulated"), which queries type as often as the hyphenated one.
+HYPHENATED_RE = re.compile(
+    rf"(?<![\w\-\u2010])[A-Za-z{LATIN_EXTRA}]+(?:[\-\u2010](?:[A-Za-z{LATIN_EXTRA}]+|\d+))+(?![\w\-\u2010])"
+)

@@ -20,6 +20,7 @@ from docshelf.analyze._scripts import (
     G_NUM,
     G_OTHER,
     G_SEA,
+    HYPHENATED_RE,
     SUFFIXED_RE,
     TOKEN_RE,
 )
@@ -47,7 +48,8 @@ __all__ = ["ANALYZER_VERSION", "Analyzer", "Token"]
 # 7: the capital dotted I (U+0130) folds to a plain i, not i + U+0307; soft hyphens and other
 #    joiners no longer split a word, Hebrew points are dropped, and C++ / C# / F# are terms.
 # 8: a passage's accented Latin words also get the stems of their unaccented spelling.
-ANALYZER_VERSION = 8
+# 9: a passage's hyphenated Latin words also get their closed spelling ("up-regulated": "upregul").
+ANALYZER_VERSION = 9
 
 _EMPTY: frozenset[str] = frozenset()
 # Longer letter/digit runs (base64, hex dumps) are skipped: nobody searches for them,
@@ -301,6 +303,8 @@ class Analyzer:
         compounds = {m.start(): m for m in COMPOUND_RE.finditer(text)} if text else {}
         if "+" in text or "#" in text:
             compounds.update((m.start(), m) for m in SUFFIXED_RE.finditer(text))
+        hyphens = passage and ("-" in text or "\u2010" in text)
+        joined = {m.start(): m for m in HYPHENATED_RE.finditer(text)} if hyphens else {}
         for m in TOKEN_RE.finditer(text):
             group = m.lastindex or 0  # never None: every alternative is a group
             raw = m.group()
@@ -310,6 +314,11 @@ class Analyzer:
                 if c.end() - start <= _MAX_COMPOUND:
                     whole = c.group()
                     out.add(whole.lower() if whole.isascii() else fold(whole), start, c.end())
+            if joined and start in joined:
+                h = joined.pop(start)
+                closed = h.group().replace("-", "").replace("\u2010", "")
+                if len(closed) <= _MAX_COMPOUND:
+                    out.add(closed.lower() if closed.isascii() else fold(closed), start, h.end(), "latin")
             if end - start > _MAX_RUN and group <= G_NUM:
                 continue
             if group == G_LATIN:
@@ -368,9 +377,14 @@ class Analyzer:
             # Vietnamese tone marks tell most words apart (ma, mà, má, mả): no plain spelling there
             if passage and self.unaccented and script == "latin" and code != "vi":
                 parts = self._unaccented_stems(langs, surface, parts)
-            if len(keep) == len(idxs) and len(per_lang) == 1 and not parts:
+            if len(keep) == len(idxs) and len(per_lang) == 1:
                 for i, stem in zip(keep, per_lang[0], strict=True):
                     terms[i] = stem
+                # only the words with more terms get a list (most of a French text's words have none)
+                for j, more in parts.items():
+                    variants = stems[keep[j]] = [terms[keep[j]]]
+                    variants.extend(dict.fromkeys(p for p in more if p != variants[0]))
+                simple = simple and not parts
                 continue
             simple = False
             for i in idxs:
