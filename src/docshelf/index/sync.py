@@ -153,7 +153,10 @@ class Indexer:
             self.store.set_collection_roots(collection, roots_now)
         self.store.set_model(self.embedder.name, self.embedder.dim)
         if self.store.needs_keyword_rebuild():
-            log.warning("keyword index behind the database: rebuilding it from the database")
+            log.warning(
+                "keyword index behind the database or built by another analyzer version: rebuilding it "
+                "from the database (no re-embedding)"
+            )
             self.store.rebuild_keyword_index()
 
         report = SyncReport(collection, skipped=list(skipped))
