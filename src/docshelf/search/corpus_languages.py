@@ -29,11 +29,13 @@ SAMPLE_CHUNKS = 2000
 _STEMMED = frozenset(Stemmer.algorithms()) | {"tagalog"}
 
 
-def main_languages(counts: dict[str, float], configured: Sequence[str]) -> tuple[str, ...]:
-    """The ``MAX_EXTRA`` languages with a stemmer that hold the most words, not configured."""
+def main_languages(
+    counts: dict[str, float], configured: Sequence[str], limit: int | None = MAX_EXTRA
+) -> tuple[str, ...]:
+    """The ``limit`` languages with a stemmer that hold the most words, not configured."""
     ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     keep = [lg for lg, n in ranked if n > 0 and lg in _STEMMED and lg not in configured]
-    return tuple(keep[:MAX_EXTRA])
+    return tuple(keep[:limit])
 
 
 class CorpusLanguages:
@@ -44,6 +46,7 @@ class CorpusLanguages:
         self.analyzer = analyzer
         self.configured = tuple(analyzer.languages)
         self._value: tuple[str, ...] = ()
+        self._every: tuple[str, ...] = ()
         self._read_at = float("-inf")
         self._sampled: dict[str, float] | None = None
 
@@ -53,8 +56,14 @@ class CorpusLanguages:
             self._read_at = now
             recorded = self.store.get_meta("languages")
             counts = decode_scripts(recorded) if recorded is not None else self._sample()
-            self._value = main_languages(counts, self.configured)
+            self._every = main_languages(counts, self.configured, None)
+            self._value = self._every[:MAX_EXTRA]
         return self._value
+
+    def every(self) -> tuple[str, ...]:
+        """All the index's languages with a stemmer, not configured, the most used first."""
+        self()
+        return self._every
 
     def _sample(self) -> dict[str, float]:
         """An index from before the counts (until its next sync writes them): a sample of its

@@ -31,6 +31,7 @@ from docshelf.search.feedback import FEEDBACK_HITS, applies, moved
 from docshelf.search.fusion import dense_share, fuse_hybrid, is_question
 from docshelf.search.headings import bare_headings_last
 from docshelf.search.hitterms import HitTerms
+from docshelf.search.respell import respelled
 from docshelf.search.snippets import heading_line_end, make_snippet
 from docshelf.store.base import PendingVector, SearchFilter, Store, ready_vector
 from docshelf.types import Chunk, cite
@@ -209,6 +210,9 @@ class Searcher:
             mode = "keyword"
         also = self.corpus_languages() if self.analyzer.detect else ()
         qtokens = self.analyzer.tokens(query, also)
+        if mode != "semantic":
+            every = self.corpus_languages.every() if self.analyzer.detect else ()
+            qtokens = respelled(self.analyzer, query, qtokens, also, every, self.store.known_terms)
         terms = [t.term for t in qtokens]
         n = max(self.settings.candidates, k)
         vec: Vectors | PendingVector | None = None

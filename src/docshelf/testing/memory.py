@@ -277,6 +277,10 @@ class MemoryStore:
         seen = set().union(*self._terms.values()) if self._terms else set()
         return len(unique & seen) / len(unique)
 
+    def known_terms(self, terms: Sequence[str]) -> set[str]:
+        seen: set[str] = set().union(*self._terms.values()) if self._terms else set()
+        return set(terms) & seen
+
     def keyword_search(self, terms: Sequence[str], k: int, flt: SearchFilter) -> list[tuple[str, float]]:
         if not terms or not self._terms:
             return []

@@ -124,6 +124,11 @@ class KeywordIndex:
         searcher = self._index.searcher()
         return sum(1 for t in unique if searcher.doc_freq("body", t) > 0) / len(unique)
 
+    def known(self, terms: Sequence[str]) -> set[str]:
+        """The distinct terms that occur anywhere in the index."""
+        searcher = self._index.searcher()
+        return {t for t in set(terms) if searcher.doc_freq("body", t) > 0}
+
     def delete_docs(self, doc_ids: Iterable[str]) -> None:
         writer = self._w()
         try:

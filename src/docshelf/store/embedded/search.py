@@ -42,6 +42,9 @@ class SQLiteSearch:
     def keyword_coverage(self, terms: Sequence[str]) -> float:
         return self.keyword.coverage(terms)
 
+    def known_terms(self, terms: Sequence[str]) -> set[str]:
+        return self.keyword.known(terms)
+
     def keyword_search(self, terms: Sequence[str], k: int, flt: SearchFilter) -> list[tuple[str, float]]:
         return self.keyword.search(
             terms, k, flt.collections, self.filter_doc_ids(flt), flt.include_superseded

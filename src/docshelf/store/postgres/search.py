@@ -37,6 +37,13 @@ class PgSearch:
         unique = list(dict.fromkeys(terms))
         return float(self._one(coverage_sql(), {"uterms": unique})[0]) if unique else 0.0
 
+    def known_terms(self, terms: Sequence[str]) -> set[str]:
+        unique = list(dict.fromkeys(terms))
+        if not unique:
+            return set()
+        sql = "SELECT term FROM term_stats WHERE term = ANY(%(uterms)s::text[]) AND df > 0"
+        return {str(r[0]) for r in self._q(sql, {"uterms": unique})}
+
     def keyword_search(self, terms: Sequence[str], k: int, flt: SearchFilter) -> list[tuple[str, float]]:
         return self.candidates(terms, None, k, flt, keyword=True)[0].get("keyword", [])
 

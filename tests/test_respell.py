@@ -1,0 +1,90 @@
+"""A query word the index lacks, tried as typed without accents and in the index's other languages."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from docshelf.analyze import Analyzer
+from docshelf.config import Settings
+from docshelf.embed import HashEmbedder
+from docshelf.runtime import Runtime
+from docshelf.search.respell import respelled
+
+A = Analyzer()
+
+
+def _first_hits(settings: Settings, tmp_path: Path, files: dict[str, str], queries: Sequence[str]) -> list[str]:
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    for name, text in files.items():
+        (pages / name).write_text(text, encoding="utf-8")
+    with Runtime(settings, embedder=HashEmbedder()) as rt:
+        rt.indexer().sync("test", [pages])
+        found = []
+        for q in queries:
+            hits = rt.searcher().search(q, mode="keyword", k=3).hits
+            found.append(hits[0].path if hits else "")
+        return found
+
+
+@pytest.mark.usefixtures("backend")
+def test_an_accented_query_finds_a_page_typed_without_accents(settings: Settings, tmp_path: Path) -> None:
+    """`facturación` found nothing in notes that write `facturacion`, and `crème brûlée` matched
+    only `crème`: the Spanish stem of the accented word (`factur`) is not the plain word's."""
+    files = {
+        "notas.md": "# Notas\n\nLa informacion de facturacion se actualiza cada mes en el portal.\n",
+        "menu.md": "# Menu\n\nLe menu du cafe propose une creme brulee et un souffle au chocolat.\n",
+        "other.md": "# Other\n\nThe portal lists the menu of the week and the chocolate desserts.\n",
+    }
+    queries = ["facturación", "información de facturación", "brûlée"]
+    assert _first_hits(settings, tmp_path, files, queries) == ["notas.md", "notas.md", "menu.md"]
+
+
+@pytest.mark.usefixtures("backend")
+def test_a_word_of_the_index_fifth_language_finds_its_page(settings: Settings, tmp_path: Path) -> None:
+    """A query too short to tell its language gets the stems of the index's three main languages
+    only: `şifremi` and `ayarları` missed the one Turkish page of an index in five languages."""
+    files = {
+        "deploy.md": "# Deploy\n\nThe deployment guide explains how to roll back a release and restart "
+        "the workers after an outage.\n",
+        "handbuch.md": "# Handbuch\n\nDas Handbuch erklärt, wie man die Dienste neu startet und die "
+        "Protokolle der letzten Woche liest.\n",
+        "manual.md": "# Manual\n\nEl manual explica cómo reiniciar los servicios y leer los registros "
+        "del sistema cada semana.\n",
+        "guia.md": "# Guia\n\nO guia explica como reiniciar os serviços e ler os registros do sistema "
+        "operacional toda semana.\n",
+        "fatture.md": "# Amministrazione\n\nLe fatture vengono inviate ogni mese ai clienti e devono "
+        "essere pagate entro trenta giorni dalla data della loro emissione.\n",
+        "hesap.md": "# Hesap\n\nŞifrenizi sıfırlamak için ayarlar menüsündeki güvenlik bölümünü kullanın "
+        "ve yöneticiye bildirin.\n",
+    }
+    queries = ["şifremi", "ayarları", "yöneticiler"]
+    assert _first_hits(settings, tmp_path, files, queries) == ["hesap.md"] * 3
+
+
+def test_found_words_keep_their_terms_and_plain_queries_cost_no_lookup() -> None:
+    asked: list[list[str]] = []
+
+    def known(terms: Sequence[str]) -> set[str]:
+        asked.append(list(terms))
+        return set(terms)
+
+    plain = A.tokens("restart the workers")
+    assert respelled(A, "restart the workers", plain, (), (), known) is plain and not asked
+    accented = A.tokens("crème brûlée")
+    assert respelled(A, "crème brûlée", accented, (), (), known) is accented and len(asked) == 1
+
+
+def test_a_missing_word_takes_the_plain_spelling_the_index_holds() -> None:
+    query = "información de facturación"
+    tokens = A.tokens(query)
+    out = respelled(A, query, tokens, (), (), lambda terms: {"facturacion", "informacion"} & set(terms))
+    assert [(t.term, t.start, t.end) for t in out if t.term != "de"] == [
+        ("informacion", 0, 11),
+        ("facturacion", 15, 26),
+    ]  # at the typed words' spans
+    missing = respelled(A, query, tokens, (), (), lambda terms: set())
+    assert missing == tokens  # nothing better known: the query's own terms
