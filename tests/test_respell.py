@@ -16,7 +16,9 @@ from docshelf.search.respell import respelled
 A = Analyzer()
 
 
-def _first_hits(settings: Settings, tmp_path: Path, files: dict[str, str], queries: Sequence[str]) -> list[str]:
+def _first_hits(
+    settings: Settings, tmp_path: Path, files: dict[str, str], queries: Sequence[str]
+) -> list[str]:
     pages = tmp_path / "pages"
     pages.mkdir()
     for name, text in files.items():
