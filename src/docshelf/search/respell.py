@@ -44,13 +44,11 @@ def respelled(
     for span in spans:
         raw = query[span[0] : span[1]]
         # CJK and Thai runs have no stems, plain spellings or alternatives to try
-        if (
-            len(raw) >= _MIN_LETTERS
-            and raw.isalpha()
-            and script_of_word(raw) != "other"
-            and (extra or unaccented(fold(raw)))
-        ):
-            words[span] = fold(raw)
+        if len(raw) < _MIN_LETTERS or not raw.isalpha() or script_of_word(raw) == "other":
+            continue
+        word = fold(raw)
+        if extra or unaccented(word):
+            words[span] = word
     if not words:
         return tokens
     have = known([term for span in words for term in spans[span]])

@@ -272,10 +272,7 @@ class MemoryStore:
 
     def keyword_coverage(self, terms: Sequence[str]) -> float:
         unique = set(terms)
-        if not unique:
-            return 0.0
-        seen = set().union(*self._terms.values()) if self._terms else set()
-        return len(unique & seen) / len(unique)
+        return len(self.known_terms(terms)) / len(unique) if unique else 0.0
 
     def known_terms(self, terms: Sequence[str]) -> set[str]:
         seen: set[str] = set().union(*self._terms.values()) if self._terms else set()
