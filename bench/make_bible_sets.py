@@ -11,9 +11,10 @@ passage (five consecutive verses of one chapter) that holds the same verse in tr
 300 test questions and a disjoint 300 for tuning (qrels/dev.tsv). Words
 differ between the two (other wording, other inflections, old and new spelling), so the keyword side
 needs its stemming and tokenization, and the dense side its language. Cross-language sets take the
-English (KJV) verse as the question over another language's passages. Books: John and Acts (few
-parallel passages, unlike the synoptic gospels, so one passage is the right answer). The data stays
-outside the repository.
+English (KJV) verse as the question over another language's passages; for Korean, Arabic, Hindi
+and Chinese (one translation each) also the other way, their verse over the English (WEB) passages.
+Books: John and Acts (few parallel passages, unlike the synoptic gospels, so one passage is the
+right answer). The data stays outside the repository.
 """
 
 from __future__ import annotations
@@ -34,7 +35,14 @@ MONOLINGUAL = {
     "bible-it": ("d", "1"),  # Diodati -> modern Italian
     "bible-tl": ("f", "g"),  # Ang Dating Biblia 1905 -> Tagalog ULB 2018 (no Snowball stemmer)
 }
-CROSS = {"bible-en-ru": ("k", "r"), "bible-en-ja": ("k", "j"), "bible-en-tr": ("k", "t")}
+CROSS = {
+    "bible-en-ru": ("k", "r"), "bible-en-ja": ("k", "j"), "bible-en-tr": ("k", "t"),
+    # scripts whose only translation here is one: English questions over them, and them over English
+    "bible-en-ko": ("k", "n"), "bible-en-ar": ("k", "y"), "bible-en-hi": ("k", "i"),
+    "bible-ko-en": ("n", "4"), "bible-ar-en": ("y", "4"), "bible-hi-en": ("i", "4"),
+    "bible-zh-en": ("c", "4"),
+}  # fmt: skip
+UNSPACED = {"c", "j"}  # translations written without spaces between words: their length is in characters
 BOOKS = (43, 44)  # John, Acts
 PASSAGE = 5
 
@@ -68,8 +76,12 @@ def passages(text: dict[tuple[int, int, int], str]) -> tuple[dict[str, str], dic
 def build(db: sqlite3.Connection, name: str, ask: str, find: str, out: Path, n: int, seed: int) -> None:
     questions, target = verses(db, ask), verses(db, find)
     corpus, where = passages(target)
-    # verses of 4+ words in both translations (a bare "Jesus wept." has nothing to match)
-    pool = sorted(k for k in questions if k in where and len(questions[k].split()) >= 4)
+
+    # questions of 4+ words, or 8+ characters where words have no spaces ("Jesus wept." has nothing to match)
+    def long_enough(text: str) -> bool:
+        return len(text.replace(" ", "")) >= 8 if ask in UNSPACED else len(text.split()) >= 4
+
+    pool = sorted(k for k in questions if k in where and long_enough(questions[k]))
     chosen = random.Random(seed).sample(pool, min(n, len(pool)))
     # a disjoint dev sample to tune on, so the test questions are only ever reported
     rest = sorted(set(pool) - set(chosen))
