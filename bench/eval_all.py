@@ -98,7 +98,7 @@ def main() -> None:
         f"{runtime_note()}; run took {(time.time() - started) / 60:.0f} min",
         "",
         f"Command: `python bench/eval_all.py --model {args.model}` (test splits; latency includes the "
-        "query embedding, 300 chunks fetched per query, no snippets)",
+        "query embedding, search.candidates chunks (200) fetched per query, no snippets)",
         "",
         table(rows),
     ]

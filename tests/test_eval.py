@@ -72,3 +72,45 @@ def test_bad_eval_input_is_one_line_naming_the_line(
 def test_an_unknown_mode_is_refused(cli: CliRunner, tmp_path: Path) -> None:
     code, _, err = run(cli, "eval", str(make_set(tmp_path / "set")), "--mode", "fuzzy")
     assert code == 2 and "mode must be" in err
+
+
+def test_eval_scores_the_ranking_a_default_search_returns(tmp_path: Path) -> None:
+    """`docshelf eval` asked for 300 chunks, which widened the hybrid candidate lists beyond
+    ``search.candidates`` and changed the z-score fusion: its hybrid nDCG@10 was not what a search
+    with the same settings ranks (xquad-de 0.9755 in eval, 0.9766 through `docshelf search`)."""
+    import random
+
+    from docshelf.config import Settings
+    from docshelf.search.evaluate import doc_ranking, load_beir, ndcg_at
+    from docshelf.shelf import Shelf
+    from docshelf.shelf.evaluate import run_eval
+
+    words = [f"w{i}" for i in range(40)]
+    pick = random.Random(7)
+    folder = tmp_path / "set"
+    (folder / "qrels").mkdir(parents=True)
+    docs = {f"d{i}": " ".join(pick.choices(words, k=30)) for i in range(80)}
+    queries = {f"q{i}": " ".join(pick.choices(words, k=4)) for i in range(30)}
+    corpus = (json.dumps({"_id": i, "title": "", "text": t}) + "\n" for i, t in docs.items())
+    (folder / "corpus.jsonl").write_text("".join(corpus), encoding="utf-8")
+    (folder / "queries.jsonl").write_text(
+        "".join(json.dumps({"_id": i, "text": t}) + "\n" for i, t in queries.items()), encoding="utf-8"
+    )
+    rows = ["query-id\tcorpus-id\tscore", *(f"q{i}\td{(i * 7) % 80}\t1" for i in range(30))]
+    (folder / "qrels" / "test.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    settings = Settings()
+    settings.embed.model = "hash"
+    settings.search.candidates = 10
+    report = run_eval(settings, folder, modes=("hybrid",), workdir=tmp_path / "work")
+
+    data = load_beir(folder, "test")
+    settings.store.data_dir = tmp_path / "work" / "index"
+    shelf = Shelf(settings)
+    try:
+        total = 0.0
+        for qid, text in data.queries.items():
+            hits = shelf.search(text, mode="hybrid", k=10).hits
+            total += ndcg_at(doc_ranking((Path(h.path).stem for h in hits), str), data.qrels[qid])
+    finally:
+        shelf.close()
+    assert report.scores[0].ndcg10 == pytest.approx(total / len(data.queries), abs=1e-9)

@@ -22,8 +22,6 @@ __all__ = [
 ]  # fmt: skip
 
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]")
-# Chunks fetched per query: documents hold ~2-3 chunks, and recall@100 needs 100 distinct documents.
-_CHUNKS = 300
 
 
 @dataclass
@@ -169,14 +167,21 @@ def evaluate(
     modes: Sequence[Mode] = ("keyword", "semantic", "hybrid"),
     progress: Callable[[str, int, int], None] | None = None,
 ) -> list[ModeScores]:
-    """Run every query in each mode; documents rank by their best chunk."""
+    """Run every query in each mode; documents rank by their best chunk.
+
+    A query asks for as many chunks as the searcher fuses by default (``search.candidates``), so
+    the ranking is the one any search with these settings returns: a larger ``k`` would widen the
+    candidate lists and change the hybrid fusion's statistics. recall@100 counts the documents
+    those chunks hold (about 2-3 chunks a document).
+    """
     flt = SearchFilter(collections=(collection,))
+    chunks = searcher.settings.candidates
     out = []
     for mode in modes:
         nd, rc, mr, lat = [], [], [], []
         for n, (qid, text) in enumerate(data.queries.items(), start=1):
             t0 = time.perf_counter()
-            result = searcher.search(text, k=_CHUNKS, mode=mode, flt=flt, snippets=False)
+            result = searcher.search(text, k=chunks, mode=mode, flt=flt, snippets=False)
             lat.append((time.perf_counter() - t0) * 1000)
             ranked = doc_ranking((Path(h.path).name for h in result.hits), names.get)
             rels = data.qrels.get(qid, {})
