@@ -63,6 +63,7 @@ def main() -> None:
         matrix = np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
         at = {cid: i for i, cid in enumerate(ids)}
         rt = Runtime(settings)
+        pool = settings.search.candidates  # as a search and `docshelf eval` fuse
         try:
             searcher = rt.searcher()
             chunk_doc = {}
@@ -73,7 +74,7 @@ def main() -> None:
             for qid, text in data.queries.items():
                 terms = [t.term for t in searcher.analyzer.tokens(text)]
                 vec = rt.embedder.embed_query(text)
-                lists, coverage = rt.store.candidates(terms, vec, 300, SearchFilter(), True, True)
+                lists, coverage = rt.store.candidates(terms, vec, pool, SearchFilter(), True, True)
                 other = searcher._other_language(text, lists, _Reads(rt.store))
                 base = searcher._model_weight(text, len(terms))
                 fused = fuse_hybrid(settings.search, lists, coverage, other, base)
@@ -88,7 +89,7 @@ def main() -> None:
                     q2 = vec + float(beta) * feedback
                     q2 = q2 / np.linalg.norm(q2)
                     scores = matrix @ q2
-                    best = np.argsort(-scores)[:300]
+                    best = np.argsort(-scores)[:pool]
                     sem = [(ids[i], float(scores[i])) for i in best]
                     again_lists = {"keyword": lists.get("keyword", []), "semantic": sem}
                     again = fuse_hybrid(settings.search, again_lists, coverage, other, base)

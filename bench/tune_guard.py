@@ -254,7 +254,7 @@ def main() -> None:
     p.add_argument("--cache", type=Path, required=True)
     p.add_argument("--rebuild", action="store_true")
     p.add_argument("--model", default="e5")
-    p.add_argument("--candidates", type=int, default=300, help="as `docshelf eval` (k=300)")
+    p.add_argument("--candidates", type=int, default=200, help="as search.candidates and `docshelf eval`")
     p.add_argument("--rules", nargs="*", default=None)
     p.add_argument("--sets", nargs="*", default=None, help="labels to record (default: all)")
     p.add_argument("--query-prefix", default=None, help='record with this e5 query prefix, or "both"')
