@@ -1,0 +1,69 @@
+"""Hybrid nDCG@10 by the size of the candidate lists (``search.candidates``) on kept indexes.
+
+    python bench/tune_candidates.py --pools 100,200,300 "scifact:train" "nfcorpus:dev" xquad-de:test
+    python bench/tune_candidates.py --pools 200,300 /tmp/bible-sets/bible-fr:dev --bible-work /tmp/acc/w
+
+Each query asks for as many chunks as the pool holds, so the ranking is what a search with that
+setting returns (`docshelf eval` asks for ``search.candidates``). The z-score fusion standardises
+each list over its candidates, so their number changes the hybrid ranking. Indexes are the ones
+bench/eval_all.py keeps (WORK/e5-NAME/index), or for a BEIR folder of our own BIBLE_WORK/NAME/index.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+from kept_index import kept_set
+
+from docshelf.config import load_settings
+from docshelf.runtime import Runtime
+from docshelf.search.evaluate import doc_ranking, file_name, load_beir, ndcg_at
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("sets", nargs="+", help="NAME:SPLIT (a shared set) or FOLDER:SPLIT (a set of our own)")
+    p.add_argument("--pools", default="100,200,300")
+    p.add_argument(
+        "--eval-data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "eval-data"
+    )
+    p.add_argument("--work", type=Path, default=Path("/tmp/docshelf-eval"))
+    p.add_argument("--bible-work", type=Path, default=Path("/tmp/acc/w"))
+    args = p.parse_args()
+    machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"
+    print(f"$ python {' '.join(sys.argv)}\n{machine}, load average {os.getloadavg()[0]:.2f}", flush=True)
+    pools = [int(x) for x in args.pools.split(",")]
+    for item in args.sets:
+        name, _, split = item.rpartition(":")
+        if "/" in name:
+            data = load_beir(Path(name), split)
+            by_name = {file_name(d): d for d in data.corpus}
+            settings = load_settings()
+            settings.store.data_dir = args.bible_work / Path(name).name / "index"
+            settings.embed.model, settings.store.read_only = "e5", True
+        else:
+            data, by_name, settings = kept_set(name, split, args.eval_data, args.work)
+        started, cells = time.time(), []
+        with Runtime(settings) as rt:
+            for pool in pools:
+                rt.settings.search.candidates = pool
+                searcher = rt.searcher()
+                total = 0.0
+                for qid, text in data.queries.items():
+                    hits = searcher.search(text, k=pool, mode="hybrid", snippets=False).hits
+                    ranked = doc_ranking((Path(h.path).name for h in hits), by_name.get)
+                    total += ndcg_at(ranked, data.qrels[qid])
+                cells.append(f"{pool}: {total / max(1, len(data.queries)):.4f}")
+        print(
+            f"{Path(name).name}:{split}  " + "  ".join(cells) + f"  ({time.time() - started:.0f} s)",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
