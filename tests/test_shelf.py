@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import logging
+import threading
 from pathlib import Path
 
 import pytest
 
 import docshelf
 from docshelf.config import Settings
-from docshelf.embed import HashEmbedder
+from docshelf.embed import HashEmbedder, Vectors
 from docshelf.errors import AccessError, ConfigError, DocshelfError, NotFoundError, SourceError
 from docshelf.runtime import Runtime
 from docshelf.shelf import SearchRequest, Shelf
@@ -130,3 +132,36 @@ def test_the_documented_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyP
     example = Path(__file__).resolve().parents[1] / "docs" / "api_example.py"
     namespace = runpy.run_path(str(example))
     namespace["main"](tmp_path / "data")
+
+
+class _GatedEmbedder(HashEmbedder):
+    """Hash vectors; the first query (the loader's warm-up) waits until the test lets it go."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered, self.release = threading.Event(), threading.Event()
+
+    def embed_query(self, text: str) -> Vectors:
+        if not self.entered.is_set():
+            self.entered.set()
+            self.release.wait(30)
+        return super().embed_query(text)
+
+
+def test_closing_while_the_model_loads_logs_no_failure(
+    settings: Settings, corpus: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A client that closes the server while the model warms up got "semantic search is off: the
+    index at ... was closed" on stderr: the loader went on to check the model against the store
+    that close() had just shut."""
+    first = Shelf(settings, embedder=HashEmbedder())
+    first.index([corpus])
+    first.close()
+    gated = _GatedEmbedder()
+    shelf = Shelf(settings, embedder=gated)
+    shelf.start()
+    assert gated.entered.wait(30)
+    shelf.close()  # the warm-up is still running: close() does not wait for it
+    gated.release.set()
+    assert shelf._loading._model_ready.wait(30)
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text

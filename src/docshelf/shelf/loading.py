@@ -88,6 +88,7 @@ class Loading:
         self._open_error: str | None = None
         self._opened = threading.Event()
         self._model_ready = threading.Event()
+        self._closing = threading.Event()
         self._embedder: Embedder | None = None
         self.model_error: str | None = None
         self._thread: threading.Thread | None = None
@@ -152,6 +153,8 @@ class Loading:
                 embedder = self._runtime.embedder
                 embedder.embed_query("warm up")  # weights load on first use; pay that here
                 with self.lock:
+                    if self._closing.is_set():  # closed while the model warmed up: its store is gone
+                        return
                     self._runtime.store.check_model(embedder.name, embedder.dim)
                 self._embedder = embedder
             except DocshelfError as exc:
@@ -194,6 +197,7 @@ class Loading:
         return self._embedder, None
 
     def close(self) -> None:
+        self._closing.set()
         if self._thread is not None:
             self._opened.wait()
         if self.owns_runtime and self._runtime is not None:
