@@ -20,9 +20,8 @@ from pathlib import Path
 
 from kept_index import kept_set
 
-from docshelf.config import load_settings
 from docshelf.runtime import Runtime
-from docshelf.search.evaluate import doc_ranking, file_name, load_beir, ndcg_at
+from docshelf.search.evaluate import evaluate
 
 
 def main() -> None:
@@ -40,29 +39,20 @@ def main() -> None:
     pools = [int(x) for x in args.pools.split(",")]
     for item in args.sets:
         name, _, split = item.rpartition(":")
-        if "/" in name:
-            data = load_beir(Path(name), split)
-            by_name = {file_name(d): d for d in data.corpus}
-            settings = load_settings()
-            settings.store.data_dir = args.bible_work / Path(name).name / "index"
-            settings.embed.model, settings.store.read_only = "e5", True
+        folder = Path(name)
+        if "/" in name:  # a set of our own, its index where `docshelf eval --workdir` kept it
+            index = args.bible_work / folder.name / "index"
+            data, by_name, settings = kept_set(folder.name, split, folder.parent, args.work, index=index)
         else:
             data, by_name, settings = kept_set(name, split, args.eval_data, args.work)
         started, cells = time.time(), []
         with Runtime(settings) as rt:
             for pool in pools:
-                rt.settings.search.candidates = pool
-                searcher = rt.searcher()
-                total = 0.0
-                for qid, text in data.queries.items():
-                    hits = searcher.search(text, k=pool, mode="hybrid", snippets=False).hits
-                    ranked = doc_ranking((Path(h.path).name for h in hits), by_name.get)
-                    total += ndcg_at(ranked, data.qrels[qid])
-                cells.append(f"{pool}: {total / max(1, len(data.queries)):.4f}")
-        print(
-            f"{Path(name).name}:{split}  " + "  ".join(cells) + f"  ({time.time() - started:.0f} s)",
-            flush=True,
-        )
+                rt.settings.search.candidates = pool  # evaluate() asks for this many chunks a query
+                (scores,) = evaluate(rt.searcher(), data, by_name, "eval", ("hybrid",))
+                cells.append(f"{pool}: {scores.ndcg10:.4f}")
+        took = f"({time.time() - started:.0f} s)"
+        print(f"{folder.name}:{split}  " + "  ".join(cells) + f"  {took}", flush=True)
 
 
 if __name__ == "__main__":
