@@ -21,12 +21,15 @@ QUERIES = {"q1": "grey heron shallow water", "q2": "pelican pouch bill", "q3": "
 QRELS = [("q1", "plain", "1"), ("q2", ".dot", "1.0"), ("q3", "x" * 300, "2")]
 
 
-def make_set(folder: Path, qrels: list[tuple[str, ...]] = QRELS, extra_lines: str = "\n\n") -> Path:
+def make_set(
+    folder: Path, qrels: list[tuple[str, ...]] = QRELS, extra_lines: str = "\n\n",
+    docs: dict[str, tuple[str, str]] = DOCS, queries: dict[str, str] = QUERIES,
+) -> Path:  # fmt: skip
     (folder / "qrels").mkdir(parents=True)
-    corpus = [json.dumps({"_id": i, "title": t, "text": x}) for i, (t, x) in DOCS.items()]
+    corpus = [json.dumps({"_id": i, "title": t, "text": x}) for i, (t, x) in docs.items()]
     (folder / "corpus.jsonl").write_text("\n".join(corpus) + extra_lines, encoding="utf-8")
-    queries = [json.dumps({"_id": i, "text": t}) for i, t in QUERIES.items()]
-    (folder / "queries.jsonl").write_text("\n".join(queries) + "\n", encoding="utf-8")
+    lines = [json.dumps({"_id": i, "text": t}) for i, t in queries.items()]
+    (folder / "queries.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     rows = ["query-id\tcorpus-id\tscore", *("\t".join(r) for r in qrels)]
     (folder / "qrels" / "test.tsv").write_text("\n".join(rows) + extra_lines, encoding="utf-8")
     return folder
@@ -87,17 +90,10 @@ def test_eval_scores_the_ranking_a_default_search_returns(tmp_path: Path) -> Non
 
     words = [f"w{i}" for i in range(40)]
     pick = random.Random(7)
-    folder = tmp_path / "set"
-    (folder / "qrels").mkdir(parents=True)
-    docs = {f"d{i}": " ".join(pick.choices(words, k=30)) for i in range(80)}
+    docs = {f"d{i}": ("", " ".join(pick.choices(words, k=30))) for i in range(80)}
     queries = {f"q{i}": " ".join(pick.choices(words, k=4)) for i in range(30)}
-    corpus = (json.dumps({"_id": i, "title": "", "text": t}) + "\n" for i, t in docs.items())
-    (folder / "corpus.jsonl").write_text("".join(corpus), encoding="utf-8")
-    (folder / "queries.jsonl").write_text(
-        "".join(json.dumps({"_id": i, "text": t}) + "\n" for i, t in queries.items()), encoding="utf-8"
-    )
-    rows = ["query-id\tcorpus-id\tscore", *(f"q{i}\td{(i * 7) % 80}\t1" for i in range(30))]
-    (folder / "qrels" / "test.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    qrels = [(f"q{i}", f"d{(i * 7) % 80}", "1") for i in range(30)]
+    folder = make_set(tmp_path / "set", qrels, docs=docs, queries=queries)
     settings = Settings()
     settings.embed.model = "hash"
     settings.search.candidates = 10
