@@ -151,9 +151,9 @@ class _GatedEmbedder(HashEmbedder):
 def test_closing_while_the_model_loads_logs_no_failure(
     settings: Settings, corpus: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """A client that closes the server while the model warms up got "semantic search is off: the
-    index at ... was closed" on stderr: the loader went on to check the model against the store
-    that close() had just shut."""
+    """A started shelf closed while its model warmed up logged "semantic search is off: the index
+    at ... was closed" once the warm-up ended: the loader went on to check the model against the
+    store that close() had just shut (a long-lived program; `docshelf serve` exits first)."""
     first = Shelf(settings, embedder=HashEmbedder())
     first.index([corpus])
     first.close()
