@@ -39,22 +39,31 @@ def _written_with(path: Path, ann: AnnOptions) -> None:
     writer.close()
 
 
-def _put(store: SQLiteStore, n: int, version: int = 0, collection: str = "a", chunks: int = 2) -> str:
+def _put(
+    store: SQLiteStore, n: int, version: int = 0, collection: str = "a", chunks: int = 2,
+    lifecycle: str | None = None,
+) -> str:  # fmt: skip
     doc_id = f"{collection}{n}"
-    rng = np.random.default_rng(n * 1000 + version)
-    vecs = rng.standard_normal((chunks, DIM)).astype(np.float32)
-    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    vecs = _vectors(n, version, chunks)
     rows = [
         Chunk(id=f"{doc_id}-{version}-{i}", doc_id=doc_id, ordinal=i, text=f"text {n} {i}", char_start=0,
               char_end=1, line_start=1, line_end=1, heading_path=(), page=None, token_count=2,
               embed_key=f"k{doc_id}-{version}-{i}")
         for i in range(chunks)
     ]  # fmt: skip
-    doc = DocumentRecord(doc_id, collection, "/r", f"{doc_id}.txt", 1, version, f"h{version}", "text")
+    doc = DocumentRecord(
+        doc_id, collection, "/r", f"{doc_id}.txt", 1, version, f"h{version}", "text", lifecycle=lifecycle
+    )
     store.replace_documents(
         [Replacement(doc, rows, {c.embed_key: v for c, v in zip(rows, vecs, strict=True)})]
     )
     return doc_id
+
+
+def _vectors(n: int, version: int = 0, chunks: int = 2) -> np.ndarray:
+    rng = np.random.default_rng(n * 1000 + version)
+    vecs = rng.standard_normal((chunks, DIM)).astype(np.float32)
+    return vecs / np.linalg.norm(vecs, axis=1, keepdims=True)
 
 
 def _exact(path: Path, query: np.ndarray, k: int, collection: str | None = None) -> list[tuple[str, float]]:
@@ -104,6 +113,31 @@ def test_rows_after_the_saved_file_are_scanned_exactly_until_a_rebuild_folds_the
         assert not (tmp_path / first.file).exists()
         dense = store._dense()
         assert dense.ann is not None and len(dense.ann) == 56 and len(dense.exact) == 0
+    finally:
+        store.close()
+
+
+def test_superseded_chunks_in_the_saved_file_stay_out_unless_asked_for(tmp_path: Path) -> None:
+    """With no superseded document the file's hits skip the documents join; once one is folded
+    into the file (a later generation) they are filtered again."""
+    store = _store(tmp_path, threshold=20, rebuild=30)
+    try:
+        for n in range(12):
+            _put(store, n)
+        store.commit()
+        q = _query(1)
+        assert _same(store.vector_search(q, 8, SearchFilter()), _exact(tmp_path, q, 8))
+        assert store._dense().superseded is False
+        for n in range(12, 28):  # 32 rows outside the file: the next commit folds them in
+            _put(store, n, lifecycle="superseded" if n == 20 else None)
+        store.commit()
+        dense = store._dense()
+        assert dense.ann is not None and len(dense.ann) == 56 and len(dense.exact) == 0
+        own = _vectors(20)[0]
+        hits = store.vector_search(own, 8, SearchFilter())
+        assert len(hits) == 8 and not any(cid.startswith("a20-") for cid, _ in hits)
+        shown = store.vector_search(own, 8, SearchFilter(include_superseded=True))
+        assert shown[0][0] == "a20-0-0" and shown[0][1] == pytest.approx(1.0, abs=1e-5)
     finally:
         store.close()
 

@@ -181,6 +181,6 @@ class AnnRig:
             "ALTER TABLE chunks_v1 RENAME TO chunks; "
             "CREATE INDEX chunks_doc ON chunks(doc_id, ordinal); "
             "CREATE INDEX chunks_embed ON chunks(embed_key); "
-            "DROP TABLE reembed; PRAGMA user_version = 1; COMMIT;"
+            "DROP TABLE reembed; DROP INDEX documents_superseded; PRAGMA user_version = 1; COMMIT;"
         )
         db.close()  # left closed: the caller's reopen() is the first open of the old store
