@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -504,3 +504,32 @@ def test_a_short_statement_searches_the_dense_side_again_with_its_moved_vector(
     question = "who do we page for a sev-1?"
     assert len(dense_searches(question, feedback=True)) == len(dense_searches(question, feedback=False))
     assert len(moves) == 1  # a question keeps its own vector
+
+
+def test_a_repeated_query_is_embedded_once(settings: Settings, corpus: Path) -> None:
+    """An agent pages through one query's hits (each page searches again) and narrows it with
+    filters: the query's vector is kept, so the model runs once; another query embeds anew."""
+    from docshelf.embed import HashEmbedder
+
+    class Counting(HashEmbedder):
+        embedded: ClassVar[list[str]] = []
+
+        def embed_query(self, text: str) -> Any:
+            self.embedded.append(text)
+            return super().embed_query(text)
+
+    with Runtime(settings, embedder=Counting()) as rt:
+        rt.indexer().sync("test", [corpus])
+        searcher = rt.searcher()
+        first = searcher.search("roll back a deploy", mode="hybrid", k=3)
+        again = searcher.search("roll back a deploy", mode="semantic", k=5)
+        narrowed = searcher.search("roll back a deploy", k=3, flt=SearchFilter(path_glob="runbooks/*"))
+        other = searcher.search("vacation days", mode="semantic", k=3)
+        assert Counting.embedded == ["roll back a deploy", "vacation days"]
+        fresh = rt.searcher().search("roll back a deploy", mode="semantic", k=5)  # a new searcher embeds
+        assert Counting.embedded[-1] == "roll back a deploy"
+    assert first.hits and [(h.chunk_id, h.score) for h in again.hits] == [
+        (h.chunk_id, h.score) for h in fresh.hits
+    ]
+    assert narrowed.hits and all(h.path.startswith("runbooks/") for h in narrowed.hits)
+    assert other.hits and other.hits[0].chunk_id != first.hits[0].chunk_id

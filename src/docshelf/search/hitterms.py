@@ -10,41 +10,13 @@ one core no gain and no loss (20.4 / 19.3 -> 18.8 / 19.1 ms).
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Hashable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Sequence
 
 from docshelf.analyze import Analyzer, Token
 from docshelf.analyze.language import language_of
+from docshelf.search.lru import Lru
 
 __all__ = ["HitTerms"]
-
-T = TypeVar("T")
-
-
-class _Lru:
-    """A small thread-safe LRU map, one per searcher (a functools.lru_cache on a method is one per
-    process and keeps every searcher it saw alive)."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._items: OrderedDict[Hashable, Any] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: Hashable, make: Callable[[], T]) -> T:
-        """The value kept for ``key``, or ``make()``'s, kept (made outside the lock)."""
-        with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-                return self._items[key]  # type: ignore[no-any-return]
-        value = make()
-        with self._lock:
-            self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
-        return value
 
 
 class HitTerms:
@@ -56,9 +28,9 @@ class HitTerms:
 
     def __init__(self, analyzer: Analyzer, size: int = 256) -> None:
         self.analyzer = analyzer
-        self._tokens = _Lru(size)
-        self._context = _Lru(size * 4)
-        self._language = _Lru(size * 4)
+        self._tokens = Lru(size)
+        self._context = Lru(size * 4)
+        self._language = Lru(size * 4)
 
     def tokens(self, text: str) -> list[Token]:
         return self._tokens.get(text, lambda: self.analyzer.tokens(text, passage=True))
