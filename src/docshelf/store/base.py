@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -15,6 +15,7 @@ from docshelf.types import Chunk, SkippedFile
 
 __all__ = [
     "PROGRESS_EVERY",
+    "Alternatives",
     "BuildRecord",
     "Catalog",
     "DocState",
@@ -30,6 +31,7 @@ __all__ = [
     "TermAnalyzer",
     "Writer",
     "last_versions",
+    "own_alternatives",
     "ready_vector",
     "report_progress",
     "simplify_glob",
@@ -262,21 +264,37 @@ def ready_vector(
     return query(keyword_hits) if callable(query) else query
 
 
+# a query term -> other terms that may stand in for it: a word typed with accents also meets the
+# pages that write it without; a chunk scores the best of them, never their sum (search/accents.py)
+Alternatives = Mapping[str, Sequence[str]]
+
+
+def own_alternatives(terms: Sequence[str], alternatives: Alternatives | None) -> dict[str, list[str]]:
+    """The alternatives of ``terms``' own terms, without those that are query terms themselves
+    (each store scores a query the same way, whatever the caller passed)."""
+    own = set(terms)
+    kept = {t: [a for a in dict.fromkeys(alts) if a not in own] for t, alts in (alternatives or {}).items()}
+    return {t: alts for t, alts in kept.items() if t in own and alts}
+
+
 class Retriever(Protocol):
     """The two retrievers and the filters applied before them."""
 
     def filter_doc_ids(self, flt: SearchFilter) -> list[str] | None: ...
     def keyword_coverage(self, terms: Sequence[str]) -> float: ...
     def known_terms(self, terms: Sequence[str]) -> set[str]: ...  # those some chunk holds
-    def keyword_search(self, terms: Sequence[str], k: int, flt: SearchFilter) -> list[tuple[str, float]]: ...
+    def keyword_search(
+        self, terms: Sequence[str], k: int, flt: SearchFilter, alternatives: Alternatives | None = None
+    ) -> list[tuple[str, float]]: ...
     def vector_search(self, query: Vectors, k: int, flt: SearchFilter) -> list[tuple[str, float]]: ...
     def candidates(
         self, terms: Sequence[str], query: Vectors | PendingVector | None, k: int, flt: SearchFilter,
-        keyword: bool = True, coverage: bool = False,
+        keyword: bool = True, coverage: bool = False, alternatives: Alternatives | None = None,
     ) -> tuple[dict[str, list[tuple[str, float]]], float]:  # fmt: skip
         """Top-k of the keyword side (if ``keyword``) and the dense side (if ``query``), plus the
         share of ``terms`` found in the index (if ``coverage``); one round trip where the backend can.
-        A pending ``query`` is waited for where the backend needs it (see ``PendingVector``)."""
+        A pending ``query`` is waited for where the backend needs it (see ``PendingVector``).
+        A term of ``alternatives`` scores as the best of it and its alternatives (BM25 of each)."""
         ...
 
 

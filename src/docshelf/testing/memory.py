@@ -21,6 +21,7 @@ import numpy as np
 from docshelf.embed.base import Vectors
 from docshelf.errors import StoreError
 from docshelf.store.base import (
+    Alternatives,
     BuildRecord,
     DocState,
     DocumentRecord,
@@ -30,6 +31,7 @@ from docshelf.store.base import (
     SearchFilter,
     StoreStats,
     TermAnalyzer,
+    own_alternatives,
     ready_vector,
     report_progress,
 )
@@ -278,23 +280,28 @@ class MemoryStore:
         seen: set[str] = set().union(*self._terms.values()) if self._terms else set()
         return set(terms) & seen
 
-    def keyword_search(self, terms: Sequence[str], k: int, flt: SearchFilter) -> list[tuple[str, float]]:
+    def keyword_search(
+        self, terms: Sequence[str], k: int, flt: SearchFilter, alternatives: Alternatives | None = None
+    ) -> list[tuple[str, float]]:
         if not terms or not self._terms:
             return []
         n = len(self._terms)
         avg = sum(sum(tf.values()) for tf in self._terms.values()) / n
         df = Counter(t for tf in self._terms.values() for t in set(tf))
+        alternatives = own_alternatives(terms, alternatives)
         scored: list[tuple[str, float]] = []
         for doc in self._docs.values():
             if not self._passes(doc, flt):
                 continue
             for c in self._chunks[doc.id]:
                 tf, length = self._terms[c.id], sum(self._terms[c.id].values())
-                score = 0.0
-                for t in terms:  # a repeated query term adds weight, as in Lucene
-                    if tf[t]:
-                        idf = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
-                        score += idf * tf[t] * (_K1 + 1) / (tf[t] + _K1 * (1 - _B + _B * length / avg))
+                norm = _K1 * (1 - _B + _B * length / avg)
+                bm25 = {
+                    t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) * tf[t] * (_K1 + 1) / (tf[t] + norm)
+                    for t in {*terms, *(a for alts in alternatives.values() for a in alts)} if tf[t]
+                }  # fmt: skip
+                # a repeated query term adds weight, as in Lucene; alternatives give their best
+                score = sum(max(bm25.get(a, 0.0) for a in (t, *alternatives.get(t, ()))) for t in terms)
                 if score > 0:
                     scored.append((c.id, score))
         return sorted(scored, key=lambda s: -s[1])[:k]
@@ -311,11 +318,11 @@ class MemoryStore:
 
     def candidates(
         self, terms: Sequence[str], query: Vectors | PendingVector | None, k: int, flt: SearchFilter,
-        keyword: bool = True, coverage: bool = False,
+        keyword: bool = True, coverage: bool = False, alternatives: Alternatives | None = None,
     ) -> tuple[dict[str, list[tuple[str, float]]], float]:  # fmt: skip
         lists: dict[str, list[tuple[str, float]]] = {}
         if keyword:
-            lists["keyword"] = self.keyword_search(terms, k, flt)
+            lists["keyword"] = self.keyword_search(terms, k, flt, alternatives)
         vec = ready_vector(query, lists.get("keyword", ()))  # the keyword side ran meanwhile
         if vec is not None:
             lists["semantic"] = self.vector_search(vec, k, flt)

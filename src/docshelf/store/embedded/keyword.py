@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import tantivy
 
 from docshelf.errors import StoreError
+from docshelf.store.base import own_alternatives
 
 __all__ = ["KeywordDoc", "KeywordIndex"]
 
@@ -222,12 +223,21 @@ class KeywordIndex:
         collections: Sequence[str] = (),
         doc_ids: Sequence[str] | None = None,
         include_superseded: bool = False,
+        alternatives: Mapping[str, Sequence[str]] | None = None,
     ) -> list[tuple[str, float]]:
-        """BM25 top-k chunk ids for an OR of ``terms`` (duplicates add weight, as in Lucene)."""
+        """BM25 top-k chunk ids for an OR of ``terms`` (duplicates add weight, as in Lucene); a term
+        with ``alternatives`` scores the best of its own and theirs (a disjunction max)."""
         if not terms or (doc_ids is not None and not doc_ids):
             return []
         schema = self._schema
-        should = [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "body", t)) for t in terms]
+        alternatives = own_alternatives(terms, alternatives)
+
+        def clause(term: str) -> tantivy.Query:
+            own = tantivy.Query.term_query(schema, "body", term)
+            others = [tantivy.Query.term_query(schema, "body", t) for t in alternatives.get(term, ())]
+            return tantivy.Query.disjunction_max_query([own, *others]) if others else own
+
+        should = [(tantivy.Occur.Should, clause(t)) for t in terms]
         clauses = [(tantivy.Occur.Must, tantivy.Query.boolean_query(should))]
         # Filters score 0 so the reported score stays the plain BM25 sum.
         if collections:

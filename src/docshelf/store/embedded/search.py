@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from docshelf.embed.base import Vectors
-from docshelf.store.base import PendingVector, SearchFilter, ready_vector
+from docshelf.store.base import Alternatives, PendingVector, SearchFilter, ready_vector
 from docshelf.store.embedded.dense import DenseIndex
 from docshelf.store.embedded.keyword import KeywordIndex
 from docshelf.store.embedded.sql import matching_doc_ids
@@ -45,9 +45,11 @@ class SQLiteSearch:
     def known_terms(self, terms: Sequence[str]) -> set[str]:
         return self.keyword.known(terms)
 
-    def keyword_search(self, terms: Sequence[str], k: int, flt: SearchFilter) -> list[tuple[str, float]]:
+    def keyword_search(
+        self, terms: Sequence[str], k: int, flt: SearchFilter, alternatives: Alternatives | None = None
+    ) -> list[tuple[str, float]]:
         return self.keyword.search(
-            terms, k, flt.collections, self.filter_doc_ids(flt), flt.include_superseded
+            terms, k, flt.collections, self.filter_doc_ids(flt), flt.include_superseded, alternatives
         )
 
     @property
@@ -87,12 +89,12 @@ class SQLiteSearch:
 
     def candidates(
         self, terms: Sequence[str], query: Vectors | PendingVector | None, k: int, flt: SearchFilter,
-        keyword: bool = True, coverage: bool = False,
+        keyword: bool = True, coverage: bool = False, alternatives: Alternatives | None = None,
     ) -> tuple[dict[str, list[tuple[str, float]]], float]:  # fmt: skip
         """Both retrievers' top-k and the terms' coverage (in-process, so no round trips to save)."""
         lists: dict[str, list[tuple[str, float]]] = {}
         if keyword:
-            lists["keyword"] = self.keyword_search(terms, k, flt)
+            lists["keyword"] = self.keyword_search(terms, k, flt, alternatives)
         vec = ready_vector(query, lists.get("keyword", ()))  # the keyword side ran meanwhile
         if vec is not None:  # a zero vector has no direction, so no neighbours (as on PostgreSQL)
             lists["semantic"] = self.vector_search(vec, k, flt) if np.any(vec) else []

@@ -15,7 +15,7 @@ only cost space until a commit repacks the blocks (once they are a fifth of them
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -88,22 +88,37 @@ def allowed_sql(flt: SearchFilter, params: dict[str, Any]) -> str:
     return f"SELECT c.seq FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE {doc_filter(flt, params)}"
 
 
-def score(rows: Sequence[Sequence[Any]], allowed: Seqs | None = None) -> tuple[Seqs, npt.NDArray[np.float64]]:
-    """(seqs, BM25 scores) of every chunk with a query term, in no particular order."""
-    lists = []
-    for _, _, wq, k1, _, chunks, tfs, dls in rows:
+def score(
+    rows: Sequence[Sequence[Any]], allowed: Seqs | None = None,
+    alternatives: Mapping[str, Sequence[str]] | None = None, counts: Mapping[str, int] | None = None,
+) -> tuple[Seqs, npt.NDArray[np.float64]]:  # fmt: skip
+    """(seqs, BM25 scores) of every chunk with a query term, in no particular order. A term with
+    ``alternatives`` gives, per occurrence (``counts``), the best of its and their scores."""
+    parts: dict[str, tuple[Seqs, npt.NDArray[np.float64]]] = {}
+    for _, term, wq, k1, _, chunks, tfs, dls in rows:
         if chunks:
             seqs = np.frombuffer(chunks, dtype=">i8").astype(np.int64)
             tf = np.frombuffer(tfs, dtype=">i2").astype(np.float64)
             dl = np.frombuffer(dls, dtype=">i2").astype(np.float64)
-            lists.append((seqs, wq * tf / (tf + K0 + k1 * dl)))
-    if not lists:
+            parts[str(term)] = (seqs, wq * tf / (tf + K0 + k1 * dl))
+    if not parts:
         return np.zeros(0, np.int64), np.zeros(0)
-    lo = min(int(s.min()) for s, _ in lists)
-    hi = max(int(s.max()) for s, _ in lists)
+    lo = min(int(s.min()) for s, _ in parts.values())
+    hi = max(int(s.max()) for s, _ in parts.values())
     acc = np.zeros(hi - lo + 1)
-    for seqs, part in lists:  # a chunk appears once per term: plain fancy-index adds are exact
-        acc[seqs - lo] += part
+    alternatives = alternatives or {}
+    grouped = {a for t, alts in alternatives.items() for a in (t, *alts)}
+    for term, (seqs, part) in parts.items():  # a chunk appears once per term: fancy-index adds are exact
+        if term not in grouped:
+            acc[seqs - lo] += part
+    for term, alts in alternatives.items():
+        times = (counts or {}).get(term, 1)  # the term's weight holds its count in the query
+        best = np.zeros_like(acc)
+        for member in (term, *alts):
+            if member in parts:
+                seqs, part = parts[member]
+                best[seqs - lo] = np.maximum(best[seqs - lo], part / times if member == term else part)
+        acc += times * best
     if allowed is not None:
         keep = np.zeros_like(acc, dtype=bool)
         inside = allowed[(allowed >= lo) & (allowed <= hi)]

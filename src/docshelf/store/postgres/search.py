@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from docshelf.embed.base import Vectors
-from docshelf.store.base import PendingVector, SearchFilter, ready_vector
+from docshelf.store.base import Alternatives, PendingVector, SearchFilter, own_alternatives, ready_vector
 from docshelf.store.postgres import postings
 from docshelf.store.postgres.sql import coverage_sql, doc_filter, vector_sql
 
@@ -44,15 +45,19 @@ class PgSearch:
         sql = "SELECT term FROM term_stats WHERE term = ANY(%(uterms)s::text[]) AND df > 0"
         return {str(r[0]) for r in self._q(sql, {"uterms": unique})}
 
-    def keyword_search(self, terms: Sequence[str], k: int, flt: SearchFilter) -> list[tuple[str, float]]:
-        return self.candidates(terms, None, k, flt, keyword=True)[0].get("keyword", [])
+    def keyword_search(
+        self, terms: Sequence[str], k: int, flt: SearchFilter, alternatives: Alternatives | None = None
+    ) -> list[tuple[str, float]]:
+        return self.candidates(terms, None, k, flt, keyword=True, alternatives=alternatives)[0].get(
+            "keyword", []
+        )
 
     def vector_search(self, query: Vectors, k: int, flt: SearchFilter) -> list[tuple[str, float]]:
         return self.candidates((), query, k, flt, keyword=False)[0].get("semantic", [])
 
     def candidates(
         self, terms: Sequence[str], query: Vectors | PendingVector | None, k: int, flt: SearchFilter,
-        keyword: bool = True, coverage: bool = False,
+        keyword: bool = True, coverage: bool = False, alternatives: Alternatives | None = None,
     ) -> tuple[dict[str, list[tuple[str, float]]], float]:  # fmt: skip
         """Both retrievers in one SQL round trip: the vector top-k, and each query term's packed
         postings, scored here (postings.py); one more resolves the keyword top-k to chunk ids."""
@@ -60,7 +65,10 @@ class PgSearch:
         zero = query is not None and not np.any(query)
         if zero:  # no direction: pgvector's cosine distance to it is NaN (scored as confidence 1.00)
             query = None
-        params: dict[str, Any] = {"k": k, "terms": list(terms)}
+        alternatives = own_alternatives(terms, alternatives)
+        own = set(terms)
+        extra = list(dict.fromkeys(a for alts in alternatives.values() for a in alts if a not in own))
+        params: dict[str, Any] = {"k": k, "terms": [*terms, *extra]}
         parts = []
         if (keyword or coverage) and terms:
             parts.append(f"SELECT * FROM ({postings.lists_sql(flt, params)}) kw")
@@ -83,17 +91,20 @@ class PgSearch:
         elif zero:
             lists["semantic"] = []
         if keyword:
-            lists["keyword"] = self._keyword_top(kw, k, flt) if kw else []
-        cover = sum(1 for r in kw if r[4] > 0) / len(kw) if coverage and kw else 0.0
+            lists["keyword"] = self._keyword_top(kw, k, flt, alternatives, terms) if kw else []
+        mine = [r for r in kw if r[1] in own]  # the coverage is the query's own terms'
+        cover = sum(1 for r in mine if r[4] > 0) / len(mine) if coverage and mine else 0.0
         return lists, cover
 
-    def _keyword_top(self, rows: list[Any], k: int, flt: SearchFilter) -> list[tuple[str, float]]:
+    def _keyword_top(
+        self, rows: list[Any], k: int, flt: SearchFilter, alternatives: Alternatives, terms: Sequence[str]
+    ) -> list[tuple[str, float]]:
         allowed = None
         if flt.needs_doc_ids():
             params: dict[str, Any] = {}
             rows_ok = self._q(postings.allowed_sql(flt, params), params)
             allowed = np.array([r[0] for r in rows_ok], dtype=np.int64)
-        seqs, scores = postings.score(rows, allowed)
+        seqs, scores = postings.score(rows, allowed, alternatives, Counter(terms))
         want = k + 16
         while True:  # packed postings of deleted chunks drop out here: then look further down
             top, values = postings.best(seqs, scores, want)
