@@ -153,7 +153,7 @@ def test_closing_while_the_model_loads_logs_no_failure(
 ) -> None:
     """A started shelf closed while its model warmed up logged "semantic search is off: the index
     at ... was closed" once the warm-up ended: the loader went on to check the model against the
-    store that close() had just shut (a long-lived program; `docshelf serve` exits first)."""
+    store that close() had just shut. close() now waits for the warm-up to end."""
     first = Shelf(settings, embedder=HashEmbedder())
     first.index([corpus])
     first.close()
@@ -161,7 +161,57 @@ def test_closing_while_the_model_loads_logs_no_failure(
     shelf = Shelf(settings, embedder=gated)
     shelf.start()
     assert gated.entered.wait(30)
-    shelf.close()  # the warm-up is still running: close() does not wait for it
+    closer = threading.Thread(target=shelf.close)
+    closer.start()
+    assert shelf._loading._closing.wait(30)  # close() has begun; the warm-up is still running
     gated.release.set()
-    assert shelf._loading._model_ready.wait(30)
+    closer.join(30)
+    assert not closer.is_alive() and shelf._loading._model_ready.is_set()
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
+
+
+_EXIT_DURING_WARM_UP = """
+import sys, threading
+from pathlib import Path
+import onnxruntime
+from docshelf.config import load_settings
+from docshelf.shelf import Shelf
+
+inside = threading.Event()
+real_init = onnxruntime.InferenceSession.__init__
+
+def init(self, *args, **kwargs):
+    inside.set()  # the loader's warm-up is inside onnxruntime now (a session takes ~0.2 s)
+    real_init(self, *args, **kwargs)
+
+onnxruntime.InferenceSession.__init__ = init
+settings = load_settings()
+settings.store.data_dir = Path(sys.argv[1])
+settings.embed.model = "e5"
+settings.embed.cache_dir = Path(sys.argv[2])
+shelf = Shelf(settings)
+shelf.start()
+assert inside.wait(300)
+shelf.close()
+"""
+
+
+def test_a_process_that_closes_while_the_model_loads_exits_cleanly(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """`docshelf serve` whose client hung up while the e5 model warmed up died of SIGABRT
+    ("terminate called without an active exception"): close() left the loader thread inside
+    onnxruntime, and the interpreter exited under it. Real e5 in onnxruntime; the process closes
+    its shelf while the session is being built, then exits."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "exit_during_warm_up.py"
+    script.write_text(_EXIT_DURING_WARM_UP, encoding="utf-8")
+    cache = settings.embed.cache_dir.expanduser()  # the e5 graph is built there once, then reused
+    for n in range(3):
+        run = subprocess.run(
+            [sys.executable, str(script), str(tmp_path / f"data{n}"), str(cache)],
+            capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        assert run.returncode == 0 and "terminate called" not in run.stderr, (run.returncode, run.stderr)

@@ -133,7 +133,9 @@ class Loading:
     def start(self) -> None:
         self.background = True
         if self._thread is None and not self._model_ready.is_set():
-            self._thread = threading.Thread(target=self._load, name="docshelf-model", daemon=True)
+            # not a daemon, and joined by close(): a process that exits while the thread is inside
+            # onnxruntime dies of SIGABRT ("terminate called without an active exception")
+            self._thread = threading.Thread(target=self._load, name="docshelf-model")
             self._thread.start()
 
     def _load(self) -> None:
@@ -197,9 +199,15 @@ class Loading:
         return self._embedder, None
 
     def close(self) -> None:
+        """Close the index once the loading thread is done: the model's warm-up is not cut short
+        (a few seconds at most, the first time the model is prepared)."""
         self._closing.set()
         if self._thread is not None:
+            self._thread.join(_JOIN_S)
             self._opened.wait()
         if self.owns_runtime and self._runtime is not None:
             with self.lock:
                 self._runtime.close()
+
+
+_JOIN_S = 300.0  # the longest close() waits for a warm-up (preparing e5 the first time: ~5 s)
