@@ -127,7 +127,8 @@ class AnalyzeSettings(_Section):
     )  # fmt: skip
     unaccented: bool = Field(
         True, description="index accented Latin words under their unaccented spelling's stems too, so a "
-        "query typed without accents finds them (resume: résumé, informacion: información); not Vietnamese",
+        "query typed without accents finds them (resume: résumé, informacion: información), and a query "
+        "typed with accents finds pages written without them; not Vietnamese",
     )  # fmt: skip
 
     @field_validator("languages")
