@@ -147,3 +147,24 @@ def test_install_hints_keep_their_brackets(
     )
     code, out, _ = run(cli, "doctor")
     assert code == 0 and "'docshelf[drive]'" in out.replace("\n", " ")
+
+
+def test_an_interrupted_command_says_what_was_kept_only_where_something_was_indexed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Ctrl-C in `docshelf search` or `serve` said "what was indexed so far is kept": only `index`
+    and `watch` index anything."""
+    import typer
+
+    from docshelf.cli.common import handle_errors
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    for name, kept in (("search", False), ("serve", False), ("index", True), ("watch", True)):
+        interrupted.__name__ = name
+        with pytest.raises(typer.Exit) as exit_:
+            handle_errors(interrupted)()
+        said = capsys.readouterr().err
+        assert exit_.value.exit_code == 130 and "interrupted" in said
+        assert ("indexed so far is kept" in said) is kept, (name, said)

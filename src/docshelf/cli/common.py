@@ -46,6 +46,9 @@ CollectionOpt = Annotated[str | None, typer.Option("--collection", "-c", help="c
 JsonOpt = Annotated[bool, typer.Option("--json", help="machine-readable JSON on stdout")]
 
 
+_INDEXING = frozenset({"index", "watch"})
+
+
 def handle_errors(fn: F) -> F:
     """Turn DocshelfError into a one-line message and its exit code, never a traceback."""
 
@@ -57,7 +60,9 @@ def handle_errors(fn: F) -> F:
             err.print(message(("error:", "red"), f" {exc}"))
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
-            err.print("interrupted; what was indexed so far is kept")
+            # only the commands that index have anything "so far" (a search or a server does not)
+            kept = "; what was indexed so far is kept" if fn.__name__ in _INDEXING else ""
+            err.print(f"interrupted{kept}")
             raise typer.Exit(130) from None
         except (OSError, sqlite3.Error) as exc:  # disk full, read-only or damaged files: one line
             err.print(
