@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from docshelf.analyze import Analyzer, Token
+from docshelf.search.respell import word_terms
 
 __all__ = ["accent_alternatives"]
 
@@ -24,9 +25,7 @@ def accent_alternatives(
     first term of a word carries them); empty for a query of plain ASCII."""
     if query.isascii() or not analyzer.unaccented:
         return {}
-    spans: dict[tuple[int, int], list[str]] = {}
-    for t in tokens:
-        spans.setdefault((t.start, t.end), []).append(t.term)
+    spans = word_terms(tokens)
     out: dict[str, list[str]] = {}
     # analysed as a page is: its accented words also get their plain spelling's stems, in place
     for t in analyzer.tokens(query, also, passage=True):

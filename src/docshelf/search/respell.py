@@ -18,7 +18,7 @@ from docshelf.analyze import Analyzer, Token
 from docshelf.analyze._fold import fold, unaccented
 from docshelf.analyze.languages import script_of_word
 
-__all__ = ["respelled"]
+__all__ = ["respelled", "word_terms"]
 
 Known = Callable[[Sequence[str]], set[str]]
 _MIN_LETTERS = 3  # the old Spanish preposition `á` became `a`, a term of nearly every passage
@@ -37,9 +37,7 @@ def respelled(
     other languages (``every`` beyond ``also``), then both. At most two lookups, none when no word
     could be respelled (a query of plain ASCII in an index of at most three languages)."""
     extra = tuple(lg for lg in every if lg not in also)
-    spans: dict[tuple[int, int], list[str]] = {}
-    for t in tokens:
-        spans.setdefault((t.start, t.end), []).append(t.term)
+    spans = word_terms(tokens)
     words: dict[tuple[int, int], str] = {}
     for span in spans:
         raw = query[span[0] : span[1]]
@@ -77,6 +75,14 @@ def respelled(
             out += [Token(term, *span) for term in chosen[span]]
             chosen[span] = []  # the word's other tokens are dropped
     return out
+
+
+def word_terms(tokens: Sequence[Token]) -> dict[tuple[int, int], list[str]]:
+    """Each word's span in the query -> its terms (a word may have several: stems, parts)."""
+    spans: dict[tuple[int, int], list[str]] = {}
+    for t in tokens:
+        spans.setdefault((t.start, t.end), []).append(t.term)
+    return spans
 
 
 @functools.lru_cache(maxsize=4)

@@ -67,7 +67,7 @@ class PgSearch:
             query = None
         alternatives = own_alternatives(terms, alternatives)
         own = set(terms)
-        extra = list(dict.fromkeys(a for alts in alternatives.values() for a in alts if a not in own))
+        extra = list(dict.fromkeys(a for alts in alternatives.values() for a in alts))  # none in own
         params: dict[str, Any] = {"k": k, "terms": [*terms, *extra]}
         parts = []
         if (keyword or coverage) and terms:
