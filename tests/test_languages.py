@@ -6,13 +6,13 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
+from docshelf.runtime import Runtime
 
 from docshelf.analyze import ANALYZER_VERSION, Analyzer
 from docshelf.analyze.language import language_of, same_language
 from docshelf.analyze.segment import segment
 from docshelf.config import Settings
 from docshelf.embed import HashEmbedder
-from docshelf.runtime import Runtime
 
 A = Analyzer()
 
@@ -483,7 +483,7 @@ def test_a_first_sync_counts_each_passage_once(settings: Settings, tmp_path: Pat
     sampled the passages it had just written as if they were old, so each was counted twice (and
     the sample's first 2,000 passages once more than the rest)."""
     from docshelf.analyze.language import count_language
-    from docshelf.search.confidence import decode_scripts, script_words
+    from docshelf.analyze.scripts import decode_scripts, script_words
 
     files = {f"note{i}.md": f"# Note {i}\n\n{_ENGLISH[i % len(_ENGLISH)]}\n" for i in range(8)}
     files["dessert.txt"] = "Le comité a décidé que la crème brûlée serait servie à la fête de Noël.\n"

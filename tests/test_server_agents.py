@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from docshelf.runtime import Runtime
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from docshelf.analyze import Analyzer
 from docshelf.config import Settings
-from docshelf.runtime import Runtime
 from docshelf.search.confidence import NEAREST_NOTE
 from docshelf.search.snippets import make_snippet
 from docshelf.server import create_server
@@ -208,7 +208,8 @@ def test_install_claude_code_twice_replaces_its_entry(tmp_path: Path) -> None:
 
 def test_a_script_is_known_by_its_share_of_the_words() -> None:
     """A few Latin names in Chinese text do not make English queries 'answerable by keyword'."""
-    from docshelf.search.confidence import known_scripts, nearest_neighbours, script_words
+    from docshelf.analyze.scripts import known_scripts, script_words
+    from docshelf.search.confidence import nearest_neighbours
 
     text = "欧洲联盟的总部位于布鲁塞尔，成员国通过条约共同制定贸易、农业和环境政策，设立了议会和法院。"
     chinese = script_words([(text * 2 + "Jean Monnet 曾经推动一体化进程。") * 20])

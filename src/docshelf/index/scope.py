@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from docshelf.analyze.language import count_language
-from docshelf.search.confidence import decode_scripts, encode_scripts, script_words
+from docshelf.analyze.scripts import decode_scripts, encode_scripts, script_words
 
 if TYPE_CHECKING:
     from docshelf.analyze import Analyzer

@@ -11,6 +11,7 @@ from typing import TypeVar
 
 from docshelf.analyze import Analyzer
 from docshelf.analyze.language import count_language
+from docshelf.analyze.scripts import script_words
 from docshelf.config import Settings, check_collection
 from docshelf.embed.base import Embedder, Vectors
 from docshelf.errors import DocshelfError, SourceError
@@ -25,7 +26,6 @@ from docshelf.index.reembed import reembed_store
 from docshelf.index.report import SyncReport, group_skipped, reason_kind, reason_of
 from docshelf.index.scope import Scope, record_excluded, record_languages, record_scripts, skip_records
 from docshelf.parse import ParserRegistry, default_registry
-from docshelf.search.confidence import script_words
 from docshelf.sources.regular import FileRefused, read_regular
 from docshelf.sources.walk import kept_by
 from docshelf.store.base import BuildRecord, DocState, Replacement, Store

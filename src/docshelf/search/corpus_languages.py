@@ -18,7 +18,7 @@ import Stemmer
 
 from docshelf.analyze import Analyzer
 from docshelf.analyze.language import count_language
-from docshelf.search.confidence import decode_scripts
+from docshelf.analyze.scripts import decode_scripts
 from docshelf.store.base import Store
 
 __all__ = ["CorpusLanguages", "main_languages"]

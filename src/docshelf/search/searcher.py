@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from docshelf.analyze import Analyzer, Token
 from docshelf.analyze.language import same_language
+from docshelf.analyze.scripts import decode_scripts, known_scripts, scripts_of
 from docshelf.config import SearchSettings
 from docshelf.embed.base import Embedder, Vectors
 from docshelf.index.stale import StaleTracker
@@ -20,10 +21,7 @@ from docshelf.search.confidence import (
     NEAREST_TOP,
     Evidence,
     confidence,
-    decode_scripts,
-    known_scripts,
     nearest_neighbours,
-    scripts_of,
     telling,
 )
 from docshelf.search.corpus_languages import CorpusLanguages
