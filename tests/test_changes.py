@@ -10,7 +10,7 @@ import pytest
 
 from docshelf.config import Settings
 from docshelf.embed import HashEmbedder
-from docshelf.index import sync as sync_module
+from docshelf.index import plan as plan_module
 from docshelf.index.watch import Watcher
 from docshelf.runtime import Runtime
 from docshelf.types import SkippedFile
@@ -49,7 +49,7 @@ def test_a_changed_files_sync_equals_a_full_sync_and_walks_nothing_else(
         def no_walk(*args: Any, **kwargs: Any) -> Any:
             raise AssertionError("a full walk")
 
-        monkeypatch.setattr(sync_module, "walk_sources", no_walk)
+        monkeypatch.setattr(plan_module, "walk_sources", no_walk)
         report = rt.indexer().sync("test", changed=changed)
         assert (report.added, report.updated, report.removed) == (
             ["notes/new.md"],
@@ -70,13 +70,13 @@ def test_a_changed_files_sync_equals_a_full_sync_and_walks_nothing_else(
 def _count_walks(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """{"n": how many full walks of the roots syncs have made since}."""
     walks = {"n": 0}
-    real_walk = sync_module.walk_sources
+    real_walk = plan_module.walk_sources
 
     def counting(*args: Any, **kwargs: Any) -> Any:
         walks["n"] += 1
         return real_walk(*args, **kwargs)
 
-    monkeypatch.setattr(sync_module, "walk_sources", counting)
+    monkeypatch.setattr(plan_module, "walk_sources", counting)
     return walks
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -14,21 +13,20 @@ from docshelf.analyze.language import count_language
 from docshelf.analyze.scripts import script_words
 from docshelf.config import Settings, check_collection
 from docshelf.embed.base import Embedder, Vectors
-from docshelf.errors import DocshelfError, SourceError
+from docshelf.errors import DocshelfError
 from docshelf.index import changes
-from docshelf.index.corpus import parseable, unchanged, walk_sources
-from docshelf.index.gitinfo import git_state
 from docshelf.index.ids import content_hash
 from docshelf.index.lock import WriterLock
 from docshelf.index.pipeline import EmbedPipeline
+from docshelf.index.plan import SyncPlan, plan_sync
 from docshelf.index.prepare import Counter, Pending, prepare
 from docshelf.index.reembed import reembed_store
 from docshelf.index.report import SyncReport, group_skipped, reason_kind, reason_of
-from docshelf.index.scope import Scope, record_excluded, record_languages, record_scripts, skip_records
+from docshelf.index.scope import record_excluded, record_languages, record_scripts, skip_records
 from docshelf.parse import ParserRegistry, default_registry
 from docshelf.sources.regular import FileRefused, read_regular
 from docshelf.sources.walk import kept_by
-from docshelf.store.base import BuildRecord, DocState, Replacement, Store
+from docshelf.store.base import BuildRecord, Replacement, Store
 from docshelf.types import SkippedFile, SourceFile
 
 __all__ = ["Indexer", "Progress", "SyncReport", "group_skipped", "reason_kind"]
@@ -41,16 +39,6 @@ _T = TypeVar("_T")
 _PUBLISH_S = 2.0
 # Tokens kept free for the title/heading header that contextual_text puts before a chunk.
 _HEADER_RESERVE = 48
-
-
-def _held_elsewhere(holder: DocState | None, f: SourceFile, order: dict[str, int]) -> bool:
-    """Whether an earlier root of the collection still has the file that holds this path: the
-    first root wins, as in a full sync, even when only a later root is synced."""
-    if holder is None or holder.root == str(f.root) or holder.root not in order:
-        return False
-    if order[holder.root] > order.get(str(f.root), len(order)):
-        return False
-    return os.path.isfile(os.path.join(holder.root, holder.path))
 
 
 class Indexer:
@@ -127,30 +115,11 @@ class Indexer:
             log.warning("continuing the interrupted re-embed with %s", self.embedder.name)
             self._reembed()
         self.store.check_model(self.embedder.name, self.embedder.dim)
-        known = [Path(r) for r in self.store.collection_roots(collection)]
-        # a root stored resolved that resolves elsewhere now was swapped for a link: not followed
-        moved = [r for r in known if r.resolve() != r]
-        given = [Path(r).expanduser().resolve() for r in roots]
-        all_roots = list(dict.fromkeys([*(r for r in known if r not in moved), *given]))
-        if not all_roots and not moved:
-            raise SourceError(f"collection {collection!r} has no folders yet; run `docshelf index PATH`")
-        src = self.settings.sources
-        within = None if scope is None else Scope(scope)
-        if changed is not None:
-            walked = changes.walk_changed(
-                all_roots, changed, src, self.registry.binary_extensions, parseable(self.registry)
-            )
-            kept_roots = [str(r) for r in moved]
-            states = changes.changed_states(self.store, collection, all_roots, changed)
-        else:
-            states = self.store.document_states(collection)
-            walk_list = all_roots if within is None else [r for r in all_roots if within.touches(r)]
-            walked = walk_sources(walk_list, src, self.registry, unchanged(states))
-            # a scoped sync keeps the roots it did not walk; walked roots take their resolved form
-            resolved = dict(zip(walk_list, (r for r, _ in walked), strict=True))
-            kept_roots = [str(r) for r in moved if r not in {w for w, _ in walked}]
-            roots_now = [str(resolved.get(r, r)) for r in all_roots] + kept_roots
-            self.store.set_collection_roots(collection, roots_now)
+        plan = plan_sync(
+            self.store, self.registry, self.settings.sources, collection, roots, skipped, scope, changed
+        )
+        if plan.roots_now is not None:
+            self.store.set_collection_roots(collection, plan.roots_now)
         self.store.set_model(self.embedder.name, self.embedder.dim)
         if self.store.needs_keyword_rebuild():
             log.warning(
@@ -158,44 +127,24 @@ class Indexer:
                 "from the database (no re-embedding)"
             )
             self.store.rebuild_keyword_index()
+        self._swap_changed(plan, force)
+        self._finish(plan, started, fresh)
+        return plan.report
 
-        report = SyncReport(collection, skipped=list(skipped))
-        report.skipped += [
-            SkippedFile(r, f"the folder now points to {Path(r).resolve()}, not to the folder indexed; its "
-                        f"documents are kept as indexed. To index what is there now: `docshelf forget {r}`, "
-                        f"then `docshelf index {Path(r).resolve()}`")
-            for r in kept_roots
-        ]  # fmt: skip
-        report.git_commit, report.git_dirty = git_state(walked[0][0]) if walked else (None, None)
-        files: dict[str, SourceFile] = {}
-        for walked_root, result in walked:
-            # a scoped sync reports what it was asked about, not the rest of the root it walked
-            report.skipped.extend(
-                s for s in result.skipped if within is None or within.holds(walked_root / s.path)
-            )
-            for f in result.files:
-                # (files without a parser were skipped by the walk, unopened)
-                if within is not None and not within.holds(f.root / f.rel_path):
-                    continue
-                if f.rel_path in files:
-                    report.skipped.append(
-                        SkippedFile(f.rel_path, f"same path already indexed from {files[f.rel_path].root}")
-                    )
-                else:
-                    files[f.rel_path] = f
-
-        holders = states  # who holds each path now, in every root (a scoped sync compares fewer)
-        order = {str(r): i for i, r in enumerate(all_roots)}
-        if within is not None:  # only what lies in the scope is compared (and may be removed)
-            states = {rel: st for rel, st in states.items() if within.holds(os.path.join(st.root, st.path))}
+    def _swap_changed(self, plan: SyncPlan, force: bool) -> None:
+        """Read, parse, embed and swap in every new or changed file of the plan (``force``: every
+        file); a file that cannot be read or parsed now keeps its indexed version."""
+        report, files = plan.report, plan.files
         batch: list[Pending] = []
         batch_chunks = 0
         published = time.monotonic()
         for done, (rel, f) in enumerate(sorted(files.items()), start=1):
             self.progress("index", done, len(files))
-            state = states.get(rel)
-            if _held_elsewhere(holders.get(rel), f, order):
-                report.skipped.append(SkippedFile(rel, f"same path already indexed from {holders[rel].root}"))
+            state = plan.states.get(rel)
+            if plan.held_elsewhere(f):
+                report.skipped.append(
+                    SkippedFile(rel, f"same path already indexed from {plan.holders[rel].root}")
+                )
                 continue
             same_root = state is not None and state.root == str(f.root)
             if state and not force and same_root and state.size == f.size and state.mtime_ns == f.mtime_ns:
@@ -217,7 +166,7 @@ class Indexer:
                 report.unchanged += 1
                 continue
             try:
-                pending = self._prepare(collection, f, data, digest, is_new=state is None)
+                pending = self._prepare(plan.collection, f, data, digest, is_new=state is None)
             except DocshelfError as exc:
                 report.skipped.append(SkippedFile(rel, reason_of(rel, exc)))
                 continue
@@ -236,15 +185,18 @@ class Indexer:
                 published = self._publish(published)
         self._flush(batch, report)
 
+    def _finish(self, plan: SyncPlan, started: float, fresh: bool) -> None:
+        """Remove what is gone, record the counts, the skips and the build."""
+        report, files, collection = plan.report, plan.files, plan.collection
         record_scripts(self.store, self._scripts, fresh)
         if self.analyzer is not None:
             record_languages(self.store, self.analyzer, self._languages, fresh)
         # a file that now fails to parse keeps its old version (it is in `files`, not gone), and so
         # does one that exists but cannot be read now, or lies in a folder that cannot be listed
-        unreadable = {name for _, result in walked for name in result.unreadable}
+        unreadable = {name for _, result in plan.walked for name in result.unreadable}
         gone = [
-            s for rel, s in states.items()
-            if (rel not in files and not kept_by(unreadable, rel) and s.root not in kept_roots)
+            s for rel, s in plan.states.items()
+            if (rel not in files and not kept_by(unreadable, rel) and s.root not in plan.kept_roots)
             or rel in report.excluded
         ]  # fmt: skip
         self.store.delete_documents([s.id for s in gone])
@@ -252,12 +204,12 @@ class Indexer:
         self.store.gc_vectors()
         self.store.commit()
         seen: set[str] | None = None
-        if changed is not None:  # the other files' skip records stay
-            kept = changes.merged_skips(self.store, collection, all_roots, changed, report.skipped)
-            seen = changes.changed_paths(all_roots, changed)
+        if plan.changed is not None:  # the other files' skip records stay
+            kept = changes.merged_skips(self.store, collection, plan.all_roots, plan.changed, report.skipped)
+            seen = changes.changed_paths(plan.all_roots, plan.changed)
         else:
-            kept = skip_records(self.store, collection, report, files, within)
-            seen = None if within is None else {*files, *report.removed}
+            kept = skip_records(self.store, collection, report, files, plan.within)
+            seen = None if plan.within is None else {*files, *report.removed}
         self.store.set_skipped(collection, kept)
         record_excluded(self.store, collection, report.excluded, files, seen)
         report.seconds = time.time() - started
@@ -268,7 +220,6 @@ class Indexer:
                 len(report.skipped), "ok",
             )
         )  # fmt: skip
-        return report
 
     def forget(self, collection: str, path: str) -> list[str]:
         """Remove one document (by path relative to its root) or every document under a root."""
