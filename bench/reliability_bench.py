@@ -29,7 +29,7 @@ from lockkit import stress
 from reembedkit import calibrate_reembed, reembed_trial
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "corpus"
-PARTS = ("crash", "hostile", "access", "ann", "reembed", "lock")
+PARTS = ("crash", "hostile", "access", "ann", "reembed", "lock", "bomb")
 
 
 def crash_trials(work: Path, trials: int, docs: int, seed: int) -> dict[str, int]:
@@ -185,6 +185,20 @@ def lock_stress(work: Path, rounds: int, writers: int) -> int:
     return overlaps
 
 
+def docx_bomb(mb: int) -> float:
+    """Seconds to parse a well-formed .docx whose body unpacks to ``mb`` MB (~100:1)."""
+    from hostile import valid_bomb
+
+    from docshelf.parse import default_registry
+
+    data = valid_bomb("docx", mb)
+    started = time.perf_counter()
+    default_registry().parse(data, "bomb.docx")
+    seconds = time.perf_counter() - started
+    print(f"docx bomb: {mb} MB unpacked parsed in {seconds:.1f}s")
+    return seconds
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--trials", type=int, default=120)
@@ -221,6 +235,8 @@ def main() -> int:
             reembed = reembed_kills(work / "reembed", args.reembed_trials, args.docs, args.seed)
         if "lock" in parts:
             overlaps = lock_stress(work, args.lock_rounds, args.lock_writers)
+        if "bomb" in parts:
+            docx_bomb(3)
     finally:
         if args.workdir is None:
             shutil.rmtree(work, ignore_errors=True)

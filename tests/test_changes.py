@@ -12,11 +12,11 @@ from docshelf.config import Settings
 from docshelf.embed import HashEmbedder
 from docshelf.index import plan as plan_module
 from docshelf.index.watch import Watcher
-from docshelf.runtime import Runtime
 from docshelf.types import SkippedFile
+from stages import Stages
 
 
-def _state(rt: Runtime) -> dict[str, list[str]]:
+def _state(rt: Stages) -> dict[str, list[str]]:
     return {d.path: [c.id for c in rt.store.document_chunks(d.id)] for d in rt.store.iter_documents("test")}
 
 
@@ -35,7 +35,7 @@ def test_a_changed_files_sync_equals_a_full_sync_and_walks_nothing_else(
     settings: Settings, tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     settings.sources.exclude = ["notes/private-*"]
-    with Runtime(settings, embedder=HashEmbedder()) as rt:
+    with Stages(settings, embedder=HashEmbedder()) as rt:
         rt.indexer().sync("test", [tree], skipped=[SkippedFile("https://x.invalid/", "fetch failed")])
         (tree / "notes" / "n1.md").write_text("# Note 1\n\nedited gammaword\n")
         (tree / "notes" / "n2.md").unlink()
@@ -62,7 +62,7 @@ def test_a_changed_files_sync_equals_a_full_sync_and_walks_nothing_else(
         monkeypatch.undo()
     fresh = settings.model_copy(deep=True)
     fresh.store.data_dir = tmp_path / "fresh"
-    with Runtime(fresh, embedder=HashEmbedder()) as rt:
+    with Stages(fresh, embedder=HashEmbedder()) as rt:
         rt.indexer().sync("test", [tree])
         assert _state(rt) == targeted
 
@@ -85,7 +85,7 @@ def test_the_watcher_syncs_only_what_changed(
 ) -> None:
     settings.watch.debounce_ms = 50
     walks = _count_walks(monkeypatch)
-    with Runtime(settings, embedder=HashEmbedder()) as rt:
+    with Stages(settings, embedder=HashEmbedder()) as rt:
         rt.indexer().sync("test", [tree])
         walker = Watcher(rt.indexer(), "test", settings.watch, [tree])
         walker.start()
@@ -124,7 +124,7 @@ def test_a_change_between_the_catch_up_sync_and_the_os_watch_is_not_missed(
         return real_watch(*args, **kwargs)
 
     monkeypatch.setattr(watchfiles, "watch", change_first)
-    with Runtime(settings, embedder=HashEmbedder()) as rt:
+    with Stages(settings, embedder=HashEmbedder()) as rt:
         rt.indexer().sync("test", [tree])
         walker = Watcher(rt.indexer(), "test", settings.watch, [tree])
         walker.start()
@@ -147,7 +147,7 @@ def test_an_editors_save_syncs_only_the_saved_file(
     settings.watch.rescan_s = 0
     walks = _count_walks(monkeypatch)
     notes = tree / "notes"
-    with Runtime(settings, embedder=HashEmbedder()) as rt:
+    with Stages(settings, embedder=HashEmbedder()) as rt:
         rt.indexer().sync("test", [tree])
         walker = Watcher(rt.indexer(), "test", settings.watch, [tree])
         touched: list[str] = []
@@ -197,7 +197,7 @@ def test_a_path_gone_from_disk_is_looked_up_in_the_index(
     (tree / "v2.md").mkdir()
     (tree / "v2.md" / "inner.md").write_text("# Inner\n\ntext\n")
     (tree / "notes" / "README").write_text("no parser takes it\n")
-    with Runtime(settings, embedder=HashEmbedder()) as rt:
+    with Stages(settings, embedder=HashEmbedder()) as rt:
         rt.indexer().sync("test", [tree])
         assert "notes/README" in {s.path for _, s in rt.store.skipped("test")}
         watcher = Watcher(rt.indexer(), "test", settings.watch, [tree])

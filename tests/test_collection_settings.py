@@ -14,6 +14,7 @@ from docshelf.config import load_settings
 from docshelf.embed import HashEmbedder
 from docshelf.server import create_server
 from docshelf.shelf import Shelf
+from stages import Stages
 
 CORPUS_TOML = """collection = "handbook"
 
@@ -41,9 +42,9 @@ def _write_corpus(root: Path, version: int) -> None:
 def _snapshot(data_dir: Path) -> dict[str, list[str]]:
     settings = load_settings()
     settings.store.data_dir = data_dir
-    with Shelf(settings, embedder=HashEmbedder()) as shelf:
-        docs = shelf.list_documents()
-        return {d.path: [c.id for c in shelf.store.document_chunks(d.id)] for d in docs}
+    with Stages(settings, embedder=HashEmbedder()) as stages:  # the chunk ids: a store's internals
+        store = stages.store
+        return {d.path: [c.id for c in store.document_chunks(d.id)] for d in store.iter_documents()}
 
 
 def _reference(tmp_path: Path, corpus: Path, tag: str) -> dict[str, list[str]]:

@@ -20,10 +20,11 @@ from typer.testing import CliRunner
 
 from docshelf.cli import app
 from docshelf.config import Settings
-from docshelf.runtime import Runtime
 from docshelf.sources.drive import file_url
-from docshelf.sources.remote import gather
+from docshelf.sources.remote import Gathered
+from docshelf.sources.remote import gather as fetch_urls
 from localhttp import Reply, Seen, Server, serve
+from stages import Stages
 
 FOLDER = "1FoLdEr0000000000000000000000000A"
 SUB = "1SuBfOlDeR000000000000000000000B"
@@ -138,12 +139,20 @@ def drive(monkeypatch: pytest.MonkeyPatch) -> Any:
         yield fake, server
 
 
+def gather(settings: Settings, args: list[str], known: list[str] | None = None) -> Gathered:
+    """Fetch as `docshelf index URL` does: only files a parser reads are downloaded."""
+    from docshelf.parse import default_registry
+
+    registry = default_registry(settings)
+    return fetch_urls(settings, args, known or (), supported=lambda rel: registry.for_path(rel) is not None)
+
+
 def downloads(server: Server) -> list[str]:
     return [parse_qs(urlsplit(p).query)["id"][0] for p in server.paths() if "usercontent" in p]
 
 
 def test_folder_files_are_documents_with_their_drive_urls(
-    settings: Settings, runtime: Runtime, drive: Any
+    settings: Settings, runtime: Stages, drive: Any
 ) -> None:
     fake, server = drive
     url = f"{DRIVE}/drive/folders/{FOLDER}?usp=sharing"

@@ -19,7 +19,7 @@ from docshelf.embed import _e5_onnx, _e5_tokenizer, _e5_weights  # noqa: E402
 from docshelf.embed.base import Embedder  # noqa: E402
 from docshelf.embed.e5 import E5Embedder  # noqa: E402
 from docshelf.embed.prepare import Preparation, listen  # noqa: E402
-from docshelf.runtime import Runtime  # noqa: E402
+from stages import Stages  # noqa: E402
 
 SAMPLE = [
     "passage: Aspirin reduces the risk of heart attack in adults over 50.",
@@ -295,7 +295,7 @@ def test_an_english_question_finds_the_german_page_over_one_shared_word(
     policy), which this rule about the keyword side should not hang on."""
     embedder = E5Embedder(cache_dir=cache_dir, threads=1, backend="onnx-fp32")
     (corpus / "notes" / "upgrade.md").write_text("# Upgrade\n\nWe moved to FastAPI 0.110.0.\n", "utf-8")
-    with Runtime(settings, embedder=embedder) as rt:
+    with Stages(settings, embedder=embedder) as rt:
         rt.indexer().sync("test", [corpus])
         assert len(rt.searcher().search("vacation days request", mode="keyword", k=5).hits) == 1
         hits = rt.searcher().search("vacation days request", mode="hybrid", k=5).hits

@@ -12,7 +12,7 @@ from docshelf.errors import ParseError
 from docshelf.parse import default_registry
 from docshelf.parse.epub import EpubParser
 from docshelf.parse.limits import ParseLimits
-from docshelf.runtime import Runtime
+from stages import Stages
 
 CONTAINER = """<?xml version="1.0"?>
 <container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container">
@@ -73,7 +73,7 @@ def test_chapters_in_spine_order_with_nested_headings() -> None:
     assert "never indexed" not in doc.text and "color" not in doc.text
 
 
-def test_epub_is_indexed_and_searchable(runtime: Runtime, tmp_path: Path) -> None:
+def test_epub_is_indexed_and_searchable(runtime: Stages, tmp_path: Path) -> None:
     corpus = tmp_path / "books"
     corpus.mkdir()
     (corpus / "tales.epub").write_bytes(make_epub())

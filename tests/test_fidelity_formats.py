@@ -21,8 +21,8 @@ from docshelf.parse.mail import EmlParser, MboxParser, MsgParser
 from docshelf.parse.notebook import NotebookParser
 from docshelf.parse.odf import OdfParser
 from docshelf.parse.rtf import RtfParser
-from docshelf.runtime import Runtime
 from olewriter import write_ole
+from stages import Stages
 
 NS = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
       'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
@@ -202,7 +202,7 @@ def test_light_markup_keeps_its_text_and_headings(
     assert run.heading_path == path
 
 
-def test_sources_extensions_map_more_extensions_to_parsers(runtime: Runtime, tmp_path: Path) -> None:
+def test_sources_extensions_map_more_extensions_to_parsers(runtime: Stages, tmp_path: Path) -> None:
     corpus = tmp_path / "c"
     corpus.mkdir()
     (corpus / "guide.note").write_text("# Mapped\n\nMappedWombat text\n", encoding="utf-8")

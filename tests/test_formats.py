@@ -24,8 +24,8 @@ from docshelf.parse.office import DocxParser, LegacyOfficeParser, PptxParser
 from docshelf.parse.pdf import PdfParser
 from docshelf.parse.sheets import CsvParser
 from docshelf.parse.xlsx import XlsxParser
-from docshelf.runtime import Runtime
 from docshelf.types import Chunk, ParsedDocument, Section
+from stages import Stages
 
 
 def make_pdf(pages: list[list[str] | None], labels: bool = False, title: str | None = None) -> bytes:
@@ -119,7 +119,7 @@ def test_pdf_pages_labels_and_pages_without_text() -> None:
     assert doc.metadata["page_labels"] == ["i", "1", "2"]
 
 
-def test_pdf_hits_cite_the_page_and_its_printed_label(runtime: Runtime, tmp_path: Path) -> None:
+def test_pdf_hits_cite_the_page_and_its_printed_label(runtime: Stages, tmp_path: Path) -> None:
     corpus = tmp_path / "pdfs"
     corpus.mkdir()
     (corpus / "r.pdf").write_bytes(SAMPLE_PDF)
@@ -460,7 +460,7 @@ def build_corpus(root: Path) -> None:
     (root / "note.md").write_text("# Note\n\nPlain markdown still works.\n", encoding="utf-8")
 
 
-def chunks_by_path(rt: Runtime) -> dict[str, list[Chunk]]:
+def chunks_by_path(rt: Stages) -> dict[str, list[Chunk]]:
     docs = {d.id: d.path for d in rt.store.iter_documents()}
     out: dict[str, list[Chunk]] = {}
     for c in rt.store.iter_chunks():
@@ -468,7 +468,7 @@ def chunks_by_path(rt: Runtime) -> dict[str, list[Chunk]]:
     return out
 
 
-def test_sync_indexes_every_format_and_reports_the_unreadable(runtime: Runtime, tmp_path: Path) -> None:
+def test_sync_indexes_every_format_and_reports_the_unreadable(runtime: Stages, tmp_path: Path) -> None:
     root = tmp_path / "docs"
     root.mkdir()
     build_corpus(root)
@@ -505,7 +505,7 @@ def test_sync_indexes_every_format_and_reports_the_unreadable(runtime: Runtime, 
     assert beta.line_start == PY_SOURCE.splitlines().index("class Beta:") + 1
 
 
-def test_pdf_that_breaks_keeps_its_old_version(runtime: Runtime, tmp_path: Path) -> None:
+def test_pdf_that_breaks_keeps_its_old_version(runtime: Stages, tmp_path: Path) -> None:
     root = tmp_path / "docs"
     root.mkdir()
     target = root / "report.pdf"

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from docshelf.analyze import Analyzer, Token
-from docshelf.runtime import Runtime
 from docshelf.search.hitterms import HitTerms
+from stages import Stages
 
 
 class CountingAnalyzer(Analyzer):
@@ -50,7 +50,7 @@ def test_the_least_recently_used_text_goes_first() -> None:
 
 @pytest.mark.usefixtures("backend")  # the embedded store and PostgreSQL
 def test_a_repeated_search_reuses_its_hits_analysis_and_an_edit_is_seen(
-    runtime: Runtime, corpus: Path
+    runtime: Stages, corpus: Path
 ) -> None:
     runtime.indexer().sync("test", [corpus])
     searcher = runtime.searcher()
@@ -76,7 +76,7 @@ def test_a_repeated_search_reuses_its_hits_analysis_and_an_edit_is_seen(
 
 
 @pytest.mark.usefixtures("backend")
-def test_keyword_hits_are_analysed_while_the_query_embeds(runtime: Runtime, corpus: Path) -> None:
+def test_keyword_hits_are_analysed_while_the_query_embeds(runtime: Stages, corpus: Path) -> None:
     """The main thread only waits for the vector once the keyword side is done: it analyses the
     first keyword hits meanwhile, and the result is the one a search without the overlap gives."""
     runtime.indexer().sync("test", [corpus])
@@ -115,7 +115,7 @@ def test_keyword_hits_are_analysed_while_the_query_embeds(runtime: Runtime, corp
 
 
 @pytest.mark.usefixtures("backend")
-def test_a_search_reads_each_chunk_from_the_store_once(runtime: Runtime, corpus: Path) -> None:
+def test_a_search_reads_each_chunk_from_the_store_once(runtime: Stages, corpus: Path) -> None:
     """The chunks read while the query embeds and for the other-language check are the hits'
     chunks too: reading them again cost each search a second store query (~0.2 ms at 100k)."""
     runtime.indexer().sync("test", [corpus])

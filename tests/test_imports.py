@@ -98,6 +98,91 @@ def test_the_package_has_no_import_cycle() -> None:
     assert cycles == [], f"import cycles: {cycles}"
 
 
+# the packages in data-flow order: a stage imports earlier stages and the shared base, never a
+# later stage, the shelf above them, or a front door
+STAGES = ("sources", "parse", "chunk", "analyze", "embed", "store", "index", "search", "answer")
+BASE = ("types", "config", "config_services", "errors", "dsn", "envnames")
+DOORS = ("cli", "server", "web")
+# what a front door may import besides its own package: the shelf's face and the settings/errors
+FACES = {"docshelf", "docshelf.shelf", "docshelf.config", "docshelf.errors"}
+# the CLI starts the other doors (`docshelf serve`, `docshelf ui`), and the HTTP server serves the
+# web page on its port: each through the other's face, never a module behind it
+OTHER_DOORS = {"cli": {"docshelf.server", "docshelf.web"}, "server": {"docshelf.web"}, "web": set()}
+
+
+def _every_import(path: Path, name: str) -> list[tuple[str, int]]:
+    """Every docshelf module ``path`` imports, anywhere: at the top, in functions, under TYPE_CHECKING."""
+    found: list[tuple[str, int]] = []
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.Import):
+            found.extend((a.name, node.lineno) for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package
+                for _ in range(node.level - 1):
+                    up = up.rpartition(".")[0]
+                base = f"{up}.{base}" if base else up
+            found.append((base, node.lineno))
+    return [(m, line) for m, line in found if m == "docshelf" or m.startswith("docshelf.")]
+
+
+def _area(module: str) -> str:
+    """The package under docshelf a module belongs to ("" for ``docshelf`` itself)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _broken_rules(src: Path = SRC) -> list[str]:
+    broken: list[str] = []
+    for path in sorted(src.rglob("*.py")):
+        name = ".".join(path.relative_to(src.parent).with_suffix("").parts).removesuffix(".__init__")
+        area = _area(name)
+        for target, line in _every_import(path, name):
+            where = f"{path.relative_to(src.parent)}:{line} imports {target}"
+            other = _area(target)
+            if area in DOORS:
+                if other != area and target not in FACES and target not in OTHER_DOORS[area]:
+                    broken.append(f"{where}: a front door imports only the shelf's face, its own package "
+                                  "and another door's face")  # fmt: skip
+            elif area in STAGES:
+                later = other in STAGES and STAGES.index(other) > STAGES.index(area)
+                if other not in (*STAGES, *BASE) or later:
+                    broken.append(f"{where}: a stage imports earlier stages and {', '.join(BASE)} only")
+            elif area in BASE and other not in BASE:
+                broken.append(f"{where}: the shared base imports nothing above it")
+    return broken
+
+
+def test_doors_reach_the_index_only_through_the_shelf_and_stages_never_reach_up() -> None:
+    assert _broken_rules() == []
+
+
+def test_the_rule_check_finds_each_forbidden_arrow(tmp_path: Path) -> None:
+    """The check above would pass on a tree it cannot read: here it finds every arrow it forbids."""
+    src = tmp_path / "docshelf"
+    files = {
+        "server/tools.py": "from docshelf import Shelf\nif x:\n    from docshelf.search import results\n",
+        "cli/serve.py": "def f():\n    from docshelf.server.http import serve_http\n",
+        "index/sync.py": "from docshelf.search.confidence import script_words\n",
+        "search/searcher.py": "from docshelf.shelf import Shelf\n",
+        "types.py": "from docshelf.store.base import Store\n",
+        "search/fine.py": "from docshelf.store.base import Store\nfrom . import results\n",
+    }
+    for rel, text in files.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(text)
+    broken = [line.split(": ")[0] for line in _broken_rules(src)]
+    assert broken == [
+        "docshelf/cli/serve.py:2 imports docshelf.server.http",
+        "docshelf/index/sync.py:1 imports docshelf.search.confidence",
+        "docshelf/search/searcher.py:1 imports docshelf.shelf",
+        "docshelf/server/tools.py:3 imports docshelf.search",
+        "docshelf/types.py:1 imports docshelf.store.base",
+    ]
+
+
 _SEARCH = """
 import sys
 from pathlib import Path

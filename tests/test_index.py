@@ -12,19 +12,19 @@ import pytest
 from docshelf.embed import HashEmbedder
 from docshelf.embed.base import Vectors
 from docshelf.errors import ModelMismatchError, SourceError
-from docshelf.runtime import Runtime
 from docshelf.store import SQLiteStore
 from docshelf.store.base import SearchFilter
+from stages import Stages
 
 # the same tests run against the embedded store and PostgreSQL + pgvector
 pytestmark = pytest.mark.usefixtures("backend")
 
 
-def chunk_rows(rt: Runtime) -> list[tuple[str, str]]:
+def chunk_rows(rt: Stages) -> list[tuple[str, str]]:
     return [(c.id, c.doc_id) for c in rt.store.iter_chunks()]
 
 
-def keyword_count(rt: Runtime) -> int:
+def keyword_count(rt: Stages) -> int:
     """Chunks the keyword side knows: tantivy documents, or chunks with PostgreSQL postings."""
     store: Any = rt.store
     if isinstance(store, SQLiteStore):
@@ -39,11 +39,11 @@ def keyword_count(rt: Runtime) -> int:
     return len(seqs & {r[0] for r in store._q("SELECT seq FROM chunks")})  # deleted ones stay packed
 
 
-def paths(rt: Runtime) -> set[str]:
+def paths(rt: Stages) -> set[str]:
     return set(rt.store.document_states("test"))
 
 
-def test_first_sync_indexes_supported_files_and_skips_rag_false(runtime: Runtime, corpus: Path) -> None:
+def test_first_sync_indexes_supported_files_and_skips_rag_false(runtime: Stages, corpus: Path) -> None:
     report = runtime.indexer().sync("test", [corpus])
     assert "notes/private-draft.md" in report.excluded
     assert "notes/private-draft.md" not in paths(runtime)
@@ -54,7 +54,7 @@ def test_first_sync_indexes_supported_files_and_skips_rag_false(runtime: Runtime
     assert keyword_count(runtime) == len(chunk_rows(runtime))
 
 
-def test_resync_is_idempotent(runtime: Runtime, corpus: Path) -> None:
+def test_resync_is_idempotent(runtime: Stages, corpus: Path) -> None:
     runtime.indexer().sync("test", [corpus])
     before = sorted(chunk_rows(runtime))
     again = runtime.indexer().sync("test", [corpus])
@@ -66,7 +66,7 @@ def test_resync_is_idempotent(runtime: Runtime, corpus: Path) -> None:
     assert keyword_count(runtime) == len(after)
 
 
-def test_touch_without_change_keeps_chunks(runtime: Runtime, corpus: Path) -> None:
+def test_touch_without_change_keeps_chunks(runtime: Stages, corpus: Path) -> None:
     runtime.indexer().sync("test", [corpus])
     before = sorted(chunk_rows(runtime))
     f = corpus / "notes" / "glossary.txt"
@@ -75,7 +75,7 @@ def test_touch_without_change_keeps_chunks(runtime: Runtime, corpus: Path) -> No
     assert not report.updated and sorted(chunk_rows(runtime)) == before
 
 
-def test_edit_move_delete(runtime: Runtime, corpus: Path) -> None:
+def test_edit_move_delete(runtime: Stages, corpus: Path) -> None:
     runtime.indexer().sync("test", [corpus])
     doc = corpus / "notes" / "glossary.txt"
     doc.write_text(doc.read_text(encoding="utf-8") + "\nToil: manual, repetitive operational work.\n",
@@ -110,7 +110,7 @@ class ExplodingEmbedder(HashEmbedder):
 
 
 def test_embed_failure_keeps_old_version(settings, corpus: Path) -> None:  # type: ignore[no-untyped-def]
-    rt = Runtime(settings, embedder=ExplodingEmbedder())
+    rt = Stages(settings, embedder=ExplodingEmbedder())
     try:
         rt.indexer().sync("test", [corpus])
         old = rt.store.document_chunks(rt.store.document_states("test")["notes/glossary.txt"].id)
@@ -130,10 +130,10 @@ def test_embed_failure_keeps_old_version(settings, corpus: Path) -> None:  # typ
 
 
 def test_model_change_is_refused_until_reembed(settings, corpus: Path) -> None:  # type: ignore[no-untyped-def]
-    rt = Runtime(settings, embedder=HashEmbedder(64))
+    rt = Stages(settings, embedder=HashEmbedder(64))
     rt.indexer().sync("test", [corpus])
     rt.close()
-    other = Runtime(settings, embedder=HashEmbedder(32))
+    other = Stages(settings, embedder=HashEmbedder(32))
     try:
         with pytest.raises(ModelMismatchError, match="--reembed"):
             other.indexer().sync("test", [corpus])
@@ -149,7 +149,7 @@ def test_model_change_is_refused_until_reembed(settings, corpus: Path) -> None: 
         other.close()
 
 
-def test_frontmatter_controls(runtime: Runtime, corpus: Path) -> None:
+def test_frontmatter_controls(runtime: Stages, corpus: Path) -> None:
     runtime.indexer().sync("test", [corpus])
     searcher = runtime.searcher()
     hits = searcher.search("deploy scp tarball restarting by hand", mode="keyword").hits
@@ -166,7 +166,7 @@ def test_frontmatter_controls(runtime: Runtime, corpus: Path) -> None:
     assert not searcher.search("salary negotiation", mode="keyword").hits
 
 
-def test_offsets_and_lines_round_trip(runtime: Runtime, corpus: Path) -> None:
+def test_offsets_and_lines_round_trip(runtime: Stages, corpus: Path) -> None:
     runtime.indexer().sync("test", [corpus])
     for doc in runtime.store.iter_documents("test"):
         text = (Path(doc.root) / doc.path).read_text(encoding="utf-8")
@@ -178,7 +178,7 @@ def test_offsets_and_lines_round_trip(runtime: Runtime, corpus: Path) -> None:
             assert chunk.text.splitlines()[-1] in lines[chunk.line_end - 1]
 
 
-def test_bad_files_are_skipped_and_old_versions_kept(runtime: Runtime, corpus: Path) -> None:
+def test_bad_files_are_skipped_and_old_versions_kept(runtime: Stages, corpus: Path) -> None:
     (corpus / "notes" / "noise.txt").write_bytes(bytes(range(1, 256)) * 20)
     (corpus / "notes" / "blob.dat").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00")  # .png is OCR'd now
     (corpus / "notes" / "blob.txt").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00")
@@ -204,7 +204,7 @@ def test_bad_files_are_skipped_and_old_versions_kept(runtime: Runtime, corpus: P
 
 
 def test_two_roots_with_the_same_path_keep_the_first_root_whatever_is_synced(
-    runtime: Runtime, tmp_path: Path
+    runtime: Stages, tmp_path: Path
 ) -> None:
     """A sync of the second root alone took the path over from the first, and the next full sync
     gave it back: each flip re-embedded, and (with a web page as the second root) a fetched page
@@ -230,7 +230,7 @@ def test_two_roots_with_the_same_path_keep_the_first_root_whatever_is_synced(
     assert runtime.store.document_states("test")["x.md"].root == str(second.resolve())
 
 
-def test_a_scoped_sync_reports_only_what_lies_in_its_scope(runtime: Runtime, corpus: Path) -> None:
+def test_a_scoped_sync_reports_only_what_lies_in_its_scope(runtime: Stages, corpus: Path) -> None:
     """`ingest corpus/sub` listed the skipped files of the whole root."""
     indexer = runtime.indexer()
     indexer.sync("test", [corpus])
@@ -242,7 +242,7 @@ def test_a_scoped_sync_reports_only_what_lies_in_its_scope(runtime: Runtime, cor
     assert {s.path for s in full.skipped} >= {"notes/blob.txt", "runbooks/noise.txt"}
 
 
-def test_missing_root_is_an_error(runtime: Runtime, tmp_path: Path) -> None:
+def test_missing_root_is_an_error(runtime: Stages, tmp_path: Path) -> None:
     with pytest.raises(SourceError, match="does not exist"):
         runtime.indexer().sync("test", [tmp_path / "nope"])
     assert runtime.store.stats().documents == 0
@@ -255,19 +255,19 @@ def test_no_keyword_hits_from_a_keyword_index_behind_says_so(settings, corpus: P
 
     if settings.store.url:
         pytest.skip("PostgreSQL postings are written in the same transaction as their rows")
-    with Runtime(settings, embedder=HashEmbedder()) as rt:
+    with Stages(settings, embedder=HashEmbedder()) as rt:
         rt.indexer().sync("test", [corpus])
         assert "behind" not in (rt.searcher().search("zanzibar", mode="keyword").note or "")
     with sqlite3.connect(settings.store.data_dir / "docshelf.db") as db:  # as a killed sync leaves it
         db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
     settings.store.read_only = True  # what `docshelf search` opens: it cannot rebuild anything
-    with Runtime(settings, embedder=HashEmbedder()) as rt:
+    with Stages(settings, embedder=HashEmbedder()) as rt:
         note = rt.searcher().search("zanzibar", mode="keyword").note or ""
     assert "keyword index is behind the database" in note and "docshelf index" in note
 
 
 def test_keyword_index_rebuilt_from_sqlite(settings, corpus: Path) -> None:  # type: ignore[no-untyped-def]
-    rt = Runtime(settings, embedder=HashEmbedder())
+    rt = Stages(settings, embedder=HashEmbedder())
     rt.indexer().sync("test", [corpus])
     store: Any = rt.store
     if isinstance(store, SQLiteStore):
@@ -278,7 +278,7 @@ def test_keyword_index_rebuilt_from_sqlite(settings, corpus: Path) -> None:  # t
             conn.execute("TRUNCATE posting_tail, posting_blocks")
         store.set_meta("analyzer", "an older analyzer")
         rt.close()
-    rt = Runtime(settings, embedder=HashEmbedder())
+    rt = Stages(settings, embedder=HashEmbedder())
     try:
         assert rt.store.needs_keyword_rebuild()
         rt.indexer().sync("test", [corpus])
@@ -289,7 +289,7 @@ def test_keyword_index_rebuilt_from_sqlite(settings, corpus: Path) -> None:  # t
         rt.close()
 
 
-def test_forget_document_and_root(runtime: Runtime, corpus: Path, tmp_path: Path) -> None:
+def test_forget_document_and_root(runtime: Stages, corpus: Path, tmp_path: Path) -> None:
     other = tmp_path / "other"
     other.mkdir()
     (other / "extra.md").write_text("# Extra\n\nkumquat orchard notes\n", encoding="utf-8")
@@ -302,7 +302,7 @@ def test_forget_document_and_root(runtime: Runtime, corpus: Path, tmp_path: Path
     assert "extra.md" not in paths(runtime) and "notes/glossary.txt" in report.added
 
 
-def test_git_commit_recorded(runtime: Runtime, corpus: Path) -> None:
+def test_git_commit_recorded(runtime: Stages, corpus: Path) -> None:
     import subprocess
 
     git = shutil.which("git")
@@ -319,7 +319,7 @@ def test_git_commit_recorded(runtime: Runtime, corpus: Path) -> None:
     assert build is not None and build.git_commit == report.git_commit
 
 
-def test_get_documents_fetches_many_at_once_and_skips_unknown_ids(runtime: Runtime, corpus: Path) -> None:
+def test_get_documents_fetches_many_at_once_and_skips_unknown_ids(runtime: Stages, corpus: Path) -> None:
     runtime.indexer().sync("test", [corpus])
     docs = list(runtime.store.iter_documents())
     wanted = [d.id for d in docs[:3]] + [docs[0].id, "no-such-document"]
@@ -333,17 +333,17 @@ def test_a_keyword_rebuild_at_open_says_when_it_starts_and_how_far_it_got(
 ) -> None:  # type: ignore[no-untyped-def]
     """A new analyzer version re-analyses every passage before the index opens (12 min at 1M chunks):
     the wait is announced and reported, not silent."""
-    from docshelf.shelf.loading import repair_keywords
+    from docshelf.shelf.opening import repair_keywords
     from docshelf.store import base
 
     monkeypatch.setattr(base, "PROGRESS_EVERY", 2)  # every store reports through base.report_progress
-    rt = Runtime(settings, embedder=HashEmbedder())
+    rt = Stages(settings, embedder=HashEmbedder())
     try:
         rt.indexer().sync("test", [corpus])
         rt.store.set_meta("analyzer", "an older analyzer")
         chunks = rt.store.stats().chunks
         with caplog.at_level("WARNING", logger="docshelf.shelf"):
-            repair_keywords(rt, every_s=0)
+            repair_keywords(rt.store, every_s=0)
         lines = [r.getMessage() for r in caplog.records if r.name == "docshelf.shelf"]
         assert "rebuilding it from the database" in lines[0]
         assert f"rebuilding the keyword index: 2 of {chunks} passages" in lines[1]
@@ -355,7 +355,7 @@ def test_a_keyword_rebuild_at_open_says_when_it_starts_and_how_far_it_got(
         rt.close()
 
 
-def test_documents_below_a_folder(runtime: Runtime, tmp_path: Path) -> None:
+def test_documents_below_a_folder(runtime: Stages, tmp_path: Path) -> None:
     """The watcher asks whether a path gone from disk held documents (a folder moved away)."""
     root = tmp_path / "tree"
     for rel in ("a/b.md", "a/c/d.md", "ab.md", "a0.md", "é/x.md"):

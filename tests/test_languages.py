@@ -6,13 +6,13 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
-from docshelf.runtime import Runtime
 
 from docshelf.analyze import ANALYZER_VERSION, Analyzer
 from docshelf.analyze.language import language_of, same_language
 from docshelf.analyze.segment import segment
 from docshelf.config import Settings
 from docshelf.embed import HashEmbedder
+from stages import Stages
 
 A = Analyzer()
 
@@ -128,7 +128,7 @@ def _write(folder: Path, files: dict[str, str]) -> Path:
     return folder
 
 
-def _assert_first(rt: Runtime, asked: Iterable[tuple[str, str]]) -> None:
+def _assert_first(rt: Stages, asked: Iterable[tuple[str, str]]) -> None:
     """Each query's first keyword hit is its page."""
     for query, path in asked:
         hits = rt.searcher().search(query, mode="keyword", k=3).hits
@@ -146,7 +146,7 @@ def test_korean_query_finds_the_cors_page(settings: Settings, tmp_path: Path) ->
         },
     }
     corpus = _write(tmp_path / "ko", files)
-    with Runtime(settings, embedder=HashEmbedder()) as rt:
+    with Stages(settings, embedder=HashEmbedder()) as rt:
         rt.indexer().sync("test", [corpus])
         hits = rt.searcher().search("CORS 설정 방법", mode="keyword", k=5).hits
         assert hits and hits[0].path == "cors.md"
@@ -164,7 +164,7 @@ def test_turkish_dotted_capital_i_matches_a_plain_i(settings: Settings, tmp_path
         "yemek.md": "# Yemek\n\nÖğle yemeği saat on ikide başlar ve kantinde bir saat sürer.\n",
     }
     corpus = _write(tmp_path / "tr", files)
-    with Runtime(settings, embedder=HashEmbedder()) as rt:
+    with Stages(settings, embedder=HashEmbedder()) as rt:
         rt.indexer().sync("test", [corpus])
         _assert_first(
             rt, ((q, "ofis.md") for q in ("istanbul", "İstanbul", "ISTANBUL", "internet bağlantısı", "izmir"))
@@ -186,7 +186,7 @@ def test_soft_hyphens_and_hebrew_points_do_not_hide_words(settings: Settings, tm
         "\u05e1\u05e4\u05e8\u05d9\u05dd \u05d7\u05d3\u05e9\u05d9\u05dd\n",
     }
     corpus = _write(tmp_path / "mixed", files)
-    with Runtime(settings, embedder=HashEmbedder()) as rt:
+    with Stages(settings, embedder=HashEmbedder()) as rt:
         rt.indexer().sync("test", [corpus])
         asked = (
             ("Bundesregierung", "haushalt.html"),
@@ -206,7 +206,7 @@ def test_cpp_and_csharp_are_terms_not_the_letter_c(settings: Settings, tmp_path:
         "c.md": "# Generic code\n\nGeneric code in C uses macros or void pointers, as C has neither.\n",
     }
     corpus = _write(tmp_path / "langs", files)
-    with Runtime(settings, embedder=HashEmbedder()) as rt:
+    with Stages(settings, embedder=HashEmbedder()) as rt:
         rt.indexer().sync("test", [corpus])
         asked = (("C++ generic code", "cpp.md"), ("C# generic code", "csharp.md"), ("c#", "csharp.md"))
         _assert_first(rt, asked)
@@ -256,7 +256,7 @@ def test_a_word_typed_another_way_finds_the_page(settings: Settings, tmp_path: P
     `résumé`, `configuração`, `şifre` (no stem in common), and `upregulated`, `email`, `covid19`
     against `up-regulated`, `e-mail`, `COVID-19` (hyphens split a word into parts)."""
     files, asked, (word, shown) = case
-    with Runtime(settings, embedder=HashEmbedder()) as rt:
+    with Stages(settings, embedder=HashEmbedder()) as rt:
         rt.indexer().sync("test", [_write(tmp_path / "pages", files)])
         _assert_first(rt, asked)
         hit = rt.searcher().search(word, mode="keyword", k=1).hits[0]
@@ -279,11 +279,11 @@ def test_accents_are_not_folded_where_they_tell_words_apart() -> None:
 def test_index_built_with_an_older_analyzer_is_reanalysed(settings: Settings, tmp_path: Path) -> None:
     corpus = _write(tmp_path / "ru", {"lib.md": "# Библиотека\n\nБиблиотека хранит старые книги.\n"})
     settings.analyze.detect = False
-    with Runtime(settings, embedder=HashEmbedder()) as rt:
+    with Stages(settings, embedder=HashEmbedder()) as rt:
         rt.indexer().sync("test", [corpus])
         assert not rt.searcher().search("книгами", mode="keyword").hits  # no Russian stemmer yet
     settings.analyze.detect = True
-    with Runtime(settings, embedder=HashEmbedder()) as rt:
+    with Stages(settings, embedder=HashEmbedder()) as rt:
         assert rt.store.needs_keyword_rebuild()
         rt.indexer().sync("test", [corpus])  # nothing changed on disk: only the terms are re-derived
         assert not rt.store.needs_keyword_rebuild()
@@ -299,7 +299,7 @@ def test_heading_only_chunk_ranks_after_chunks_with_text(settings: Settings, tmp
             "notes.md": "# Notes\n\nThe deploy guide explains how a release is rolled out, step by step.\n",
         },
     )
-    with Runtime(settings, embedder=HashEmbedder()) as rt:
+    with Stages(settings, embedder=HashEmbedder()) as rt:
         rt.indexer().sync("test", [corpus])
         hits = rt.searcher().search("deploy guide", mode="keyword").hits
         assert [h.path for h in hits] == ["notes.md", "guide.md"]  # still found, but after the text
@@ -343,7 +343,7 @@ def test_german_compound_query_finds_the_page_with_the_other_compound(
     }
     corpus = _write(tmp_path / "de", files)
     settings.analyze.decompound = decompound
-    with Runtime(settings, embedder=HashEmbedder()) as rt:
+    with Stages(settings, embedder=HashEmbedder()) as rt:
         rt.indexer().sync("test", [corpus])
         hits = rt.searcher().search("Hintergrundaufgaben", mode="keyword", k=5).hits
         assert bool(hits and hits[0].path == "jobs.md") is decompound
@@ -377,7 +377,7 @@ def test_chinese_question_finds_the_answer_not_the_page_of_question_words(
     }
     corpus = _write(tmp_path / "zh", files)
     settings.analyze.stopwords = stopwords
-    with Runtime(settings, embedder=HashEmbedder()) as rt:
+    with Stages(settings, embedder=HashEmbedder()) as rt:
         rt.indexer().sync("test", [corpus])
         hits = rt.searcher().search("什么是栉水母？", mode="keyword", k=3).hits
         assert hits
@@ -427,7 +427,7 @@ def test_a_few_words_find_passages_in_a_language_not_configured(settings: Settin
         "ecole.md": "# École\n\nLes professeurs corrigent les devoirs pendant la pause de midi.\n",
     }
     corpus = _write(tmp_path / "fr", files)
-    with Runtime(settings, embedder=HashEmbedder()) as rt:
+    with Stages(settings, embedder=HashEmbedder()) as rt:
         rt.indexer().sync("test", [corpus])
         assert rt.store.get_meta("languages") is not None
         _assert_first(rt, ((q, "dessert.md") for q in ("crème", "élève", "crèmes brûlées")))
@@ -441,7 +441,7 @@ def test_a_few_words_find_the_one_passage_in_a_language_not_configured(
     files = {f"note{i}.md": f"# Note {i}\n\n{_ENGLISH[i % len(_ENGLISH)]}\n" for i in range(60)}
     files["dessert.txt"] = "Le comité a décidé que la crème brûlée serait servie à la fête de Noël.\n"
     corpus = _write(tmp_path / "mixed", files)
-    with Runtime(settings, embedder=HashEmbedder()) as rt:
+    with Stages(settings, embedder=HashEmbedder()) as rt:
         rt.indexer().sync("test", [corpus])
         _assert_first(rt, ((q, "dessert.txt") for q in ("crème", "comité", "crème brûlée", "servie")))
 
@@ -487,7 +487,7 @@ def test_a_first_sync_counts_each_passage_once(settings: Settings, tmp_path: Pat
 
     files = {f"note{i}.md": f"# Note {i}\n\n{_ENGLISH[i % len(_ENGLISH)]}\n" for i in range(8)}
     files["dessert.txt"] = "Le comité a décidé que la crème brûlée serait servie à la fête de Noël.\n"
-    with Runtime(settings, embedder=HashEmbedder()) as rt:
+    with Stages(settings, embedder=HashEmbedder()) as rt:
         rt.indexer().sync("test", [_write(tmp_path / "mixed", files)])
         languages: dict[str, float] = {}
         scripts: dict[str, float] = {}

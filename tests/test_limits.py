@@ -10,7 +10,7 @@ import pytest
 from docshelf.config import ParseSettings, Settings, load_settings
 from docshelf.errors import ConfigError, ParseError
 from docshelf.parse import default_registry
-from docshelf.runtime import Runtime
+from stages import Stages
 from test_formats import make_docx, make_pdf
 
 
@@ -35,7 +35,7 @@ def test_sync_skips_a_file_over_a_limit_and_goes_on(settings: Settings, tmp_path
     (corpus / "short.pdf").write_bytes(make_pdf([["gamma ray burst"]]))
     from docshelf.embed import HashEmbedder
 
-    with Runtime(settings, embedder=HashEmbedder()) as rt:
+    with Stages(settings, embedder=HashEmbedder()) as rt:
         report = rt.indexer().sync("test", [corpus])
         assert report.added == ["short.pdf"]
         assert [s.path for s in report.skipped] == ["long.pdf"] and "parse.max_pages" in report.skipped[

@@ -21,7 +21,7 @@ from docshelf.index.lock import WriterLock, lock_owner
 from docshelf.index.stale import stale_documents
 from docshelf.index.sync import SyncReport
 from docshelf.index.watch import Watcher, read_health
-from docshelf.runtime import Runtime
+from stages import Stages
 
 CTX = mp.get_context("spawn")  # no inherited locks or descriptors from the pytest process
 
@@ -37,7 +37,7 @@ def _settings(data_dir: Path, **watch: Any) -> Settings:
     return s
 
 
-def _hits(rt: Runtime, query: str, mode: str = "keyword") -> list[str]:
+def _hits(rt: Stages, query: str, mode: str = "keyword") -> list[str]:
     result = rt.searcher().search(query, k=5, mode=mode)  # type: ignore[arg-type]
     return [h.path for h in result.hits]
 
@@ -71,7 +71,7 @@ def _hold_lock(data_dir: str, held: Any, release: Any) -> None:
 
 def _write_doc(data_dir: str, folder: str, name: str, text: str) -> None:
     (Path(folder) / name).write_text(text)
-    with Runtime(_settings(Path(data_dir))) as rt:
+    with Stages(_settings(Path(data_dir))) as rt:
         rt.indexer().sync("live", [Path(folder)])
 
 
@@ -83,7 +83,7 @@ def test_second_writer_waits_with_a_clear_message_then_succeeds(tmp_path: Path, 
     holder.start()
     try:
         assert held.wait(30)
-        with Runtime(_settings(data, lock_timeout_s=0.3)) as rt:
+        with Stages(_settings(data, lock_timeout_s=0.3)) as rt:
             started = time.monotonic()
             busy = rf"another docshelf process \(pid {holder.pid}\) is indexing; wait or retry"
             with pytest.raises(StoreError, match=busy):
@@ -92,7 +92,7 @@ def test_second_writer_waits_with_a_clear_message_then_succeeds(tmp_path: Path, 
         release.set()
         holder.join(30)
         assert holder.exitcode == 0
-        with Runtime(_settings(data, lock_timeout_s=5)) as rt:
+        with Stages(_settings(data, lock_timeout_s=5)) as rt:
             report = rt.indexer().sync("live", [docs])
             assert len(report.added) == 2
             assert _hits(rt, "certificate") == ["beta.md"]
@@ -110,7 +110,7 @@ def test_a_waiting_writer_gets_the_lock_when_the_holder_finishes(tmp_path: Path,
     assert held.wait(30)
     timer = threading.Timer(0.5, release.set)
     timer.start()
-    with Runtime(_settings(data, lock_timeout_s=20)) as rt:
+    with Stages(_settings(data, lock_timeout_s=20)) as rt:
         started = time.monotonic()
         assert len(rt.indexer().sync("live", [docs]).added) == 2
         assert time.monotonic() - started >= 0.4
@@ -120,9 +120,9 @@ def test_a_waiting_writer_gets_the_lock_when_the_holder_finishes(tmp_path: Path,
 # ----- readers -----
 def test_reader_process_sees_documents_a_writer_process_committed(tmp_path: Path, docs: Path) -> None:
     data = tmp_path / "data"
-    with Runtime(_settings(data)) as writer:
+    with Stages(_settings(data)) as writer:
         writer.indexer().sync("live", [docs])
-    with Runtime(_settings(data)) as reader:
+    with Stages(_settings(data)) as reader:
         assert _hits(reader, "zebraquux") == []
         assert _hits(reader, "zebraquux", "semantic")[0] != "gamma.md"
         child = CTX.Process(
@@ -141,12 +141,12 @@ def test_reader_process_sees_documents_a_writer_process_committed(tmp_path: Path
 
 # ----- watcher -----
 @pytest.fixture
-def watched(tmp_path: Path, docs: Path) -> Iterator[tuple[Watcher, Runtime]]:
+def watched(tmp_path: Path, docs: Path) -> Iterator[tuple[Watcher, Stages]]:
     data = tmp_path / "data"
-    writer = Runtime(_settings(data, debounce_ms=100, rescan_s=0))
+    writer = Stages(_settings(data, debounce_ms=100, rescan_s=0))
     writer.indexer().sync("live", [docs])
     watcher = Watcher(writer.indexer(), "live", writer.settings.watch, [docs])
-    reader = Runtime(_settings(data))
+    reader = Stages(_settings(data))
     watcher.start()
     try:
         _wait_for(lambda: watcher.health["state"] == "running")
@@ -157,7 +157,7 @@ def watched(tmp_path: Path, docs: Path) -> Iterator[tuple[Watcher, Runtime]]:
         writer.close()
 
 
-def test_watcher_indexes_creates_edits_and_deletes(watched: tuple[Watcher, Runtime], docs: Path) -> None:
+def test_watcher_indexes_creates_edits_and_deletes(watched: tuple[Watcher, Stages], docs: Path) -> None:
     _, reader = watched
     (docs / "new.md").write_text("# New\n\nA quokkafield checklist.\n")
     _wait_for(lambda: _hits(reader, "quokkafield") == ["new.md"])
@@ -177,7 +177,7 @@ def test_watcher_indexes_creates_edits_and_deletes(watched: tuple[Watcher, Runti
 
 
 def test_watcher_sees_node_modules_and_a_dotted_folder_moved_away(
-    watched: tuple[Watcher, Runtime], docs: Path, tmp_path: Path
+    watched: tuple[Watcher, Stages], docs: Path, tmp_path: Path
 ) -> None:
     """watchfiles' default filter dropped node_modules/ and __pycache__/ (which `index` reads),
     and a folder named like a file (`v1.2/`) moved out of the root stayed indexed."""
@@ -199,20 +199,19 @@ def test_watcher_sees_node_modules_and_a_dotted_folder_moved_away(
 def test_serve_watch_picks_up_a_collection_added_while_it_runs(tmp_path: Path, docs: Path) -> None:
     """`serve --watch` chose its collections once, at start: one added later (ingest, `index DIR
     -c NEW`, the first index of a server started without one) was never watched."""
-    from docshelf.shelf import Shelf
-    from docshelf.shelf.watching import watch_collections
+    from docshelf.shelf import Shelf, watching
 
     settings = _settings(tmp_path / "data", debounce_ms=100, rescan_s=0)
     said: list[str] = []
     server = Shelf(settings)  # no index yet
-    stop = watch_collections(server, said.append, every_s=0.1)
+    stop = watching.watch_collections(server._parts, said.append, every_s=0.1)
     try:
         other = tmp_path / "other"
         other.mkdir()
         (other / "first.md").write_text("# First\n\nThe wallabyreef page.\n")
         with Shelf(settings) as cli:  # `docshelf index other -c later` from another process
             cli.index([other], "later")
-        with Runtime(_settings(tmp_path / "data")) as reader:
+        with Stages(_settings(tmp_path / "data")) as reader:
             _wait_for(lambda: read_health(reader.store.get_meta).get("later", {}).get("state") == "running")
             (other / "second.md").write_text("# Second\n\nThe quollcreek page.\n")
             _wait_for(lambda: _hits(reader, "quollcreek") == ["second.md"])
@@ -223,7 +222,7 @@ def test_serve_watch_picks_up_a_collection_added_while_it_runs(tmp_path: Path, d
 
 
 def test_dead_watcher_thread_is_restarted_and_reported(
-    watched: tuple[Watcher, Runtime], docs: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    watched: tuple[Watcher, Stages], docs: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     watcher, reader = watched
     real = watcher.sync_fn
@@ -261,7 +260,7 @@ def test_wal_is_truncated_after_sync_and_compact_keeps_the_index_answering(
     tmp_path: Path, docs: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     data = tmp_path / "data"
-    with Runtime(_settings(data)) as rt:
+    with Stages(_settings(data)) as rt:
         indexer = rt.indexer()
         indexer.sync("live", [docs])
         assert (data / "docshelf.db-wal").stat().st_size == 0
@@ -272,7 +271,7 @@ def test_wal_is_truncated_after_sync_and_compact_keeps_the_index_answering(
     assert result.exit_code == 0, result.stderr
     sizes = json.loads(result.stdout)
     assert sizes["size_bytes_after"] > 0
-    with Runtime(_settings(data)) as rt:
+    with Stages(_settings(data)) as rt:
         assert _hits(rt, "certificate") == ["beta.md"]
         assert _hits(rt, "ingest queue") == []
         assert rt.store.stats().keyword_generation == rt.store.generation()
@@ -280,7 +279,7 @@ def test_wal_is_truncated_after_sync_and_compact_keeps_the_index_answering(
 
 def test_status_reports_stale_documents_and_index_age(tmp_path: Path, docs: Path) -> None:
     data = tmp_path / "data"
-    with Runtime(_settings(data)) as rt:
+    with Stages(_settings(data)) as rt:
         rt.indexer().sync("live", [docs])
     cli = CliRunner()
     status = json.loads(cli.invoke(app, ["status", "--json", "--data-dir", str(data)]).stdout)
@@ -291,7 +290,7 @@ def test_status_reports_stale_documents_and_index_age(tmp_path: Path, docs: Path
     assert status["stale_documents"] == 2
     # the whole folder gone (or a shared index served where the corpus is not): one entry, not one per file
     docs.rename(tmp_path / "elsewhere")
-    with Runtime(_settings(data)) as rt:
+    with Stages(_settings(data)) as rt:
         gone = stale_documents(rt.store)
     assert gone == [
         {"collection": "live", "path": str(docs.resolve()), "reason": "folder not on this machine"}

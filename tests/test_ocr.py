@@ -23,7 +23,7 @@ from docshelf.parse.image import ImageParser
 from docshelf.parse.limits import ParseLimits
 from docshelf.parse.ocr import installed_languages, tesseract_path
 from docshelf.parse.pdf import PdfParser
-from docshelf.runtime import Runtime
+from stages import Stages
 
 _FONTS = {
     "latin": ["/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"],
@@ -97,7 +97,7 @@ def test_multipage_tiff_gives_pages() -> None:
 
 
 @needs_tesseract
-def test_scanned_pdf_pages_are_ocred_and_cited(runtime: Runtime, tmp_path: Path) -> None:
+def test_scanned_pdf_pages_are_ocred_and_cited(runtime: Stages, tmp_path: Path) -> None:
     font = _font("latin")
     cover = ["Runbook cover page for the", "operations team in Berlin", "written in the year 2024"]
     pages = [render(cover, font), render(["Rotate the vault keys quarterly"], font)]
@@ -128,7 +128,7 @@ def test_scanned_pdf_without_ocr_is_reported_no_text_layer() -> None:
 
 
 def test_without_tesseract_images_are_skipped_with_a_reason(
-    runtime: Runtime, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    runtime: Stages, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))  # no tesseract on PATH
     corpus = tmp_path / "c"

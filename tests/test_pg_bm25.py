@@ -13,9 +13,9 @@ import pytest
 
 from docshelf.config import load_settings
 from docshelf.embed import HashEmbedder
-from docshelf.runtime import Runtime
 from docshelf.store.base import SearchFilter
 from docshelf.store.postgres import postings
+from stages import Stages
 
 WORDS = ["deploy", "rollback", "incident", "pager", "vault", "backup", "restore", "budget", "release"]
 
@@ -26,7 +26,7 @@ def _write(corpus: Path, rng: random.Random, i: int) -> None:
 
 
 def _oracle(
-    rt: Runtime, terms: list[str], k: int, alternatives: dict[str, list[str]] | None = None
+    rt: Stages, terms: list[str], k: int, alternatives: dict[str, list[str]] | None = None
 ) -> list[tuple[str, float]]:
     """BM25 as tantivy and the SQL formula define it, from every stored chunk's text; a term with
     alternatives gives the best of its and their scores (those that are query terms left out)."""
@@ -61,7 +61,7 @@ def _same(a: list[tuple[str, float]], b: list[tuple[str, float]]) -> bool:
     return {c for c, s in a if round(s, 9) > last} == {c for c, s in b if round(s, 9) > last}
 
 
-def _check(rt: Runtime, rng: random.Random) -> None:
+def _check(rt: Stages, rng: random.Random) -> None:
     for _ in range(25):
         terms = rt.analyzer.terms(
             " ".join(rng.sample([*WORDS, "uniq3", "uniq11", "nowhere"], rng.randint(1, 4)))
@@ -84,7 +84,7 @@ def test_packed_postings_score_exactly_through_packs_edits_and_deletes(
     corpus.mkdir()
     s = load_settings(collection="test")
     s.store.data_dir, s.store.url, s.embed.model = tmp_path / "data", pg_database, "hash"
-    with Runtime(s, embedder=HashEmbedder()) as rt:
+    with Stages(s, embedder=HashEmbedder()) as rt:
         store: Any = rt.store
         for i in range(60):
             _write(corpus, rng, i)
@@ -143,7 +143,7 @@ def test_keyword_ranking_matches_the_embedded_store_over_all_candidates(
     for url in (None, pg_database):
         s = load_settings(collection="test")
         s.store.data_dir, s.store.url, s.embed.model = tmp_path / f"data-{bool(url)}", url, "hash"
-        with Runtime(s, embedder=HashEmbedder()) as rt:
+        with Stages(s, embedder=HashEmbedder()) as rt:
             rt.indexer().sync("test", [corpus])
             queries = [rt.analyzer.terms(t) for t in texts]
             alts = [

@@ -9,7 +9,7 @@ from pathlib import Path
 from docshelf.config import Settings
 from docshelf.embed import HashEmbedder
 from docshelf.embed.base import Vectors
-from docshelf.runtime import Runtime
+from stages import Stages
 
 
 class _BlockingEmbedder(HashEmbedder):
@@ -39,7 +39,7 @@ def test_the_next_batch_is_parsed_while_one_is_embedded(settings: Settings, tmp_
     (corpus / "b.txt").write_text("the later-file of the second batch\n", "utf-8")
     settings.embed.batch_size = 1
     embedder = _BlockingEmbedder()
-    with Runtime(settings, embedder=embedder) as rt:
+    with Stages(settings, embedder=embedder) as rt:
         report = rt.indexer().sync("test", [corpus])
         assert embedder.overlapped is True  # embedding of batch 1 waited while b.txt was parsed
         assert sorted(report.added) == ["a0.txt", "a1.txt", "a2.txt", "a3.txt", "b.txt"]

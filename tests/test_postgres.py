@@ -22,10 +22,10 @@ from typer.testing import CliRunner
 from docshelf.cli import app
 from docshelf.config import Settings, load_settings
 from docshelf.embed import HashEmbedder
-from docshelf.runtime import Runtime
 from docshelf.store.base import SearchFilter
 from docshelf.store.postgres.schema import MIGRATIONS
 from docshelf.store.postgres.sql import glob_to_regex
+from stages import Stages
 
 
 def test_dsn_shorthand_and_nested_settings(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -80,7 +80,7 @@ def test_migrations_are_versioned_and_run_once(pg_database: str, tmp_path: Path)
     import psycopg
 
     for _ in range(2):
-        Runtime(_pg_settings(tmp_path, pg_database), embedder=HashEmbedder()).store.close()
+        Stages(_pg_settings(tmp_path, pg_database), embedder=HashEmbedder()).store.close()
     with psycopg.connect(pg_database) as conn:
         versions = [r[0] for r in conn.execute("SELECT version FROM docshelf_schema ORDER BY version")]
     assert versions == list(range(1, len(MIGRATIONS) + 1))
@@ -97,7 +97,7 @@ def test_a_schema_1_database_is_upgraded_and_ranks_the_same(
     monkeypatch.setattr(postings, "TAIL_MIN", 10**9)  # every posting stays in the tail
     settings = _pg_settings(tmp_path, pg_database)
     queries = ("page the on-call engineer", "Urlaub beantragen", "deploy rollback release")
-    with Runtime(settings, embedder=HashEmbedder()) as rt:
+    with Stages(settings, embedder=HashEmbedder()) as rt:
         rt.indexer().sync("test", [corpus])
         before = {q: rt.searcher().search(q, k=5, mode="keyword").hits for q in queries}
     with psycopg.connect(pg_database, autocommit=True) as conn:  # back to what schema 1 had
@@ -116,7 +116,7 @@ def test_a_schema_1_database_is_upgraded_and_ranks_the_same(
         conn.execute("DROP TABLE reembed")
         conn.execute("DELETE FROM docshelf_schema WHERE version > 1")
     monkeypatch.undo()
-    with Runtime(settings, embedder=HashEmbedder()) as rt:
+    with Stages(settings, embedder=HashEmbedder()) as rt:
         for q in queries:
             after = rt.searcher().search(q, k=5, mode="keyword").hits
             assert [(h.chunk_id, round(h.score, 6)) for h in after] == [
@@ -131,11 +131,11 @@ def test_a_schema_1_database_is_upgraded_and_ranks_the_same(
 def test_concurrent_indexers_converge(pg_database: str, tmp_path: Path, corpus: Path) -> None:
     """Two writers (own lock folders, as on two machines) sync one collection at once."""
     runtimes = [
-        Runtime(_pg_settings(tmp_path, pg_database, f"node{i}"), embedder=HashEmbedder()) for i in range(2)
+        Stages(_pg_settings(tmp_path, pg_database, f"node{i}"), embedder=HashEmbedder()) for i in range(2)
     ]
     errors: list[BaseException] = []
 
-    def work(rt: Runtime) -> None:
+    def work(rt: Stages) -> None:
         try:
             for _ in range(3):
                 rt.indexer().sync("test", [corpus])
@@ -156,7 +156,7 @@ def test_concurrent_indexers_converge(pg_database: str, tmp_path: Path, corpus: 
         df = dict(store._q("SELECT term, df FROM term_stats WHERE df > 0"))
         assert df == dict(Counter(t for row in store._q("SELECT terms FROM chunks") for t in row[0]))
         # the same as one writer alone
-        single = Runtime(_pg_settings(tmp_path, pg_database, "node9"), embedder=HashEmbedder())
+        single = Stages(_pg_settings(tmp_path, pg_database, "node9"), embedder=HashEmbedder())
         report = single.indexer().sync("test", [corpus])
         assert not report.added and not report.updated and not report.removed
         assert docs == report.unchanged
@@ -176,10 +176,10 @@ def test_writers_on_other_machines_take_turns_per_collection(
     another collection."""
     from docshelf.errors import StoreError
 
-    first = Runtime(_pg_settings(tmp_path, pg_database, "node1"), embedder=HashEmbedder())
+    first = Stages(_pg_settings(tmp_path, pg_database, "node1"), embedder=HashEmbedder())
     late = _pg_settings(tmp_path, pg_database, "node2")
     late.watch.lock_timeout_s = 0.3
-    second = Runtime(late, embedder=HashEmbedder())
+    second = Stages(late, embedder=HashEmbedder())
     busy = r"another docshelf \(docshelf writer pid \d+ on .*\) is writing to {} in the PostgreSQL store"
     try:
         with first.indexer().writer_lock("test"):
@@ -222,7 +222,7 @@ def test_migrate_copies_the_embedded_store_without_re_embedding(
             CountingEmbedder.calls += 1
             return super().embed_documents(texts)
 
-    with Runtime(local, embedder=HashEmbedder()) as a, Runtime(shared, embedder=CountingEmbedder()) as b:
+    with Stages(local, embedder=HashEmbedder()) as a, Stages(shared, embedder=CountingEmbedder()) as b:
         assert a.store.stats().chunks == b.store.stats().chunks == report["chunks"]
         for query in ("page the on-call engineer", "Urlaub beantragen", "部署"):
             for mode in ("keyword", "semantic", "hybrid"):
@@ -292,7 +292,7 @@ def test_migrate_builds_the_hnsw_index_once_after_the_copy(
             return bool(conn.execute(sql).fetchone()[0])
 
     seen: list[bool] = []
-    with Runtime(local, embedder=HashEmbedder()) as a, Runtime(shared, embedder=HashEmbedder()) as b:
+    with Stages(local, embedder=HashEmbedder()) as a, Stages(shared, embedder=HashEmbedder()) as b:
         a.indexer().sync("test", [corpus])
         assert b.store.model() == (None, None)
         copy_store(a.store, b.store, lambda done, total: seen.append(hnsw_present()))
@@ -310,7 +310,7 @@ def test_driver_errors_become_one_line_store_errors(
     """A server that fails mid-run (here: a table gone) is a StoreError naming it, never a traceback."""
     from docshelf.errors import StoreError
 
-    rt = Runtime(_pg_settings(tmp_path, pg_database), embedder=HashEmbedder())
+    rt = Stages(_pg_settings(tmp_path, pg_database), embedder=HashEmbedder())
     rt.indexer().sync("test", [corpus])
     store: Any = rt.store
     with store._tx() as conn:

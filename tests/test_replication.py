@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,8 +19,8 @@ from mcp import Client, StdioServerParameters
 
 from docshelf.embed import HashEmbedder
 from docshelf.errors import StoreError
-from docshelf.runtime import Runtime
 from docshelf.testing.replication import Cluster, wait_replayed
+from stages import Stages
 from test_postgres import _pg_settings
 
 pytestmark = pytest.mark.skipif(
@@ -38,17 +37,17 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         yield c
 
 
-def _hits(rt: Runtime, query: str, mode: str = "hybrid") -> list[tuple[str, float]]:
+def _hits(rt: Stages, query: str, mode: str = "hybrid") -> list[tuple[str, float]]:
     return [(h.chunk_id, round(h.score, 6)) for h in rt.searcher().search(query, k=5, mode=mode).hits]  # type: ignore[arg-type]
 
 
 def test_replicas_answer_what_the_primary_committed(cluster: Cluster, corpus: Path, tmp_path: Path) -> None:
-    with Runtime(_pg_settings(tmp_path, cluster.primary, "primary"), embedder=HashEmbedder()) as writer:
+    with Stages(_pg_settings(tmp_path, cluster.primary, "primary"), embedder=HashEmbedder()) as writer:
         writer.indexer().sync("test", [corpus])
         lags = [wait_replayed(cluster.primary, r, LAG_BOUND_S) for r in cluster.replicas]
         print(f"replay lag after the first index: {', '.join(f'{lag * 1000:.0f} ms' for lag in lags)}")
         readers = [
-            Runtime(_pg_settings(tmp_path, url, f"replica{i}"), embedder=HashEmbedder())
+            Stages(_pg_settings(tmp_path, url, f"replica{i}"), embedder=HashEmbedder())
             for i, url in enumerate(cluster.replicas)
         ]
         try:
@@ -72,7 +71,7 @@ def test_replicas_answer_what_the_primary_committed(cluster: Cluster, corpus: Pa
 def test_serve_on_a_replica_searches_and_refuses_writes(
     cluster: Cluster, corpus: Path, tmp_path: Path
 ) -> None:
-    with Runtime(_pg_settings(tmp_path, cluster.primary, "primary"), embedder=HashEmbedder()) as writer:
+    with Stages(_pg_settings(tmp_path, cluster.primary, "primary"), embedder=HashEmbedder()) as writer:
         writer.indexer().sync("test", [corpus])
         want = [h.chunk_id for h in writer.searcher().search("rollback", k=3).hits]
         assert want
@@ -91,10 +90,8 @@ def test_serve_on_a_replica_searches_and_refuses_writes(
             refused = await client.call_tool("ingest", {"path": str(corpus)})
             return found, refused
 
-    started = time.perf_counter()
     found, refused = anyio.run(main)
     assert [h["chunk_id"] for h in found.structured_content["hits"]] == want
     assert refused.is_error
     text = refused.content[0].text
     assert "read-only replica" in text and "primary" in text and "Traceback" not in text
-    assert time.perf_counter() - started < 60

@@ -15,8 +15,8 @@ from docshelf.parse import default_registry
 from docshelf.parse.clean import clean_text
 from docshelf.parse.decode import read_text
 from docshelf.parse.quiet import native_stderr_to_log
-from docshelf.runtime import Runtime
 from docshelf.types import ParsedDocument, Section, SkippedFile
+from stages import Stages
 
 
 class _NoisyParser:
@@ -33,14 +33,14 @@ class _NoisyParser:
                               title="T\ud83d", metadata={"fonts": ["F\udc80"]})  # fmt: skip
 
 
-def _indexer(runtime: Runtime) -> Indexer:
+def _indexer(runtime: Stages) -> Indexer:
     registry = default_registry()
     registry.register(_NoisyParser())
     return Indexer(runtime.store, runtime.embedder, runtime.settings, registry)
 
 
 def test_lone_surrogates_are_cleaned_once_at_parse_time_and_the_file_indexes(
-    runtime: Runtime, tmp_path: Path, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+    runtime: Stages, tmp_path: Path, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (tmp_path / "c").mkdir()
     (tmp_path / "c" / "a.noisy").write_text("quokka text", encoding="utf-8")
@@ -64,7 +64,7 @@ def test_clean_text_keeps_offsets() -> None:
 
 
 def test_empty_documents_are_skipped_as_no_text_and_reasons_name_the_file_once(
-    runtime: Runtime, tmp_path: Path
+    runtime: Stages, tmp_path: Path
 ) -> None:
     corpus = tmp_path / "c"
     corpus.mkdir()

@@ -20,7 +20,6 @@ from typer.testing import CliRunner
 from docshelf.cli.main import app
 from docshelf.config import RerankSettings, Settings
 from docshelf.errors import ConfigError, EmbedError
-from docshelf.runtime import Runtime
 from docshelf.search.rerank import (
     OnnxCrossEncoder,
     get_reranker,
@@ -29,6 +28,7 @@ from docshelf.search.rerank import (
     reranked_search,
 )
 from docshelf.search.searcher import Hit
+from stages import Stages
 
 tokenizers = pytest.importorskip("tokenizers")
 
@@ -167,7 +167,7 @@ def test_passage_text_adds_heading_context() -> None:
 
 
 def test_reranked_search_on_an_index(
-    settings: Settings, runtime: Runtime, corpus: Path, model_dir: Path
+    settings: Settings, runtime: Stages, corpus: Path, model_dir: Path
 ) -> None:
     runtime.indexer().sync("test", [corpus])
     settings.rerank.model = f"onnx:{model_dir}"
@@ -246,21 +246,21 @@ def anyio_backend() -> str:
 
 @pytest.mark.anyio
 async def test_mcp_search_rerank_argument(
-    settings: Settings, runtime: Runtime, corpus: Path, model_dir: Path
+    settings: Settings, runtime: Stages, corpus: Path, model_dir: Path
 ) -> None:
     from mcp import Client
 
     from docshelf.server import create_server
 
     runtime.indexer().sync("test", [corpus])
-    async with Client(create_server(settings, runtime)) as client:  # no rerank.model configured
+    async with Client(create_server(settings, runtime.shelf())) as client:  # no rerank.model configured
         plain = await client.call_tool("search", {"query": "page someone sev"})
         assert plain.structured_content and plain.structured_content["mode"] == "hybrid"
         bad = await client.call_tool("search", {"query": "page someone sev", "rerank": True})
         assert bad.is_error and "rerank.model" in str(bad.content[0].text)  # type: ignore[union-attr]
     settings.rerank.model = f"onnx:{model_dir}"
     settings.rerank.top_n = 6
-    async with Client(create_server(settings, runtime)) as client:
+    async with Client(create_server(settings, runtime.shelf())) as client:
         query = {"query": "page someone sev", "k": 3, "rerank": True, "detail": "full"}  # ranks, score
         first = await client.call_tool("search", query)
         data = first.structured_content

@@ -10,10 +10,10 @@ import pytest
 from docshelf.analyze import Analyzer
 from docshelf.config import Settings
 from docshelf.embed import HashEmbedder
-from docshelf.runtime import Runtime
 from docshelf.search.accents import accent_alternatives
 from docshelf.search.respell import respelled
 from docshelf.store.base import SearchFilter
+from stages import Stages
 
 A = Analyzer()
 
@@ -25,7 +25,7 @@ def _first_hits(
     pages.mkdir()
     for name, text in files.items():
         (pages / name).write_text(text, encoding="utf-8")
-    with Runtime(settings, embedder=HashEmbedder()) as rt:
+    with Stages(settings, embedder=HashEmbedder()) as rt:
         rt.indexer().sync("test", [pages])
         found = []
         for q in queries:
@@ -108,7 +108,7 @@ def test_an_accented_query_finds_pages_written_either_way(settings: Settings, tm
     (pages / "con.md").write_text(f"# Notas\n\nLa información de facturación {body}\n", encoding="utf-8")
     (pages / "sin.md").write_text(f"# Notas\n\nLa informacion de facturacion {body}\n", encoding="utf-8")
     (pages / "otro.md").write_text(other, encoding="utf-8")
-    with Runtime(settings, embedder=HashEmbedder()) as rt:
+    with Stages(settings, embedder=HashEmbedder()) as rt:
         rt.indexer().sync("test", [pages])
         for query in ("información de facturación", "facturación"):
             hits = rt.searcher().search(query, mode="keyword", k=3).hits

@@ -14,10 +14,10 @@ import pytest
 
 from docshelf.analyze import Analyzer
 from docshelf.config import Settings
-from docshelf.runtime import Runtime
 from docshelf.search import snippet, weighted_rrf
 from docshelf.search.fusion import convex_combination, zscore_combination
 from docshelf.store.base import SearchFilter
+from stages import Stages
 
 # the same tests run against the embedded store and PostgreSQL + pgvector
 pytestmark = pytest.mark.usefixtures("backend")
@@ -87,7 +87,7 @@ def test_zscore_is_the_weighted_sum_of_each_lists_z_or_its_floor() -> None:
         assert zscore_combination(lists, weights) == sorted(want.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-def test_a_single_keyword_hit_counts_in_the_fusion(runtime: Runtime, corpus: Path) -> None:
+def test_a_single_keyword_hit_counts_in_the_fusion(runtime: Stages, corpus: Path) -> None:
     """The one passage holding "0.110.0" was keyword rank 1 and hybrid rank 25: a list of one hit
     standardised to z = 0 (its floor too), and a query without letters counted as Chinese, so
     the dense side took over as for another language."""
@@ -120,7 +120,7 @@ def test_snippet_highlights_matches_in_window() -> None:
     assert out.startswith("…") and out.endswith("…")
 
 
-def test_filters_apply_before_ranking(runtime: Runtime, corpus: Path) -> None:
+def test_filters_apply_before_ranking(runtime: Stages, corpus: Path) -> None:
     old = corpus / "runbooks" / "deploy.md"
     os.utime(old, (time.time() - 86400 * 30, time.time() - 86400 * 30))
     runtime.indexer().sync("test", [corpus])
@@ -136,7 +136,7 @@ def test_filters_apply_before_ranking(runtime: Runtime, corpus: Path) -> None:
     assert not s.search("deploy", flt=SearchFilter(collections=("other",))).hits
 
 
-def test_hits_carry_full_citations(runtime: Runtime, corpus: Path) -> None:
+def test_hits_carry_full_citations(runtime: Stages, corpus: Path) -> None:
     runtime.indexer().sync("test", [corpus])
     hit = runtime.searcher().search("escalates to the secondary", k=1).hits[0]
     source = (corpus / hit.path).read_text(encoding="utf-8")
@@ -146,7 +146,7 @@ def test_hits_carry_full_citations(runtime: Runtime, corpus: Path) -> None:
     assert set(hit.ranks) == {"keyword", "semantic"} and hit.title == "Incident response runbook"
 
 
-def test_empty_results_say_why(runtime: Runtime, corpus: Path) -> None:
+def test_empty_results_say_why(runtime: Stages, corpus: Path) -> None:
     s = runtime.searcher()
     assert "index is empty" in (s.search("anything").note or "")
     runtime.indexer().sync("test", [corpus])
@@ -161,7 +161,7 @@ def test_empty_results_say_why(runtime: Runtime, corpus: Path) -> None:
         assert common.hits and "only common words" in (common.note or ""), mode
 
 
-def test_a_zero_query_vector_has_no_neighbours(runtime: Runtime, corpus: Path) -> None:
+def test_a_zero_query_vector_has_no_neighbours(runtime: Stages, corpus: Path) -> None:
     """pgvector's cosine distance to a zero vector is NaN: scores NaN (bare NaN in --json) and
     confidence 1.00 on every hit, on PostgreSQL only."""
     import numpy as np
@@ -185,7 +185,7 @@ def test_ann_index_matches_exact_search_and_follows_changes(settings, corpus: Pa
     settings.search.ann_threshold = 1  # every store is "large"
     for i in range(60):
         (corpus / "notes" / f"extra{i}.md").write_text(f"# Extra {i}\n\nfiller {i} about topic {i % 7}\n")
-    rt = Runtime(settings, embedder=HashEmbedder())
+    rt = Stages(settings, embedder=HashEmbedder())
     if settings.store.url:
         try:
             _pgvector_hnsw_matches_exact(rt, corpus)
@@ -234,7 +234,7 @@ def _exact_top(data: Path, query: Any, k: int) -> list[tuple[str, float]]:
     return [(rows[i][0], float(scores[i])) for i in np.argsort(-scores, kind="stable")[:k]]
 
 
-def _pgvector_hnsw_matches_exact(rt: Runtime, corpus: Path) -> None:
+def _pgvector_hnsw_matches_exact(rt: Stages, corpus: Path) -> None:
     """PostgreSQL: above the threshold pgvector's HNSW index answers, agreeing with the exact scan."""
     rt.indexer().sync("test", [corpus])
     store: Any = rt.store
@@ -302,7 +302,7 @@ def test_keyword_lead_raises_the_keyword_weight_only_when_its_top_hit_stands_out
 
 
 def test_hybrid_embeds_the_query_on_another_thread_while_the_keyword_side_searches(
-    runtime: Runtime, corpus: Path
+    runtime: Stages, corpus: Path
 ) -> None:
     runtime.indexer().sync("test", [corpus])
     store, embedder = runtime.store, runtime.embedder
@@ -346,7 +346,7 @@ def test_hybrid_embeds_the_query_on_another_thread_while_the_keyword_side_search
     assert together.hits and {r for h in together.hits for r in h.ranks} == {"keyword", "semantic"}
 
 
-def test_a_search_reads_its_hits_documents_in_one_query(runtime: Runtime, corpus: Path) -> None:
+def test_a_search_reads_its_hits_documents_in_one_query(runtime: Stages, corpus: Path) -> None:
     """On PostgreSQL each store read is a round trip: the documents behind the hits come in one."""
     runtime.indexer().sync("test", [corpus])
     store = runtime.store
@@ -413,7 +413,7 @@ def _fused_weights(
         searcher_module, "fuse_hybrid", lambda s, lists, c, o, w: seen.append(w) or real(s, lists, c, o, w)
     )
     settings.search.dense_feedback = False  # it fuses a short statement twice, at the same weight
-    with Runtime(settings, embedder=Asking()) as rt:
+    with Stages(settings, embedder=Asking()) as rt:
         rt.indexer().sync("test", [corpus])
         for query in queries:
             rt.searcher().search(query, mode="hybrid", k=3)
@@ -481,7 +481,7 @@ def test_a_short_statement_searches_the_dense_side_again_with_its_moved_vector(
 
     def dense_searches(query: str, feedback: bool) -> list[Any]:
         settings.search.dense_feedback = feedback
-        with Runtime(settings, embedder=HashEmbedder()) as rt:
+        with Stages(settings, embedder=HashEmbedder()) as rt:
             rt.indexer().sync("test", [corpus])
             asked: list[Any] = []
             real = rt.store.vector_search
@@ -518,7 +518,7 @@ def test_a_repeated_query_is_embedded_once(settings: Settings, corpus: Path) -> 
             self.embedded.append(text)
             return super().embed_query(text)
 
-    with Runtime(settings, embedder=Counting()) as rt:
+    with Stages(settings, embedder=Counting()) as rt:
         rt.indexer().sync("test", [corpus])
         searcher = rt.searcher()
         first = searcher.search("roll back a deploy", mode="hybrid", k=3)

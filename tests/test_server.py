@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-import time
+import threading
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,11 +19,12 @@ from mcp_types import PromptReference, ResourceTemplateReference
 from docshelf.config import Settings
 from docshelf.embed import HashEmbedder
 from docshelf.embed.base import Vectors
-from docshelf.runtime import Runtime
 from docshelf.server import build_server, create_server
 from docshelf.server.resources import DOCUMENT_TEMPLATE
+from docshelf.shelf import Shelf
 from localhttp import Reply, serve
 from mcpkit import data, error_text
+from stages import Stages
 
 # the same tests run against the embedded store and PostgreSQL + pgvector
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("backend")]
@@ -33,8 +34,8 @@ WRITE_TOOLS = {"ingest", "forget", "reindex"}
 
 
 @pytest.fixture
-def server(settings: Settings, indexed: Runtime) -> MCPServer:
-    return create_server(settings, indexed)
+def server(settings: Settings, indexed: Stages) -> MCPServer:
+    return create_server(settings, indexed.shelf())
 
 
 @pytest.fixture(params=MODES)
@@ -56,9 +57,9 @@ async def test_tools_are_described(client: Client) -> None:
     assert 'collection "test": 8 documents' in (client.instructions or "")
 
 
-async def test_read_only_server_has_no_write_tools(settings: Settings, indexed: Runtime) -> None:
+async def test_read_only_server_has_no_write_tools(settings: Settings, indexed: Stages) -> None:
     settings.server.read_only = True
-    async with Client(create_server(settings, indexed)) as c:
+    async with Client(create_server(settings, indexed.shelf())) as c:
         assert {t.name for t in (await c.list_tools()).tools} == ALL_TOOLS
 
 
@@ -161,14 +162,14 @@ async def test_read_document_refuses_escapes(client: Client, bad: str) -> None:
 
 
 async def test_symlink_swapped_in_after_indexing_is_refused(
-    settings: Settings, indexed: Runtime, corpus: Path, tmp_path: Path
+    settings: Settings, indexed: Stages, corpus: Path, tmp_path: Path
 ) -> None:
     secret = tmp_path / "secret.md"
     secret.write_text("top secret", "utf-8")
     target = corpus / "runbooks" / "deploy.md"
     target.unlink()
     os.symlink(secret, target)
-    async with Client(create_server(settings, indexed)) as c:
+    async with Client(create_server(settings, indexed.shelf())) as c:
         text = error_text(await c.call_tool("read_document", {"document": "runbooks/deploy.md"}))
         assert "outside the corpus root" in text and "top secret" not in text
         with pytest.raises(MCPError):
@@ -176,10 +177,10 @@ async def test_symlink_swapped_in_after_indexing_is_refused(
 
 
 async def test_missing_file_is_rebuilt_from_chunks(
-    settings: Settings, indexed: Runtime, corpus: Path
+    settings: Settings, indexed: Stages, corpus: Path
 ) -> None:
     (corpus / "runbooks" / "deploy.md").unlink()
-    async with Client(create_server(settings, indexed)) as c:
+    async with Client(create_server(settings, indexed.shelf())) as c:
         out = data(await c.call_tool("read_document", {"document": "runbooks/deploy.md"}))
         assert out["source"] == "index" and "Rolling back" in out["text"] and "cannot be read" in out["note"]
         stale = data(await c.call_tool("index_status", {}))["stale"]
@@ -188,15 +189,15 @@ async def test_missing_file_is_rebuilt_from_chunks(
         ]
 
 
-async def test_index_status_lists_new_files(settings: Settings, indexed: Runtime, corpus: Path) -> None:
+async def test_index_status_lists_new_files(settings: Settings, indexed: Stages, corpus: Path) -> None:
     (corpus / "runbooks" / "added.md").write_text("# Added\n\nSince the last sync.\n")
-    async with Client(create_server(settings, indexed)) as c:
+    async with Client(create_server(settings, indexed.shelf())) as c:
         out = data(await c.call_tool("index_status", {}))
     assert out["new_files"] == 1 and out["stale_documents"] == 0
     assert out["stale"] == [{"collection": "test", "path": "runbooks/added.md", "reason": "new"}]
 
 
-async def test_size_cap_truncates_with_cursor(settings: Settings, indexed: Runtime, corpus: Path) -> None:
+async def test_size_cap_truncates_with_cursor(settings: Settings, indexed: Stages, corpus: Path) -> None:
     from docshelf.shelf.budget import estimate_tokens
 
     settings.server.max_result_tokens = 1000
@@ -204,7 +205,7 @@ async def test_size_cap_truncates_with_cursor(settings: Settings, indexed: Runti
     # escapes cost more in JSON than in the text: results came back at twice the cap
     (corpus / "quotes.txt").write_text("\n".join('\t\t"q" \\ "\\"\t' * 8 for _ in range(3000)))
     indexed.indexer().sync("test")
-    async with Client(create_server(settings, indexed)) as c:
+    async with Client(create_server(settings, indexed.shelf())) as c:
         first = await c.call_tool("read_document", {"document": "big.md"})
         out = data(first)
         assert out["next_cursor"] and "size cap" in out["note"] and out["text"].endswith("\n")
@@ -234,9 +235,9 @@ async def test_size_cap_truncates_with_cursor(settings: Settings, indexed: Runti
         assert hits["next_cursor"] and "size cap" in hits["note"]
 
 
-async def test_list_documents_pages(settings: Settings, indexed: Runtime) -> None:
+async def test_list_documents_pages(settings: Settings, indexed: Stages) -> None:
     settings.server.page_size = 3
-    async with Client(create_server(settings, indexed)) as c:
+    async with Client(create_server(settings, indexed.shelf())) as c:
         rows: list[dict[str, Any]] = []
         cursor = None
         while True:
@@ -305,11 +306,11 @@ async def test_prompt_and_completions(client: Client) -> None:
     assert (await client.complete(prompt_ref, {"name": "question", "value": "x"})).completion.values == []
 
 
-async def test_write_tools(settings: Settings, indexed: Runtime, tmp_path: Path) -> None:
+async def test_write_tools(settings: Settings, indexed: Stages, tmp_path: Path) -> None:
     extra = tmp_path / "extra"
     extra.mkdir()
     settings.server.allow_ingest = [tmp_path]
-    async with Client(create_server(settings, indexed)) as client:
+    async with Client(create_server(settings, indexed.shelf())) as client:
         await _write_tools(client, extra)
 
 
@@ -345,7 +346,7 @@ async def test_ingest_refuses_a_folder_of_one_collection_under_another_name(
 
 
 async def test_ingest_a_url_through_the_same_code_as_the_cli(
-    client: Client, settings: Settings, indexed: Runtime
+    client: Client, settings: Settings, indexed: Stages
 ) -> None:
     """MCP ingest of a web page: fetched into its mirror and searchable, cited by its URL; an
     agent reaches a local address (here 127.0.0.1) only where the user allowed it."""
@@ -359,7 +360,8 @@ async def test_ingest_a_url_through_the_same_code_as_the_cli(
         assert refused["added"] == 0 and "local or private address" in json.dumps(refused["skipped"])
         assert site.paths() == []  # not even robots.txt: the connection was refused before a request
         web = settings.web.model_copy(update={"agent_private_hosts": True})
-        allowed = create_server(settings.model_copy(update={"web": web}), indexed)
+        trusted = settings.model_copy(update={"web": web})
+        allowed = create_server(trusted, Shelf(trusted, embedder=indexed.embedder, store=indexed.store))
         async with Client(allowed) as trusting:
             args = {"path": f"{site.base}/bikes.html", "collection": "web"}
             out = data(await trusting.call_tool("ingest", args))
@@ -373,16 +375,16 @@ async def test_ingest_a_url_through_the_same_code_as_the_cli(
     assert out["added"] == 0 and out["skipped"]
 
 
-class SlowEmbedder(HashEmbedder):
-    """Hash vectors, but the 'model' takes a while to load (like USE's ~1 s)."""
+class GatedEmbedder(HashEmbedder):
+    """Hash vectors, but the 'model' loads only when the test opens the gate."""
 
-    def __init__(self, delay: float) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self.delay, self.loaded = delay, False
+        self.gate, self.loaded = threading.Event(), False
 
     def embed_query(self, text: str) -> Vectors:
         if not self.loaded:
-            time.sleep(self.delay)
+            self.gate.wait(60)
             self.loaded = True
         return super().embed_query(text)
 
@@ -390,17 +392,18 @@ class SlowEmbedder(HashEmbedder):
         return super().embed_documents(texts)
 
 
-async def test_search_before_model_is_ready_falls_back(settings: Settings, indexed: Runtime) -> None:
+async def test_search_before_model_is_ready_falls_back(settings: Settings, indexed: Stages) -> None:
+    """A search while the model loads answers from the keyword side at once: it returns while the
+    model is still held at its gate (waiting for it would only end when the gate times out)."""
     settings.server.model_wait_s = 0
-    started = time.perf_counter()
-    slow = Runtime(settings, embedder=SlowEmbedder(1.5))
+    slow = GatedEmbedder()
     try:
-        async with Client(create_server(settings, slow)) as c:
+        async with Client(create_server(settings, Shelf(settings, embedder=slow))) as c:
             out = data(await c.call_tool("search", {"query": "deploy"}))
-            assert time.perf_counter() - started < 1.0
+            assert not slow.loaded
             assert out["mode"] == "keyword" and "still loading" in out["note"] and out["hits"]
     finally:
-        slow.close()
+        slow.gate.set()
 
 
 async def test_default_model_loads_in_background(
@@ -410,28 +413,30 @@ async def test_default_model_loads_in_background(
     import threading
 
     settings.embed.model = "use"
-    indexer = Runtime(settings)
+    indexer = Stages(settings)
     indexer.indexer().sync("test", [corpus])
     indexer.close()
+    from docshelf.embed import use
+
     loaded_on: list[str] = []
-    real = Runtime.embedder
+    real = use.UseEmbedder.embed_query
 
-    def embedder(self: Runtime) -> Any:
+    def embed_query(self: use.UseEmbedder, text: str) -> Vectors:
         loaded_on.append(threading.current_thread().name)
-        return real.fget(self)  # type: ignore[attr-defined]
+        return real(self, text)
 
-    monkeypatch.setattr(Runtime, "embedder", property(embedder))
+    monkeypatch.setattr(use.UseEmbedder, "embed_query", embed_query)
     server, state = build_server(settings)
     try:
         async with Client(server) as c:
             assert (await c.list_tools()).tools  # the server answers while the model loads
-            await anyio.to_thread.run_sync(state.embedder, None)  # a loaded machine may need > model_wait_s
+            await anyio.to_thread.run_sync(state.wait_for_model)  # a loaded machine may need > model_wait_s
             out = data(
                 await c.call_tool("search", {"query": "How often are the databases backed up?", "k": 3})
             )
             assert out["mode"] == "hybrid" and out["note"] is None
             assert "notes/数据备份策略.md" in {h["citation"].split(":")[0] for h in out["hits"]}
-        assert loaded_on and set(loaded_on) == {"docshelf-model"}  # never on the thread that serves
+        assert loaded_on[0] == "docshelf-model"  # the weights load there, never on the thread that serves
     finally:
         state.close()
 

@@ -14,10 +14,10 @@ from mcp import Client
 from docshelf.config import Settings
 from docshelf.embed import HashEmbedder
 from docshelf.embed.base import Vectors
-from docshelf.runtime import Runtime
 from docshelf.server import create_server
 from docshelf.shelf import Shelf
 from mcpkit import data, error_text, writer_free
+from stages import Stages
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("backend")]
 
@@ -42,18 +42,18 @@ def _files(folder: Path, n: int, word: str = "topic") -> Path:
 
 
 @pytest.fixture
-def gated(settings: Settings, corpus: Path, tmp_path: Path) -> tuple[Settings, Runtime, GatedEmbedder]:
+def gated(settings: Settings, corpus: Path, tmp_path: Path) -> tuple[Settings, Stages, GatedEmbedder]:
     settings.embed.batch_size = 1  # a batch every few chunks: many small swaps
     settings.server.allow_ingest = [tmp_path]
     embedder = GatedEmbedder()
-    rt = Runtime(settings, embedder=embedder)
+    rt = Stages(settings, embedder=embedder)
     rt.indexer().sync("test", [corpus])
     embedder.delay = 0.2
     return settings, rt, embedder
 
 
 async def test_reads_answer_while_an_ingest_writes(
-    gated: tuple[Settings, Runtime, GatedEmbedder], tmp_path: Path
+    gated: tuple[Settings, Stages, GatedEmbedder], tmp_path: Path
 ) -> None:
     """search, read_passage, list_documents, index_status and resources/read sent during an ingest
     answer before it ends (they used to wait for the whole job behind one lock)."""
@@ -65,7 +65,7 @@ async def test_reads_answer_while_an_ingest_writes(
         started.set()
 
     try:
-        async with Client(create_server(settings, rt)) as c:
+        async with Client(create_server(settings, rt.shelf())) as c:
             hit = data(await c.call_tool("search", {"query": "rolling back", "k": 1}))["hits"][0]
 
             async def ingest() -> None:
@@ -87,7 +87,7 @@ async def test_reads_answer_while_an_ingest_writes(
 
 
 async def test_cancelled_ingest_releases_every_lock(
-    gated: tuple[Settings, Runtime, GatedEmbedder], tmp_path: Path
+    gated: tuple[Settings, Stages, GatedEmbedder], tmp_path: Path
 ) -> None:
     """A client that stops reading progress and cancels: the job stops at the next file, the writer
     and keyword locks are free, the index is consistent and the next ingest finishes the folder."""
@@ -100,7 +100,7 @@ async def test_cancelled_ingest_releases_every_lock(
         await release.wait()  # a client busy elsewhere: progress notifications back up
 
     try:
-        async with Client(create_server(settings, rt)) as c:
+        async with Client(create_server(settings, rt.shelf())) as c:
             with anyio.move_on_after(30) as scope:
                 async with anyio.create_task_group() as tg:
                     args = {"path": str(folder)}
@@ -122,7 +122,7 @@ async def test_cancelled_ingest_releases_every_lock(
 
 
 async def test_ingest_does_exactly_its_target(
-    settings: Settings, runtime: Runtime, corpus: Path, tmp_path: Path
+    settings: Settings, runtime: Stages, corpus: Path, tmp_path: Path
 ) -> None:
     """ingest(folder) neither removes documents of other roots nor counts their files; a new folder
     gets its own collection, and forget removes a whole root."""
@@ -135,7 +135,7 @@ async def test_ingest_does_exactly_its_target(
     async def progress(done: float, total: float | None, message: str | None) -> None:
         totals.append(total)
 
-    async with Client(create_server(settings, runtime)) as c:
+    async with Client(create_server(settings, runtime.shelf())) as c:
         out = data(await c.call_tool("ingest", {"path": str(folder)}, progress_callback=progress))
         assert out["collection"] == "handbook" and out["added"] == 5 and out["removed"] == 0
         assert totals and set(totals) == {5}
@@ -151,26 +151,26 @@ async def test_ingest_does_exactly_its_target(
 
 
 async def test_ingest_only_under_allowed_folders(
-    settings: Settings, runtime: Runtime, corpus: Path, tmp_path: Path
+    settings: Settings, runtime: Stages, corpus: Path, tmp_path: Path
 ) -> None:
     """By default only inside indexed roots; `~`, /proc and other folders are refused unopened."""
     runtime.indexer().sync("test", [corpus])
     outside = _files(tmp_path / "elsewhere", 2)
-    async with Client(create_server(settings, runtime)) as c:
+    async with Client(create_server(settings, runtime.shelf())) as c:
         for target in (str(outside), str(Path.home()), "/proc/self/fd"):
             assert "refused" in error_text(await c.call_tool("ingest", {"path": target}))
         assert data(await c.call_tool("ingest", {"path": str(corpus / "notes")}))["collection"] == "test"
         roots = data(await c.call_tool("index_status", {}))["collections"][0]["roots"]
         assert roots == [str(corpus.resolve())]
     settings.server.allow_ingest = [tmp_path / "elsewhere"]
-    async with Client(create_server(settings, runtime)) as c:
+    async with Client(create_server(settings, runtime.shelf())) as c:
         assert data(await c.call_tool("ingest", {"path": str(outside)}))["added"] == 2
         assert "refused" in error_text(await c.call_tool("ingest", {"path": "/proc/self/fd"}))
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 async def test_a_file_swapped_for_a_fifo_or_grown_is_not_read(
-    settings: Settings, runtime: Runtime, corpus: Path
+    settings: Settings, runtime: Stages, corpus: Path
 ) -> None:
     """read_document and the document resource answer from the index instead of blocking on a FIFO
     or reading a file that grew past sources.max_file_mb."""
@@ -182,7 +182,7 @@ async def test_a_file_swapped_for_a_fifo_or_grown_is_not_read(
     grown = corpus / "notes" / "glossary.txt"
     with grown.open("a") as fh:
         fh.write("padding line\n" * 2000)
-    async with Client(create_server(settings, runtime)) as c:
+    async with Client(create_server(settings, runtime.shelf())) as c:
         with anyio.fail_after(20):
             out = data(await c.call_tool("read_document", {"document": "runbooks/deploy.md"}))
             assert out["source"] == "index" and "FIFO" in out["note"] and "Rolling back" in out["text"]
@@ -222,7 +222,7 @@ def test_reader_connections_end_with_their_threads(settings: Settings, corpus: P
             thread.start()
             thread.join()
         gc.collect()
-        assert len(shelf.store._readers) <= 2  # type: ignore[attr-defined]  # this thread's, maybe one more
+        assert len(shelf._parts.store._readers) <= 2  # type: ignore[attr-defined]  # this thread's, maybe one more
 
 
 def test_closing_the_store_leaves_another_threads_reader_to_it(settings: Settings, corpus: Path) -> None:
@@ -236,7 +236,7 @@ def test_closing_the_store_leaves_another_threads_reader_to_it(settings: Setting
         pytest.skip("PostgreSQL readers come from the pool")
     shelf = Shelf(settings, embedder=HashEmbedder())
     shelf.index([corpus])
-    store = shelf.store
+    store = shelf._parts.store
     got, closed, results = threading.Event(), threading.Event(), []
 
     def reader() -> None:

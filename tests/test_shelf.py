@@ -12,7 +12,6 @@ import docshelf
 from docshelf.config import Settings
 from docshelf.embed import HashEmbedder, Vectors
 from docshelf.errors import AccessError, ConfigError, DocshelfError, NotFoundError, SourceError
-from docshelf.runtime import Runtime
 from docshelf.shelf import SearchRequest, Shelf
 from docshelf.testing import MemoryStore
 
@@ -35,7 +34,7 @@ def shelf(request: pytest.FixtureRequest, settings: Settings, tmp_path: Path) ->
         from docshelf.analyze import Analyzer
 
         store = MemoryStore(tmp_path / "mem", Analyzer(settings.analyze.languages))
-        return Shelf(settings, runtime=Runtime(settings, HashEmbedder(), store))
+        return Shelf(settings, embedder=HashEmbedder(), store=store)
     if request.param == "postgres":
         settings.store.url = request.getfixturevalue("pg_database")
         settings.store.backend = "postgres"
@@ -124,14 +123,20 @@ def test_a_file_target_resyncs_its_own_collection(shelf: Shelf, corpus: Path) ->
         assert done.sync.collection == "test" and done.sync.updated == ["notes/glossary.txt"]
 
 
-def test_the_documented_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """docs/api_example.py (the example in docs/api.md) through the public API, hash embedder."""
-    import runpy
-
+def test_the_documented_example_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The example of docs/api.md, as it stands there, through the public API (hash embedder)."""
+    root = Path(__file__).resolve().parents[1]
+    doc = (root / "docs" / "api.md").read_text("utf-8")
+    block = doc.split("```python\n", 1)[1].split("```", 1)[0]
+    assert 'Path("/tmp/my-index")' in block
     monkeypatch.setenv("DOCSHELF_EMBED__MODEL", "hash")
-    example = Path(__file__).resolve().parents[1] / "docs" / "api_example.py"
-    namespace = runpy.run_path(str(example))
-    namespace["main"](tmp_path / "data")
+    monkeypatch.chdir(root)
+    exec(compile(block.replace('"/tmp/my-index"', repr(str(tmp_path / "data"))), "api.md", "exec"), {})
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == "samples 8 added"
+    assert printed[1].split()[1].startswith("runbooks/")
 
 
 class _GatedEmbedder(HashEmbedder):
@@ -163,10 +168,10 @@ def test_closing_while_the_model_loads_logs_no_failure(
     assert gated.entered.wait(30)
     closer = threading.Thread(target=shelf.close)
     closer.start()
-    assert shelf._loading._closing.wait(30)  # close() has begun; the warm-up is still running
+    assert shelf._parts._closing.wait(30)  # close() has begun; the warm-up is still running
     gated.release.set()
     closer.join(30)
-    assert not closer.is_alive() and shelf._loading._model_ready.is_set()
+    assert not closer.is_alive() and shelf._parts._model_ready.is_set()
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
 
 
@@ -227,9 +232,9 @@ def test_a_started_shelf_loads_what_a_first_search_needs(settings: Settings, cor
     shelf = Shelf(settings, embedder=HashEmbedder())
     try:
         shelf.start()
-        assert shelf._loading._thread is not None
-        shelf._loading._thread.join(60)
-        stemmers = shelf._loading.runtime().analyzer._stemmers
+        assert shelf._parts._thread is not None
+        shelf._parts._thread.join(60)
+        stemmers = shelf._parts.analyzer._stemmers
         assert {"english", "german", "french"} <= set(stemmers), set(stemmers)
     finally:
         shelf.close()

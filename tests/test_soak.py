@@ -22,7 +22,7 @@ import anyio
 from mcp import Client, StdioServerParameters
 
 from docshelf.config import load_settings
-from docshelf.runtime import Runtime
+from stages import Stages
 
 WORDS = [
     "alpha", "ingest", "queue", "certificate", "rotation", "backup", "restore", "failover", "deploy",
@@ -68,11 +68,11 @@ def index_contents(data_dir: Path) -> tuple[int, set[tuple[str, str]]]:
         return len(docs), chunks
 
 
-def _runtime(data_dir: Path) -> Runtime:
+def _runtime(data_dir: Path) -> Stages:
     settings = load_settings()
     settings.store.data_dir = data_dir
     settings.embed.model = "hash"
-    return Runtime(settings)
+    return Stages(settings)
 
 
 def _health(data_dir: Path) -> dict[str, Any]:

@@ -12,8 +12,8 @@ import pytest
 from docshelf.config import Settings
 from docshelf.embed import HashEmbedder
 from docshelf.errors import DocshelfError
-from docshelf.runtime import Runtime
 from docshelf.store.base import Replacement
+from stages import Stages
 
 pytestmark = pytest.mark.usefixtures("backend")
 
@@ -26,7 +26,7 @@ def _corpus(tmp_path: Path) -> Path:
     return root
 
 
-def _new_version(rt: Runtime, path: str, word: str) -> Replacement:
+def _new_version(rt: Stages, path: str, word: str) -> Replacement:
     """The indexed document at ``path`` with its chunks' text and ids changed (a new version)."""
     doc = rt.store.get_document("test", path)
     assert doc is not None
@@ -39,13 +39,13 @@ def _new_version(rt: Runtime, path: str, word: str) -> Replacement:
         zip((c.embed_key for c in chunks), vectors, strict=True)))  # fmt: skip
 
 
-def _texts(rt: Runtime, path: str) -> list[str]:
+def _texts(rt: Stages, path: str) -> list[str]:
     doc = rt.store.get_document("test", path)
     assert doc is not None
     return [c.text for c in rt.store.document_chunks(doc.id)]
 
 
-def test_a_batch_swaps_every_document_and_search_finds_the_new_text(runtime: Runtime, tmp_path: Path) -> None:
+def test_a_batch_swaps_every_document_and_search_finds_the_new_text(runtime: Stages, tmp_path: Path) -> None:
     runtime.indexer().sync("test", [_corpus(tmp_path)])
     batch = [_new_version(runtime, p, "zebrafish") for p in ("alpha.md", "beta.md")]
     runtime.store.replace_documents(batch)
@@ -56,7 +56,7 @@ def test_a_batch_swaps_every_document_and_search_finds_the_new_text(runtime: Run
     assert {h.path for h in hits} == {"alpha.md", "beta.md"}
 
 
-def test_a_failed_batch_keeps_each_document_whole_and_loses_none(runtime: Runtime, tmp_path: Path) -> None:
+def test_a_failed_batch_keeps_each_document_whole_and_loses_none(runtime: Stages, tmp_path: Path) -> None:
     runtime.indexer().sync("test", [_corpus(tmp_path)])
     before = {p: _texts(runtime, p) for p in ("alpha.md", "beta.md")}
     good = _new_version(runtime, "alpha.md", "zebrafish")
@@ -74,7 +74,7 @@ def test_a_failed_batch_keeps_each_document_whole_and_loses_none(runtime: Runtim
     assert len(runtime.store.document_states("test")) == 3
 
 
-def test_the_same_document_twice_in_a_batch_keeps_its_last_version(runtime: Runtime, tmp_path: Path) -> None:
+def test_the_same_document_twice_in_a_batch_keeps_its_last_version(runtime: Stages, tmp_path: Path) -> None:
     runtime.indexer().sync("test", [_corpus(tmp_path)])
     first, last = _new_version(runtime, "alpha.md", "first"), _new_version(runtime, "alpha.md", "last")
     runtime.store.replace_documents([first, last])
@@ -96,10 +96,10 @@ def test_two_writers_holding_a_batch_each_in_opposite_orders_both_finish(
     corpus.mkdir()
     for i in range(9):
         (corpus / f"n{i}.md").write_text(f"# Note {i}\n\nThe note number {i} about topic {i % 3}.\n")
-    runtimes = [Runtime(settings, embedder=HashEmbedder()) for _ in range(2)]
+    runtimes = [Stages(settings, embedder=HashEmbedder()) for _ in range(2)]
     errors: list[BaseException] = []
 
-    def write(rt: Runtime, batch: list[Replacement]) -> None:
+    def write(rt: Stages, batch: list[Replacement]) -> None:
         try:
             rt.store.replace_documents(batch)
         except BaseException as exc:  # surfaced below: a thread's exception is otherwise lost

@@ -1,4 +1,15 @@
-"""docshelf: local-first hybrid document search for LLM agents."""
+"""docshelf: local-first hybrid document search for LLM agents.
+
+    from docshelf import Shelf
+
+    with Shelf() as shelf:
+        for hit in shelf.search("how do we page someone for a sev-1").hits:
+            print(hit.citation, hit.confidence)
+
+Everything a Python program receives from a ``Shelf`` is exported here; the errors it raises
+are ``DocshelfError`` and its children (see ``docshelf.errors``). Names load on first use:
+``import docshelf`` loads neither pydantic nor numpy.
+"""
 
 from __future__ import annotations
 
@@ -18,41 +29,101 @@ from docshelf.errors import (
 
 if TYPE_CHECKING:
     from docshelf.config import Settings, load_settings
-    from docshelf.shelf import SearchRequest, Shelf
+    from docshelf.shelf import (
+        Answer,
+        BuildRecord,
+        Check,
+        Chunk,
+        CollectionStatus,
+        CopyReport,
+        DocumentRecord,
+        EvalRun,
+        Evidence,
+        ForgetReport,
+        Hit,
+        IndexReport,
+        Location,
+        Mode,
+        Passage,
+        PassageWindow,
+        Preparation,
+        Progress,
+        SearchRequest,
+        SearchResult,
+        Shelf,
+        SkippedFile,
+        SourcePassage,
+        Status,
+        Summary,
+        SyncReport,
+        TextRange,
+        Watcher,
+    )
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AccessError",
+    "Answer",
+    "BuildRecord",
+    "Check",
+    "Chunk",
+    "CollectionStatus",
     "ConfigError",
+    "CopyReport",
     "DocshelfError",
+    "DocumentRecord",
     "EmbedError",
+    "EvalRun",
+    "Evidence",
+    "ForgetReport",
+    "Hit",
+    "IndexReport",
+    "Location",
+    "Mode",
     "ModelMismatchError",
     "NotFoundError",
     "ParseError",
+    "Passage",
+    "PassageWindow",
+    "Preparation",
+    "Progress",
     "SearchRequest",
+    "SearchResult",
     "Settings",
     "Shelf",
+    "SkippedFile",
     "SourceError",
+    "SourcePassage",
+    "Status",
     "StoreError",
+    "Summary",
+    "SyncReport",
+    "TextRange",
+    "Watcher",
     "__version__",
     "load_settings",
 ]
 
+_ERRORS = {
+    "AccessError", "ConfigError", "DocshelfError", "EmbedError", "ModelMismatchError", "NotFoundError",
+    "ParseError", "SourceError", "StoreError",
+}  # fmt: skip
 # pydantic-settings and the shelf load on first use, not on `import docshelf`
-_LAZY = {"Settings": "docshelf.config", "load_settings": "docshelf.config", "Shelf": "docshelf.shelf",
-         "SearchRequest": "docshelf.shelf"}  # fmt: skip
+_FROM_CONFIG = {"Settings", "load_settings"}
+_FROM_SHELF = set(__all__) - _ERRORS - _FROM_CONFIG - {"__version__"}
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
+    if name in _FROM_CONFIG or name in _FROM_SHELF:
         import importlib
 
-        value = getattr(importlib.import_module(_LAZY[name]), name)
+        module = importlib.import_module("docshelf.config" if name in _FROM_CONFIG else "docshelf.shelf")
+        value = getattr(module, name)
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | _FROM_CONFIG | _FROM_SHELF)

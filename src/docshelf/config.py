@@ -26,7 +26,7 @@ from docshelf.config_services import (
     WebSettings,
 )
 from docshelf.config_services import Section as _Section
-from docshelf.dsn import hide_secrets, redact_dsn
+from docshelf.dsn import hide_secrets, redact_dsn, same_database
 from docshelf.errors import ConfigError
 
 __all__ = [
@@ -49,6 +49,7 @@ __all__ = [
     "hide_secrets",
     "load_settings",
     "redact_dsn",
+    "same_database",
 ]
 
 CONFIG_FILENAME = "docshelf.toml"

@@ -7,7 +7,20 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["AnswerSettings", "RerankSettings", "Section", "ServerSettings", "WatchSettings", "WebSettings"]
+__all__ = [
+    "ANTHROPIC_URL",
+    "OPENAI_URL",
+    "AnswerSettings",
+    "RerankSettings",
+    "Section",
+    "ServerSettings",
+    "WatchSettings",
+    "WebSettings",
+]
+
+
+OPENAI_URL = "https://api.openai.com/v1"
+ANTHROPIC_URL = "https://api.anthropic.com"
 
 
 class Section(BaseModel):
@@ -61,6 +74,10 @@ class AnswerSettings(Section):
     temperature: float = Field(0.1, ge=0, le=2)
     timeout_s: float = Field(120.0, gt=0)
     rerank: bool | None = Field(None, description="rerank before answering; None = rerank.enabled")
+
+    def base_url(self) -> str:
+        """Where answers are computed: ``endpoint``, else the provider's cloud API."""
+        return self.endpoint or (ANTHROPIC_URL if self.provider == "anthropic" else OPENAI_URL)
 
 
 class WatchSettings(Section):

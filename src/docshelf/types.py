@@ -4,18 +4,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 __all__ = [
     "Chunk",
     "ChunkSpan",
+    "Mode",
     "ParsedDocument",
     "Section",
     "SkippedFile",
     "SourceFile",
+    "Summary",
     "cite",
     "contextual_text",
 ]
+
+
+Mode = Literal["hybrid", "keyword", "semantic"]  # which retrievers a search uses
 
 
 @dataclass(frozen=True)
@@ -88,6 +93,15 @@ class Chunk:
     page: int | None
     token_count: int
     embed_key: str  # hash of the text that was embedded (embedding cache key)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Documents, chunks and roots per collection: what a server's instructions say of an index."""
+
+    documents: int
+    chunks: int
+    collections: list[tuple[str, int, list[str]]]  # (name, documents, roots)
 
 
 @dataclass(frozen=True)

@@ -280,13 +280,13 @@ def _open_problems(data: Path, search_markers: dict[int, int] | None = None) -> 
     """Open the store the way docshelf does; after a full re-index every doc must be found by keyword."""
     from docshelf.config import load_settings
     from docshelf.embed import HashEmbedder
-    from docshelf.runtime import Runtime
+    from stages import Stages
 
     settings = load_settings()
     settings.store.data_dir = data
     problems: list[str] = []
     try:
-        with Runtime(settings, embedder=HashEmbedder()) as rt:
+        with Stages(settings, embedder=HashEmbedder()) as rt:
             rt.store.stats()
             if search_markers is not None:
                 if rt.store.needs_keyword_rebuild():

@@ -25,9 +25,9 @@ from annkit import AnnRig, edits
 
 from docshelf.config import Settings
 from docshelf.embed import HashEmbedder
-from docshelf.runtime import Runtime
 from docshelf.store.embedded.ann import ann_available
 from docshelf.store.embedded.schema import MIGRATIONS
+from stages import Stages
 
 if not ann_available():  # (never import usearch itself here: onnxruntime must come first)
     pytest.skip("usearch is not installed", allow_module_level=True)
@@ -47,7 +47,7 @@ def test_an_edited_document_is_found_by_its_new_words_with_the_ann_index_on(
     corpus.mkdir()
     for i in range(60):
         (corpus / f"f{i:03d}.txt").write_text(_words(12, f"old{i}") + "\n", "utf-8")
-    with Runtime(settings, embedder=HashEmbedder()) as rt:
+    with Stages(settings, embedder=HashEmbedder()) as rt:
         rt.indexer().sync("test", [corpus])
     db = sqlite3.connect(settings.store.data_dir / "docshelf.db")
     last = db.execute(
@@ -56,11 +56,11 @@ def test_an_edited_document_is_found_by_its_new_words_with_the_ann_index_on(
     db.close()
     new_text = _words(12, "new text")
     (corpus / last).write_text(new_text + "\n", "utf-8")  # the file whose chunk has the highest seq
-    with Runtime(settings, embedder=HashEmbedder()) as rt:
+    with Stages(settings, embedder=HashEmbedder()) as rt:
         assert rt.indexer().sync("test", [corpus]).updated == [last]
         hits = rt.searcher().search(new_text, k=3, mode="semantic").hits
         assert hits and hits[0].path == last and hits[0].score > 0.99
-    with Runtime(settings, embedder=HashEmbedder()) as rt:  # the saved vectors.usearch, reloaded
+    with Stages(settings, embedder=HashEmbedder()) as rt:  # the saved vectors.usearch, reloaded
         hits = rt.searcher().search(new_text, k=3, mode="semantic").hits
         assert hits and hits[0].path == last and hits[0].score > 0.99
 

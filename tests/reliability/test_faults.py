@@ -28,7 +28,7 @@ from docshelf.config import Settings, load_settings
 from docshelf.embed import HashEmbedder
 from docshelf.embed.base import Vectors
 from docshelf.errors import StoreError
-from docshelf.runtime import Runtime
+from stages import Stages
 
 
 def write_corpus(folder: Path, docs: Sequence[int], version: int) -> None:
@@ -151,16 +151,16 @@ def test_embedder_dying_mid_batch_keeps_old_versions(settings: Settings, tmp_pat
     corpus = tmp_path / "corpus"
     write_corpus(corpus, range(12), 1)
     settings.chunk.max_tokens, settings.embed.batch_size = 16, 2
-    with Runtime(settings, embedder=HashEmbedder()) as rt:
+    with Stages(settings, embedder=HashEmbedder()) as rt:
         rt.indexer().sync("test", [corpus])
     write_corpus(corpus, range(12), 2)
-    with Runtime(settings, embedder=DyingEmbedder(budget=30)) as rt:
+    with Stages(settings, embedder=DyingEmbedder(budget=30)) as rt:
         report = rt.indexer().sync("test", [corpus])
     failed = {s.path for s in report.skipped if "embedding failed, old version kept" in s.reason}
     assert report.updated and failed and len(report.updated) + len(failed) == 12
     got = versions(settings.store.data_dir)
     assert got == {d: 1 if f"f{d:03d}.txt" in failed else 2 for d in range(12)}
-    with Runtime(settings, embedder=HashEmbedder()) as rt:
+    with Stages(settings, embedder=HashEmbedder()) as rt:
         rt.indexer().sync("test", [corpus])
         assert versions(settings.store.data_dir) == dict.fromkeys(range(12), 2)
         hits = rt.searcher().search("m005v2p08", mode="keyword").hits
@@ -207,7 +207,7 @@ def test_damaged_keyword_index_is_rebuilt_from_sqlite_with_a_warning(
     assert versions(data) == dict.fromkeys(range(6), 1)
     settings = load_settings()
     settings.store.data_dir = data
-    with Runtime(settings, embedder=HashEmbedder()) as rt:
+    with Stages(settings, embedder=HashEmbedder()) as rt:
         searcher = rt.searcher()
         for d in range(6):
             hits = searcher.search(f"m{d:03d}v1p03", k=1, mode="keyword").hits
@@ -217,7 +217,7 @@ def test_damaged_keyword_index_is_rebuilt_from_sqlite_with_a_warning(
 def test_sqlite_busy_is_a_clear_error_and_releases_the_store(settings: Settings, tmp_path: Path) -> None:
     corpus = tmp_path / "corpus"
     write_corpus(corpus, range(5), 1)
-    with Runtime(settings, embedder=HashEmbedder()) as rt:
+    with Stages(settings, embedder=HashEmbedder()) as rt:
         rt.indexer().sync("test", [corpus])
         write_corpus(corpus, range(5), 2)
         other = sqlite3.connect(settings.store.data_dir / "docshelf.db", isolation_level=None)

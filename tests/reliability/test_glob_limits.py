@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from docshelf.errors import DocshelfError, StoreError
-from docshelf.runtime import Runtime
 from docshelf.store.base import SearchFilter
+from stages import Stages
 
 pytestmark = pytest.mark.usefixtures("backend")
 
@@ -22,7 +22,7 @@ GLOBS = [
 ]
 
 
-def test_pathological_globs_answer_like_fnmatch_or_are_refused_alike(runtime: Runtime, corpus: Path) -> None:
+def test_pathological_globs_answer_like_fnmatch_or_are_refused_alike(runtime: Stages, corpus: Path) -> None:
     runtime.indexer().sync("test", [corpus])
     searcher = runtime.searcher()
     docs = [d for d in runtime.store.iter_documents() if d.lifecycle != "superseded"]  # left out by default

@@ -43,15 +43,12 @@ def test_hostile_corpus_indexes_without_a_crash_each_file_accounted_for(tmp_path
     assert peaks.own / 1024 < MAX_RSS_MB and peaks.children / 1024 < MAX_WORKER_RSS_MB, rss
 
 
-def test_well_formed_docx_bomb_parses_in_seconds() -> None:
-    """A 3 MB (unpacked) .docx body compressing ~100:1 parses in seconds, not minutes."""
-    import time
-
+def test_well_formed_docx_bomb_parses() -> None:
+    """A 3 MB (unpacked) .docx body compressing ~100:1 parses (its time: bench/reliability_bench.py
+    --only bomb; ~90 s before python-docx style lookups were cached, seconds since)."""
     from hostile import valid_bomb
 
     from docshelf.parse import default_registry
 
     data = valid_bomb("docx", 3)
-    started = time.perf_counter()
     assert default_registry().parse(data, "bomb.docx").text
-    assert time.perf_counter() - started < 30  # ~90 s before python-docx style lookups were cached

@@ -14,7 +14,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -78,10 +77,8 @@ def test_a_forked_child_does_not_keep_the_lock_of_a_killed_parent(tmp_path: Path
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     child = int(proc.stdout.split()[0])
     try:
-        started = time.monotonic()
-        with WriterLock(data, timeout=5):
+        with WriterLock(data, timeout=0):  # taken at once, not waited for: the child does not hold it
             assert lock_owner(data)["pid"] == os.getpid()  # type: ignore[index]
-        assert time.monotonic() - started < 2  # not waited out
     finally:
         os.kill(child, 9)
 

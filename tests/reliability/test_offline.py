@@ -21,8 +21,8 @@ from crashkit import cli_env
 from docshelf.config import EmbedSettings, load_settings
 from docshelf.embed import create_embedder
 from docshelf.errors import EmbedError
-from docshelf.runtime import Runtime
 from docshelf.server import create_server
+from stages import Stages
 
 _LOOPBACK = {"127.0.0.1", "::1", "localhost", "0.0.0.0", "::"}
 
@@ -94,7 +94,7 @@ def test_index_search_and_serve_with_default_settings_offline(
     settings = load_settings(collection="test")
     settings.store.data_dir = tmp_path / "data"
     assert settings.embed.model == "e5" and settings.embed.endpoint is None
-    with Runtime(settings) as rt:
+    with Stages(settings) as rt:
         report = rt.indexer().sync("test", [corpus])
         assert report.added and not report.skipped
         hits = rt.searcher().search("How often are the databases backed up?", k=3).hits

@@ -24,7 +24,7 @@ from reembedkit import chunks_without_vectors, reembed_trial
 from docshelf.config import Settings
 from docshelf.embed import HashEmbedder
 from docshelf.embed.base import Vectors
-from docshelf.runtime import Runtime
+from stages import Stages
 
 pytestmark = pytest.mark.usefixtures("backend")
 
@@ -58,11 +58,11 @@ def _indexed_then_interrupted(settings: Settings, tmp_path: Path, texts: int) ->
     settings.embed.batch_size = 2
     corpus = tmp_path / "corpus"
     _write_corpus(corpus)
-    with Runtime(settings, embedder=HashEmbedder(64)) as rt:
+    with Stages(settings, embedder=HashEmbedder(64)) as rt:
         rt.indexer().sync("test", [corpus])
         chunks = rt.store.stats().chunks
         assert chunks >= 100
-    with Runtime(settings, embedder=_Interrupted(32, texts=texts)) as rt, pytest.raises(KeyboardInterrupt):
+    with Stages(settings, embedder=_Interrupted(32, texts=texts)) as rt, pytest.raises(KeyboardInterrupt):
         rt.indexer().reembed()
     return corpus, chunks
 
@@ -71,7 +71,7 @@ def test_an_interrupted_reembed_keeps_old_vectors_and_the_next_index_finishes_it
     settings: Settings, tmp_path: Path
 ) -> None:
     corpus, chunks = _indexed_then_interrupted(settings, tmp_path, 40)
-    with Runtime(settings, embedder=HashEmbedder(64)) as rt:
+    with Stages(settings, embedder=HashEmbedder(64)) as rt:
         # the old model's index is whole and searchable; status says a re-embed is pending
         assert rt.store.model() == ("hash-64", 64)
         assert chunks_without_vectors(rt.store) == 0
@@ -80,7 +80,7 @@ def test_an_interrupted_reembed_keeps_old_vectors_and_the_next_index_finishes_it
         assert stats.reembed["model"] == "hash-32" and 0 < stats.reembed["staged"] < chunks
         hits = rt.searcher().search("doc07 part2 word58", k=3, mode="semantic").hits
         assert hits and hits[0].path == "f07.txt"
-    with Runtime(settings, embedder=HashEmbedder(32)) as rt:
+    with Stages(settings, embedder=HashEmbedder(32)) as rt:
         report = rt.indexer().sync("test", [corpus])  # a plain index continues the re-embed
         assert report.unchanged == 30
         assert rt.store.model() == ("hash-32", 32)
@@ -92,7 +92,7 @@ def test_an_interrupted_reembed_keeps_old_vectors_and_the_next_index_finishes_it
 
 def test_a_resumed_reembed_embeds_only_what_was_not_done(settings: Settings, tmp_path: Path) -> None:
     _, chunks = _indexed_then_interrupted(settings, tmp_path, 60)
-    with Runtime(settings, embedder=HashEmbedder(32)) as rt:
+    with Stages(settings, embedder=HashEmbedder(32)) as rt:
         staged = rt.store.stats().reembed
         assert staged is not None
         assert rt.indexer().reembed() == chunks - staged["staged"]
@@ -131,17 +131,17 @@ def test_a_reembed_rebuilds_the_ann_index_of_a_reader_that_stays_open(
     corpus = tmp_path / "corpus"
     _write_corpus(corpus)
     salted = _Salted()
-    with Runtime(settings, embedder=HashEmbedder(64)) as writer:
+    with Stages(settings, embedder=HashEmbedder(64)) as writer:
         writer.indexer().sync("test", [corpus])
-    reader = Runtime(settings, embedder=salted)
+    reader = Stages(settings, embedder=salted)
     try:
         from docshelf.store.base import SearchFilter
 
         chunk = next(c for c in reader.store.iter_chunks() if c.text.startswith("doc07 part2"))
         reader.store.vector_search(HashEmbedder(64).embed_query(chunk.text), 3, SearchFilter())
-        with Runtime(settings, embedder=salted) as writer:
+        with Stages(settings, embedder=salted) as writer:
             writer.indexer().reembed()
-        for store in (reader.store, Runtime(settings, embedder=salted).store):  # open, and fresh
+        for store in (reader.store, Stages(settings, embedder=salted).store):  # open, and fresh
             query = salted.embed_documents([chunk.text])[0]
             got = store.vector_search(query, 3, SearchFilter())
             assert got and got[0][0] == chunk.id and got[0][1] > 0.99

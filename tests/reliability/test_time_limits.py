@@ -24,7 +24,7 @@ from docshelf.embed import HashEmbedder
 from docshelf.errors import ParseError
 from docshelf.index.sync import Indexer
 from docshelf.parse import default_registry
-from docshelf.runtime import Runtime
+from stages import Stages
 
 _REGISTRY = default_registry()
 
@@ -96,7 +96,7 @@ def _corpus(root: Path, **files: str) -> Path:
 def test_a_parser_stuck_in_one_call_is_stopped_at_the_limit(settings: Settings, tmp_path: Path) -> None:
     settings.parse.timeout_s = 1
     corpus = _corpus(tmp_path / "c", a_stuck="x", fine_md="# Fine\n\nStill indexed.\n")
-    with Runtime(settings, embedder=HashEmbedder()) as rt:
+    with Stages(settings, embedder=HashEmbedder()) as rt:
         report = Indexer(rt.store, rt.embedder, settings, misbehaving_registry()).sync("test", [corpus])
     reasons = {s.path: s.reason for s in report.skipped}
     assert report.added == ["fine.md"], reasons
@@ -108,7 +108,7 @@ def test_a_parser_past_the_memory_cap_or_crashing_skips_only_its_file(
 ) -> None:
     settings.parse.max_memory_mb = 256
     corpus = _corpus(tmp_path / "c", a_hungry="x", b_crash="x", fine_md="# Fine\n\nStill indexed.\n")
-    with Runtime(settings, embedder=HashEmbedder()) as rt:
+    with Stages(settings, embedder=HashEmbedder()) as rt:
         indexer = Indexer(rt.store, rt.embedder, settings, misbehaving_registry())
         assert indexer.sync("test", [corpus]).added == ["fine.md"]
         (corpus / "later.md").write_text("# Later\n\nThe worker was replaced.\n", "utf-8")

@@ -14,14 +14,21 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
-from docshelf.config import AnswerSettings
+from docshelf.config_services import ANTHROPIC_URL, OPENAI_URL, AnswerSettings
 from docshelf.dsn import dsn_secrets, redact_dsn
 from docshelf.errors import ConfigError, DocshelfError
 
-__all__ = ["AnthropicChat", "ChatClient", "LLMError", "OpenAIChat", "create_client", "llm_configured"]
+__all__ = [
+    "ANTHROPIC_URL",
+    "OPENAI_URL",
+    "AnthropicChat",
+    "ChatClient",
+    "LLMError",
+    "OpenAIChat",
+    "create_client",
+    "llm_configured",
+]
 
-OPENAI_URL = "https://api.openai.com/v1"
-ANTHROPIC_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"
 _KEY_HEADERS = frozenset({"authorization", "x-api-key"})
 

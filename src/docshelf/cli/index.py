@@ -46,7 +46,7 @@ def index(
     as_json: JsonOpt = False,
 ) -> None:
     """Index folders: the first run indexes everything, later runs only what changed."""
-    from docshelf.sources.remote import is_url
+    from docshelf.shelf import is_url
 
     folders = [Path(p) for p in paths or [] if not is_url(p)]
     loaded = load(config, data_dir, collection, folders[0] if folders else None)
@@ -55,7 +55,7 @@ def index(
             with progress_bar(not as_json) as bar:
                 bar.add_task("re-embedding", total=None)
                 count = shelf.reembed()
-            err.print(data(f"re-embedded {count} chunks with {shelf.runtime.embedder.name}"))
+            err.print(data(f"re-embedded {count} chunks with {shelf.model_name}"))
         with progress_bar(not as_json and sys.stderr.isatty()) as bar:
             task = bar.add_task("indexing", total=None)
 
@@ -92,7 +92,7 @@ def forget(
     data_dir: DataDirOpt = None,
 ) -> None:
     """Remove a document (or a root folder and all its documents) from the index."""
-    from docshelf.sources.remote import is_url
+    from docshelf.shelf import is_url
 
     loaded = load(config, data_dir, collection)
     where = f"collection {collection!r}" if collection else "any collection"

@@ -13,7 +13,7 @@ from docshelf.cli.common import CollectionOpt, ConfigOpt, DataDirOpt, JsonOpt, h
 from docshelf.cli.output import data, err, print_json
 
 if TYPE_CHECKING:
-    from docshelf.index.sync import SyncReport
+    from docshelf.shelf import SyncReport
 
 __all__ = ["register"]
 
@@ -48,7 +48,7 @@ def watch(
         name = first.sync.collection
         err.print(data(_summary(first.sync)))
         watcher = shelf.watcher(name, paths or [], on_sync=lambda r: err.print(data(_summary(r))))
-        roots = shelf.store.collection_roots(name)
+        roots = shelf.roots(name)
         err.print(
             data(f"watching {', '.join(roots)} (debounce {settings.watch.debounce_ms} ms, "
                  f"rescan every {settings.watch.rescan_s:g}s); Ctrl-C to stop")

@@ -15,7 +15,7 @@ from docshelf.cli.output import data, err
 from docshelf.cli.render import wrapped
 
 if TYPE_CHECKING:
-    from docshelf.embed.prepare import Preparation
+    from docshelf.shelf import Preparation
 
 __all__ = ["announce", "listen_for_preparation", "setup_logging"]
 
@@ -76,7 +76,7 @@ def listen_for_preparation() -> None:
     """Announce model preparation for the rest of this process (the first call registers)."""
     global _listening
     if not _listening:
-        from docshelf.embed.prepare import listen
+        from docshelf.shelf import on_model_preparation
 
-        listen(announce)
+        on_model_preparation(announce)
         _listening = True

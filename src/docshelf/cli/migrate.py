@@ -8,7 +8,6 @@ import typer
 
 from docshelf.cli.common import ConfigOpt, DataDirOpt, JsonOpt, handle_errors, load
 from docshelf.cli.output import err, print_json, progress_bar
-from docshelf.dsn import same_database
 from docshelf.errors import ConfigError
 
 __all__ = ["register"]
@@ -23,6 +22,7 @@ def migrate(
     """Copy the index (documents, chunks, vectors) into PostgreSQL without re-embedding: the
     embedded one, or the PostgreSQL store in use (DOCSHELF_STORE) into another."""
     from docshelf.cli.common import open_shelf
+    from docshelf.config import same_database
 
     if not to.startswith(("postgresql://", "postgres://")):
         raise ConfigError(f"--to must be a postgresql:// DSN, not {to!r}")

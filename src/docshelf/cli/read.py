@@ -12,7 +12,7 @@ from docshelf.cli.common import CollectionOpt, ConfigOpt, DataDirOpt, JsonOpt, h
 from docshelf.cli.output import data, err, name, out, print_json
 from docshelf.cli.render import INDENT, heading_line, indented, wrapped
 from docshelf.errors import NotFoundError
-from docshelf.shelf.locations import Location, parse_location
+from docshelf.shelf import Location, parse_location
 
 if TYPE_CHECKING:
     from docshelf.shelf import Shelf, TextRange

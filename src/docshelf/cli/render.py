@@ -16,7 +16,7 @@ from rich.text import Text
 from docshelf.cli.output import data, name, out
 
 if TYPE_CHECKING:
-    from docshelf.search.searcher import Hit, SearchResult
+    from docshelf.shelf import Hit, SearchResult
 
 __all__ = [
     "INDENT",

@@ -30,8 +30,8 @@ def _first(paths: Sequence[str], shown: int = SHOWN_PER_REASON) -> str:
 
 def group_skipped(skipped: Iterable[tuple[str, str]]) -> dict[str, list[tuple[str, str]]]:
     """(path, reason) pairs by the indexer's reason kinds, the most common kind first."""
-    from docshelf.index.sync import group_skipped as by_kind  # loads the store: not at start
-    from docshelf.types import SkippedFile
+    from docshelf.shelf import SkippedFile
+    from docshelf.shelf import group_skipped as by_kind
 
     reasons = dict(skipped)
     kinds = by_kind([SkippedFile(path, reason) for path, reason in reasons.items()])

@@ -12,7 +12,7 @@ from docshelf.cli.common import ConfigOpt, DataDirOpt, JsonOpt, handle_errors, l
 from docshelf.cli.output import data, err, out, print_json, progress_bar
 
 if TYPE_CHECKING:
-    from docshelf.search.searcher import Mode
+    from docshelf.shelf import Mode
 
 __all__ = ["register"]
 
@@ -82,7 +82,7 @@ def eval_(
 
     from docshelf.cli.logs import listen_for_preparation
     from docshelf.config import load_settings
-    from docshelf.shelf.evaluate import run_eval
+    from docshelf.shelf import run_eval
 
     listen_for_preparation()
     modes: list[Mode] = [m for m in (mode or ["keyword", "semantic", "hybrid"])]  # type: ignore[misc]

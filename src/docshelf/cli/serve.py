@@ -39,10 +39,8 @@ def serve(
     data_dir: DataDirOpt = None,
 ) -> None:
     """Serve the index over MCP: stdio for Claude Code/Desktop, Cursor, Codex; or HTTP with a token."""
-    from docshelf.server import build_server
-    from docshelf.server.http import load_or_create_token, serve_http
+    from docshelf.server import build_server, load_or_create_token, serve_http
     from docshelf.shelf import Shelf
-    from docshelf.shelf.watching import watch_collections
 
     # handler threads take the interpreter back sooner from an indexing thread (default 5 ms):
     # a search passes it back and forth a few dozen times
@@ -57,7 +55,7 @@ def serve(
     cfg.port = port or cfg.port
     cfg.allow_ingest = [*cfg.allow_ingest, *(p.expanduser().absolute() for p in allow_ingest or ())]
     server, shelf = build_server(settings, Shelf(settings, config_path=loaded.path))
-    stop_watch = watch_collections(shelf, lambda line: err.print(data(line))) if watch else None
+    stop_watch = shelf.watch_all(lambda line: err.print(data(line))) if watch else None
     try:
         if not http:
             server.run("stdio")
@@ -94,11 +92,12 @@ def install(
     data_dir: DataDirOpt = None,
 ) -> None:
     """Register the docshelf MCP server with a client, using absolute paths; old configs are backed up."""
-    from docshelf.server.install import apply_plan, plan_install, server_command
+    from docshelf.server import apply_plan, plan_install, server_command
+    from docshelf.shelf import Shelf
 
     loaded = load(config, data_dir, None)
     settings = loaded.settings
-    if not (settings.store.data_dir / "docshelf.db").is_file():
+    if not Shelf(settings).exists():
         err.print(
             data(f"note: no index at {settings.store.data_dir} yet; run `docshelf index PATH` before use")
         )

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from docshelf.analyze import Analyzer, Token
 from docshelf.analyze.language import same_language
 from docshelf.analyze.scripts import decode_scripts, known_scripts, scripts_of
 from docshelf.config import SearchSettings
 from docshelf.embed.base import Embedder, Vectors
-from docshelf.index.stale import StaleTracker
 from docshelf.search.accents import accent_alternatives
 from docshelf.search.confidence import (
     NEAREST_NOTE,
@@ -34,11 +33,9 @@ from docshelf.search.respell import respelled
 from docshelf.search.results import Hit, SearchResult
 from docshelf.search.snippets import heading_line_end, make_snippet
 from docshelf.store.base import PendingVector, SearchFilter, Store, ready_vector
-from docshelf.types import Chunk
+from docshelf.types import Chunk, Mode
 
 __all__ = ["Hit", "Mode", "SearchResult", "Searcher"]
-
-Mode = Literal["hybrid", "keyword", "semantic"]
 
 _SNIPPET_CHARS = 240
 _EMBED_POOL: ThreadPoolExecutor | None = None
@@ -111,7 +108,6 @@ class Searcher:
         embedder: Embedder | None,
         analyzer: Analyzer,
         settings: SearchSettings,
-        freshness: Callable[[], dict[str, Any]] | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -120,8 +116,6 @@ class Searcher:
         self.hit_terms = HitTerms(analyzer)
         self._vectors = Lru(256)  # query -> vector (1.5 KB each for e5)
         self.corpus_languages = CorpusLanguages(store, analyzer)
-        # index_age and stale_documents for each result; the shelf shares one tracker per process
-        self.freshness = freshness or StaleTracker(store).summary
 
     def search(
         self,
@@ -169,11 +163,8 @@ class Searcher:
         hits, shares = self._hydrate(fused, lists, query, qtokens, alternatives, k, snippets, reads)
         self._calibrate(hits, shares, lists, mode, coverage)
         note = self._nearest_note(query, terms, hits) if hits else self._why_empty(terms, flt)
-        fresh = self.freshness()
-        return SearchResult(
-            query, mode, hits, (time.perf_counter() - started) * 1000, note,
-            index_age=fresh["index_age"], stale_documents=fresh["stale_documents"],
-        )  # fmt: skip
+        # index_age and stale_documents: the shelf stamps them (one freshness tracker per process)
+        return SearchResult(query, mode, hits, (time.perf_counter() - started) * 1000, note)
 
     def _embed(self, query: str) -> Vectors:
         """The query's vector, kept: an agent pages through one query's hits (each page searches

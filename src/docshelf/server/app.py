@@ -20,7 +20,6 @@ from docshelf.server.notices import Notices
 
 if TYPE_CHECKING:
     from docshelf.config import Settings
-    from docshelf.runtime import Runtime
     from docshelf.shelf import Shelf
 
 __all__ = ["build_server", "create_server"]
@@ -28,22 +27,21 @@ __all__ = ["build_server", "create_server"]
 log = logging.getLogger("docshelf.server")
 
 
-def build_server(settings: Settings, source: Shelf | Runtime | None = None) -> tuple[MCPServer, Shelf]:
+def build_server(settings: Settings, source: Shelf | None = None) -> tuple[MCPServer, Shelf]:
     """The server and its shelf (the CLI closes the shelf on exit).
 
-    ``source`` is a shelf or runtime to serve (tests pass one with a fake embedder); without one
+    ``source`` is a shelf to serve (tests pass one with a fake embedder); without one
     a shelf is opened over ``settings``. With no index yet the server still starts: every tool
     answers what to run; with a store that cannot be opened (damaged file, unreachable server) it
     starts too, its instructions and every tool call saying why.
     """
-    from docshelf.runtime import Runtime
     from docshelf.server.protocol import install_protocol_fixes
     from docshelf.server.resources import register_prompts, register_resources
     from docshelf.server.tools import register_read_tools
     from docshelf.server.write_tools import register_write_tools
     from docshelf.shelf import Shelf
 
-    shelf = Shelf(settings, runtime=source) if isinstance(source, Runtime) else source or Shelf(settings)
+    shelf = source or Shelf(settings)
     broken: str | None = None
     try:
         summary = shelf.summary() if shelf.exists() else None
@@ -76,7 +74,7 @@ def build_server(settings: Settings, source: Shelf | Runtime | None = None) -> t
     return server, shelf
 
 
-def create_server(settings: Settings, source: Shelf | Runtime | None = None) -> MCPServer:
+def create_server(settings: Settings, source: Shelf | None = None) -> MCPServer:
     """Build the MCP server over the index in ``settings.store.data_dir`` (or ``source``).
 
     Without an index there yet it starts anyway and every tool answers what to run.

@@ -12,9 +12,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
-from docshelf.answer.llm import ANTHROPIC_URL, OPENAI_URL
-from docshelf.config import AnswerSettings
-from docshelf.dsn import redact_dsn
+from docshelf.config import AnswerSettings, redact_dsn
 from docshelf.errors import DocshelfError
 
 if TYPE_CHECKING:
@@ -66,8 +64,7 @@ class AnswerOut(_Out):
 
 def endpoint_of(settings: AnswerSettings) -> str:
     """Where answers are computed, for the tool description (never raises)."""
-    default = ANTHROPIC_URL if settings.provider == "anthropic" else OPENAI_URL
-    return redact_dsn(str(settings.endpoint or default))
+    return redact_dsn(settings.base_url())
 
 
 def register_answer_tool(server: MCPServer, shelf: Shelf) -> None:

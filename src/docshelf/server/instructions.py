@@ -12,8 +12,7 @@ if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
     from docshelf.config import Settings
-    from docshelf.shelf import Shelf
-    from docshelf.store.embedded.peek import Summary
+    from docshelf.shelf import Shelf, Summary
 
 __all__ = ["instructions", "refresh_if_changed", "refresh_instructions"]
 
@@ -85,7 +84,7 @@ def refresh_if_changed(server: MCPServer, shelf: Shelf) -> None:
     """Refresh the instructions when the index changed since they were made (another process, such
     as `docshelf index` or a watcher, may have written it); one cheap generation read otherwise."""
     try:
-        generation = shelf.store.generation() if shelf.exists() else -1
+        generation = shelf.generation() if shelf.exists() else -1
     except DocshelfError:
         return
     if _SEEN.get(server) != generation:  # the first call too: the start-up text may be old by then

@@ -10,7 +10,7 @@ from typing import Any
 from mcp_types import CallToolResult, TextContent
 
 from docshelf.errors import DocshelfError
-from docshelf.shelf.budget import estimate_tokens, prefix_within
+from docshelf.shelf import estimate_tokens, prefix_within
 
 __all__ = [
     "decode_cursor",

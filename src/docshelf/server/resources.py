@@ -18,8 +18,7 @@ from docshelf.errors import AccessError, DocshelfError, NotFoundError
 from docshelf.server.calls import off_loop
 from docshelf.server.limits import dumps
 from docshelf.server.tools import status_payload
-from docshelf.shelf import Shelf
-from docshelf.shelf.reading import SCHEME
+from docshelf.shelf import SCHEME, Shelf
 
 __all__ = ["DOCUMENT_TEMPLATE", "register_prompts", "register_resources"]
 

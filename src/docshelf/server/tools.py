@@ -19,14 +19,10 @@ from docshelf.errors import DocshelfError
 from docshelf.server.calls import answer
 from docshelf.server.limits import decode_cursor, encode_cursor, fit_items, json_tokens
 from docshelf.server.schemas import DocumentList, DocumentRange, IndexStatus, Passages, SearchHits
-from docshelf.shelf import SearchRequest, TextRange, join_notes
-from docshelf.shelf.reading import document_uri, uri_for
-from docshelf.shelf.types import iso
+from docshelf.shelf import SearchRequest, TextRange, document_uri, iso, join_notes, uri_for
 
 if TYPE_CHECKING:
-    from docshelf.search.searcher import Hit
-    from docshelf.shelf import Shelf
-    from docshelf.store.base import DocumentRecord
+    from docshelf.shelf import DocumentRecord, Hit, Shelf
 
 __all__ = ["READ_ONLY", "UNTRUSTED", "document_row", "register_read_tools", "status_payload", "tool"]
 

@@ -22,11 +22,10 @@ from docshelf.server.limits import fit_items, tool_result
 from docshelf.server.notices import Notices
 from docshelf.server.schemas import WriteReport
 from docshelf.server.tools import tool
-from docshelf.shelf.reading import SCHEME
+from docshelf.shelf import SCHEME
 
 if TYPE_CHECKING:
-    from docshelf.index.sync import Progress
-    from docshelf.shelf import IndexReport, Shelf
+    from docshelf.shelf import IndexReport, Progress, Shelf
 
 __all__ = ["register_write_tools"]
 
@@ -56,7 +55,7 @@ async def _indexing(shelf: Shelf, ctx: Context, job: Callable[[Progress], T]) ->
     over the writer lock and the keyword writer are released and the index is consistent.
     """
     await shelf.opened()
-    _, why = await anyio.to_thread.run_sync(lambda: shelf.embedder(None))
+    why = await anyio.to_thread.run_sync(shelf.wait_for_model)
     if why:
         raise EmbedError(f"cannot index: {why}")
     cancel = threading.Event()
@@ -211,7 +210,7 @@ def register_write_tools(server: MCPServer, shelf: Shelf) -> None:
             }  # fmt: skip
 
         try:
-            await anyio.to_thread.run_sync(lambda: shelf.embedder(None))
+            await anyio.to_thread.run_sync(shelf.wait_for_model)
             payload = await off_loop(shelf, work)
         except DocshelfError as exc:
             raise ToolError(str(exc)) from exc

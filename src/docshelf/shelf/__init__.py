@@ -1,4 +1,5 @@
-"""The use-case layer: one Shelf that the CLI, the MCP server and Python programs call.
+"""The use-case layer and its vocabulary: one Shelf that the CLI, the MCP server, the web page and
+Python programs call, and every type they receive from it.
 
     from docshelf import Shelf
 
@@ -7,32 +8,132 @@
         hit = shelf.search("how do we page someone").hits[0]
         print(hit.citation, shelf.read_passage(hit.chunk_id, after=1).passages[0].chunk.text)
 
-Importing this package loads no numpy, tantivy or onnxruntime; they load when an index opens.
+The front doors import this package (and ``docshelf``, ``docshelf.config``, ``docshelf.errors``),
+never a stage below it. Importing it loads no numpy, tantivy or onnxruntime: the types defined in
+the stages (``Hit``, ``DocumentRecord``, ...) load on first use, and the index when it opens.
 """
 
 from __future__ import annotations
 
-from docshelf.shelf.core import Shelf, join_notes
+from typing import TYPE_CHECKING, Any
+
+from docshelf.shelf.budget import estimate_tokens, prefix_within
+from docshelf.shelf.core import Shelf
+from docshelf.shelf.locations import Location, parse_location
+from docshelf.shelf.reading import SCHEME, document_uri, uri_for
+from docshelf.shelf.searching import join_notes
 from docshelf.shelf.types import (
+    MAX_K,
     CollectionStatus,
     ForgetReport,
     IndexReport,
+    Mode,
     Passage,
     PassageWindow,
     SearchRequest,
     Status,
     TextRange,
+    iso,
 )
+from docshelf.types import Chunk, SkippedFile, Summary
+
+if TYPE_CHECKING:
+    from docshelf.answer import Answer, SourcePassage
+    from docshelf.embed.prepare import Preparation
+    from docshelf.embed.prepare import listen as on_model_preparation
+    from docshelf.index.report import SyncReport, group_skipped, reason_kind
+    from docshelf.index.sync import Progress
+    from docshelf.index.watch import Watcher
+    from docshelf.search.confidence import Evidence
+    from docshelf.search.results import Hit, SearchResult
+    from docshelf.shelf.doctor import Check
+    from docshelf.shelf.doctor import checks as doctor_checks
+    from docshelf.shelf.evaluate import EvalRun, run_eval
+    from docshelf.sources.remote import is_url
+    from docshelf.store.base import BuildRecord, DocumentRecord
+    from docshelf.store.copy import CopyReport
 
 __all__ = [
+    "MAX_K",
+    "SCHEME",
+    "Answer",
+    "BuildRecord",
+    "Check",
+    "Chunk",
     "CollectionStatus",
+    "CopyReport",
+    "DocumentRecord",
+    "EvalRun",
+    "Evidence",
     "ForgetReport",
+    "Hit",
     "IndexReport",
+    "Location",
+    "Mode",
     "Passage",
     "PassageWindow",
+    "Preparation",
+    "Progress",
     "SearchRequest",
+    "SearchResult",
     "Shelf",
+    "SkippedFile",
+    "SourcePassage",
     "Status",
+    "Summary",
+    "SyncReport",
     "TextRange",
+    "Watcher",
+    "doctor_checks",
+    "document_uri",
+    "estimate_tokens",
+    "group_skipped",
+    "is_url",
+    "iso",
     "join_notes",
+    "on_model_preparation",
+    "parse_location",
+    "prefix_within",
+    "reason_kind",
+    "run_eval",
+    "uri_for",
 ]
+
+# defined in the stages, whose modules load numpy or the analyzer: imported on first use
+_LAZY: dict[str, tuple[str, str]] = {
+    "Answer": ("docshelf.answer", "Answer"),
+    "SourcePassage": ("docshelf.answer", "SourcePassage"),
+    "Preparation": ("docshelf.embed.prepare", "Preparation"),
+    "on_model_preparation": ("docshelf.embed.prepare", "listen"),
+    "SyncReport": ("docshelf.index.report", "SyncReport"),
+    "group_skipped": ("docshelf.index.report", "group_skipped"),
+    "reason_kind": ("docshelf.index.report", "reason_kind"),
+    "Progress": ("docshelf.index.sync", "Progress"),
+    "Watcher": ("docshelf.index.watch", "Watcher"),
+    "Evidence": ("docshelf.search.confidence", "Evidence"),
+    "Hit": ("docshelf.search.results", "Hit"),
+    "SearchResult": ("docshelf.search.results", "SearchResult"),
+    "Check": ("docshelf.shelf.doctor", "Check"),
+    "doctor_checks": ("docshelf.shelf.doctor", "checks"),
+    "EvalRun": ("docshelf.shelf.evaluate", "EvalRun"),
+    "run_eval": ("docshelf.shelf.evaluate", "run_eval"),
+    "is_url": ("docshelf.sources.remote", "is_url"),
+    "BuildRecord": ("docshelf.store.base", "BuildRecord"),
+    "DocumentRecord": ("docshelf.store.base", "DocumentRecord"),
+    "CopyReport": ("docshelf.store.copy", "CopyReport"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        module, attr = _LAZY[name]
+        value = getattr(importlib.import_module(module), attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

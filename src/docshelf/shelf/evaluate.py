@@ -39,8 +39,8 @@ def run_eval(
 ) -> EvalRun:  # fmt: skip
     """Score ``modes`` on the set in ``folder``; ``workdir`` keeps the index (and its embeddings)."""
     from docshelf.errors import ConfigError, SourceError
-    from docshelf.runtime import Runtime
     from docshelf.search.evaluate import evaluate, load_beir, write_corpus
+    from docshelf.shelf.parts import Parts
 
     unknown = [m for m in modes if m not in ("keyword", "semantic", "hybrid")]
     if unknown:  # it scored a row of zeros
@@ -56,17 +56,18 @@ def run_eval(
     settings = settings.model_copy(deep=True)
     scratch = workdir or Path(tempfile.mkdtemp(prefix="docshelf-eval-"))
     settings.store.data_dir = scratch / "index"
-    runtime = Runtime(settings)
+    parts = Parts(settings)
     try:
         names = write_corpus(data, scratch / "corpus")
         started = time.perf_counter()
-        report = runtime.indexer(on_index).sync("eval", [scratch / "corpus"])
+        report = parts.indexer("eval", on_index).sync("eval", [scratch / "corpus"])
         index_s = time.perf_counter() - started
-        scores = evaluate(runtime.searcher(), data, names, "eval", modes, on_query)
+        embedder, _ = parts.embedder(None)
+        scores = evaluate(parts.searcher(embedder), data, names, "eval", modes, on_query)
         return EvalRun(
-            data.name, split, len(data.queries), runtime.embedder.name, index_s, report.chunks_written, scores
+            data.name, split, len(data.queries), parts.model().name, index_s, report.chunks_written, scores
         )
     finally:
-        runtime.close()
+        parts.close()
         if workdir is None:
             shutil.rmtree(scratch, ignore_errors=True)

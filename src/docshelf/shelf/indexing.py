@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from docshelf.config import check_collection
 from docshelf.errors import DocshelfError, NotFoundError, SourceError
@@ -16,34 +15,15 @@ from docshelf.types import SkippedFile
 if TYPE_CHECKING:
     from docshelf.config import Settings
     from docshelf.index.report import SyncReport
-    from docshelf.index.sync import Indexer, Progress
-    from docshelf.parse import ParserRegistry
-    from docshelf.runtime import Runtime
+    from docshelf.index.sync import Progress
+    from docshelf.shelf.parts import Parts
     from docshelf.store.base import Store
 
-__all__ = ["Writable", "forget", "index", "ingest"]
-
-
-class Writable(Protocol):
-    """What the write use cases need of a shelf."""
-
-    settings: Settings
-    config_path: Path | None
-    config_explicit: bool
-
-    @property
-    def lock(self) -> threading.RLock: ...
-    @property
-    def store(self) -> Store: ...
-    @property
-    def runtime(self) -> Runtime: ...
-    def registry(self, collection: str) -> ParserRegistry: ...
-    def indexer(self, collection: str, progress: Progress | None = None) -> Indexer: ...
-    def changed(self) -> None: ...
+__all__ = ["forget", "index", "ingest"]
 
 
 def index(
-    shelf: Writable, targets: Sequence[str | Path], collection: str | None, reconfigure: bool,
+    parts: Parts, targets: Sequence[str | Path], collection: str | None, reconfigure: bool,
     progress: Progress | None, refetch: bool, agent: bool = False,
 ) -> IndexReport:  # fmt: skip
     """Sync exactly ``targets`` (folders, files, URLs) into their collection; none: every root.
@@ -55,50 +35,53 @@ def index(
     from docshelf.sources.remote import gather
     from docshelf.sources.walk import is_within
 
-    parts = split_targets(targets)
-    with shelf.lock:
-        store = shelf.store
+    named = split_targets(targets)
+    with parts.lock:
+        store = parts.store
         if collection is None:
-            if parts.files:
-                collection = file_collection(store, parts.files[0], None)
-            elif parts.folders:
-                collection = collection_of(store, parts.folders[0], _named_in(parts.folders[0], shelf))
+            if named.files:
+                collection = file_collection(store, named.files[0], None)
+            elif named.folders:
+                collection = collection_of(store, named.folders[0], _named_in(named.folders[0], parts))
             else:
-                collection = _resync_target(store, shelf.settings.collection, bool(parts.urls))
+                collection = _resync_target(store, parts.settings.collection, bool(named.urls))
         check_collection(collection)  # before anything is recorded under the name
-        for f in parts.files:
+        for f in named.files:
             file_collection(store, f, collection)  # every file must lie under this collection's roots
         known = store.collection_roots(collection)
         # a folder inside a known root is a part of it to sync, not a new root
-        inner = [p for p in parts.folders if any(is_within(p, Path(r)) for r in known)]
-        new = [p for p in parts.folders if p not in inner]
+        inner = [p for p in named.folders if any(is_within(p, Path(r)) for r in known)]
+        new = [p for p in named.folders if p not in inner]
         plan = plan_collection(
-            store, collection, shelf.settings, shelf.config_path, shelf.config_explicit, new, reconfigure
+            store, collection, parts.settings, parts.config_path, parts.config_explicit, new, reconfigure
         )
         if plan.analyze_changed:
-            shelf.runtime.use_analyze(plan.settings.analyze)
+            parts.use_analyze(plan.settings.analyze)
         if plan.changes:
-            shelf.changed()
-        registry = shelf.registry(collection)
+            parts.changed()
     # URLs become mirror folders under the data dir; a full re-sync re-fetches the known mirrors
     # (conditional GET), a targeted one only the URLs it names
     refresh = known if refetch and not targets else ()
-    fetched = gather(plan.settings, [*parts.urls, *map(str, new)], refresh, agent)
-    scope = None if not targets or plan.force else [*fetched.roots, *inner, *parts.files]
-    indexer = shelf.runtime.indexer(progress, plan.settings, registry)
+    registry = parts.registry(collection)
+    fetched = gather(
+        plan.settings, [*named.urls, *map(str, new)], refresh, agent,
+        supported=lambda rel: registry.for_path(rel) is not None,
+    )  # fmt: skip
+    scope = None if not targets or plan.force else [*fetched.roots, *inner, *named.files]
+    indexer = parts.indexer(collection, progress, plan.settings)
     report = indexer.sync(collection, fetched.roots, fetched.skipped, force=plan.force, scope=scope)
-    _left_out(shelf, collection, parts.files, report)
+    _left_out(parts, collection, named.files, report)
     return IndexReport(report, fetched.fetched, fetched.unchanged, plan.origin, plan.changes, plan.notes)
 
 
-def _left_out(shelf: Writable, collection: str, files: Sequence[Path], report: SyncReport) -> None:
+def _left_out(parts: Parts, collection: str, files: Sequence[Path], report: SyncReport) -> None:
     """A file named on its own that the walk passed over in silence (a hidden name, .gitignore,
     sources.include/exclude) is reported, not answered with "0 added" and nothing else."""
     if not files:
         return
-    states = shelf.store.document_states(collection)
+    states = parts.store.document_states(collection)
     said = {s.path for s in report.skipped} | set(report.excluded)
-    roots = [Path(r) for r in shelf.store.collection_roots(collection)]
+    roots = [Path(r) for r in parts.store.collection_roots(collection)]
     for f in files:
         rel = next((f.relative_to(r).as_posix() for r in roots if f.is_relative_to(r)), None)
         if rel is not None and rel not in states and rel not in said:
@@ -125,22 +108,22 @@ def _resync_target(store: Store, configured: str, urls: bool) -> str:
     return configured
 
 
-def _named_in(folder: Path, shelf: Writable) -> str:
+def _named_in(folder: Path, parts: Parts) -> str:
     """The collection a new folder goes to: the one its own docshelf.toml names, else the default."""
-    return _config_collection(folder, shelf) or shelf.settings.collection
+    return _config_collection(folder, parts) or parts.settings.collection
 
 
-def _config_collection(folder: Path, shelf: Writable) -> str | None:
+def _config_collection(folder: Path, parts: Parts) -> str | None:
     from docshelf.shelf.settings import config_in, settings_from
 
     found = config_in(folder)
-    if found is not None and found != shelf.config_path:
+    if found is not None and found != parts.config_path:
         return settings_from(found).collection
     return None
 
 
 def ingest(
-    shelf: Writable, target: str, collection: str | None, allowed: Sequence[Path], progress: Progress | None
+    parts: Parts, target: str, collection: str | None, allowed: Sequence[Path], progress: Progress | None
 ) -> IndexReport:
     """One folder, file, URL or Drive link, for an agent: a local path only inside ``allowed`` (none
     given: inside a root already indexed); a new folder joins its own collection, not the default."""
@@ -154,8 +137,8 @@ def ingest(
             raise DocshelfError(
                 f"{target!r} is relative: pass the absolute path of a folder or file, or a URL"
             )
-        check_allowed(path, allowed, shelf.store)
-        owner = collection_of(shelf.store, path.resolve(), "")
+        check_allowed(path, allowed, parts.store)
+        owner = collection_of(parts.store, path.resolve(), "")
         if owner and collection is not None and collection != owner:
             # an agent indexing a folder a second time under another name would have the same
             # files twice, and the user's next `docshelf index FOLDER` go to the agent's collection
@@ -165,26 +148,26 @@ def ingest(
             )
         if collection is None and path.is_dir():
             resolved = path.resolve()
-            collection = folder_collection(shelf.store, resolved, _config_collection(resolved, shelf))
-    return index(shelf, [target], collection, False, progress, True, agent=True)
+            collection = folder_collection(parts.store, resolved, _config_collection(resolved, parts))
+    return index(parts, [target], collection, False, progress, True, agent=True)
 
 
-def forget(shelf: Writable, target: str, collection: str | None) -> ForgetReport:
+def forget(parts: Parts, target: str, collection: str | None) -> ForgetReport:
     """A URL (its mirror, or the one document fetched from it), a root folder, or one document."""
     from docshelf.shelf import reading
-    from docshelf.sources.remote import drop_mirror, forget_target, is_url
+    from docshelf.sources.remote import drop_mirror, is_url
 
-    with shelf.lock:
-        store = shelf.store
+    with parts.lock:
+        store = parts.store
         names = [collection] if collection else store.collections()
         if is_url(target):
             for name in names:
-                settings = shelf.settings.model_copy(update={"collection": name})
+                settings = parts.settings.model_copy(update={"collection": name})
                 try:
-                    path = forget_target(store, settings, target)
+                    path = _url_target(store, settings, target)
                 except NotFoundError:
                     continue
-                removed = shelf.indexer(name).forget(name, path)
+                removed = parts.indexer(name).forget(name, path)
                 root = path if path in store.collection_roots(name) or Path(path).is_absolute() else None
                 drop_mirror(settings, path)
                 return ForgetReport(name, removed, root)
@@ -199,6 +182,24 @@ def forget(shelf: Writable, target: str, collection: str | None) -> ForgetReport
             for name in names:
                 if resolved in store.collection_roots(name) or str(folder) in store.collection_roots(name):
                     root = resolved if resolved in store.collection_roots(name) else str(folder)
-                    return ForgetReport(name, shelf.indexer(name).forget(name, root), root)
+                    return ForgetReport(name, parts.indexer(name).forget(name, root), root)
         doc = reading.find_document(store, target, collection)
-        return ForgetReport(doc.collection, shelf.indexer(doc.collection).forget(doc.collection, doc.path))
+        return ForgetReport(doc.collection, parts.indexer(doc.collection).forget(doc.collection, doc.path))
+
+
+def _url_target(store: Store, settings: Settings, url: str) -> str:
+    """What `forget URL` removes: the whole mirror of a URL given to `index`, or the one document
+    fetched from ``url``. A forgotten mirror's folder is deleted too (it is docshelf's own copy)."""
+    from docshelf.sources.remote import mirror_of
+
+    root = mirror_of(settings, url)
+    if str(root) in store.collection_roots(settings.collection):
+        return str(root)
+    wanted = url.split("#", 1)[0]
+    for doc in store.iter_documents(settings.collection):
+        if doc.metadata.get("source_url") in (url, wanted):
+            return doc.path
+    raise NotFoundError(
+        f"{url} was not indexed in collection {settings.collection!r}: no mirror or fetched document has "
+        "that URL; see `docshelf status`"
+    )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,10 +15,11 @@ from docshelf.shelf.types import CollectionStatus, Status
 if TYPE_CHECKING:
     from docshelf.config import Settings
     from docshelf.index.stale import StaleTracker
-    from docshelf.parse import ParserRegistry
+    from docshelf.shelf.parts import Parts
     from docshelf.store.base import DocState, Store
+    from docshelf.types import Summary
 
-__all__ = ["guarded_state", "kept_passes", "new_entries", "status_of"]
+__all__ = ["guarded_state", "kept_passes", "new_entries", "status", "status_of", "summary"]
 
 Found = tuple[int, list[dict[str, str]]]  # (how many, the first of them)
 
@@ -29,17 +29,48 @@ def guarded_state(roots: list[str], state: DocState) -> Path:
     return guarded_path(roots, state.root, state.path)
 
 
-def new_entries(
-    store: Store, settings_of: Callable[[str], Settings], registry_of: Callable[[str], ParserRegistry]
-) -> list[dict[str, str]]:
+def new_entries(parts: Parts) -> list[dict[str, str]]:
     """Stale entries for the files a sync would add, each collection walked by its own rules."""
     from docshelf.index.corpus import new_files
 
+    store = parts.store
     return [
         {"collection": name, "path": rel, "reason": "new"}
         for name in store.collections()
-        for rel in new_files(store, name, settings_of(name).sources, registry_of(name))
+        for rel in new_files(store, name, parts.collection_settings(name).sources, parts.registry(name))
     ]
+
+
+def status(parts: Parts, stale_limit: int | None) -> Status:
+    """Counts, model, recorded settings, builds, skipped and stale files."""
+    # a server's tracker walks the files in the background: its last pass, not a walk per call
+    checked, new = kept_passes(parts.kept_tracker(), stale_limit)
+    if new is None:
+        found = new_entries(parts)
+        new = (len(found), found)
+    return status_of(parts.store, parts.settings, contextlib.nullcontext(), stale_limit, checked, new)
+
+
+def summary(parts: Parts) -> Summary:
+    """Documents, chunks and roots per collection; before the index is open, without opening it
+    (an embedded index is read with plain SQLite), so a server starts fast. StoreError when
+    there is no index yet."""
+    from docshelf.errors import StoreError
+    from docshelf.store import index_exists, quick_summary
+    from docshelf.types import Summary
+
+    if not parts.is_open:
+        if not index_exists(parts.settings):
+            raise StoreError(
+                f"no docshelf index at {parts.settings.store.data_dir}: run `docshelf index PATH` first "
+                "(or pass --data-dir / set DOCSHELF_STORE__DATA_DIR to the index folder)"
+            )
+        if (quick := quick_summary(parts.settings)) is not None:
+            return quick
+    store = parts.store
+    stats = store.stats()
+    rows = [(n, c["documents"], store.collection_roots(n)) for n, c in stats.collections.items()]
+    return Summary(stats.documents, stats.chunks, rows)
 
 
 def kept_passes(tracker: StaleTracker | None, limit: int | None) -> tuple[Found | None, Found | None]:

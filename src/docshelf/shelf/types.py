@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
+
+from docshelf.types import Mode
 
 if TYPE_CHECKING:
     from docshelf.index.sync import SyncReport
@@ -12,9 +14,11 @@ if TYPE_CHECKING:
     from docshelf.types import Chunk
 
 __all__ = [
+    "MAX_K",
     "CollectionStatus",
     "ForgetReport",
     "IndexReport",
+    "Mode",
     "Passage",
     "PassageWindow",
     "SearchRequest",
@@ -23,7 +27,6 @@ __all__ = [
     "iso",
 ]
 
-Mode = Literal["hybrid", "keyword", "semantic"]
 MAX_K = 1000  # hits one search returns at most
 
 

@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from docshelf.config import Settings
-from docshelf.errors import DocshelfError, NotFoundError
+from docshelf.errors import DocshelfError
 from docshelf.sources.drive import canonical_drive_url, fetch_drive, is_drive_url
 from docshelf.sources.mirror import mirror_root, read_manifest
 from docshelf.sources.web import Fetcher, WebResult, crawl
-from docshelf.store.base import Store
 from docshelf.types import SkippedFile
 
-__all__ = ["Gathered", "forget_target", "gather", "is_url"]
+__all__ = ["Gathered", "drop_mirror", "gather", "is_url", "mirror_of"]
 
 
 def is_url(arg: str) -> bool:
@@ -33,27 +32,13 @@ class Gathered:
     unchanged: int = 0
 
 
-def _mirror_of(settings: Settings, url: str) -> Path:
+def mirror_of(settings: Settings, url: str) -> Path:
+    """The mirror folder of a URL given to `index` (the same page or Drive item shared with
+    other query parameters or a #fragment is one mirror)."""
     data_dir = settings.store.data_dir.expanduser().resolve()
     drive = is_drive_url(url)
     url = url.split("#", 1)[0]
     return mirror_root(data_dir, "drive" if drive else "web", canonical_drive_url(url) if drive else url)
-
-
-def forget_target(store: Store, settings: Settings, url: str) -> str:
-    """What `forget URL` removes: the whole mirror of a URL given to `index`, or the one document
-    fetched from ``url``. A forgotten mirror's folder is deleted too (it is docshelf's own copy)."""
-    root = _mirror_of(settings, url)
-    if str(root) in store.collection_roots(settings.collection):
-        return str(root)
-    wanted = url.split("#", 1)[0]
-    for doc in store.iter_documents(settings.collection):
-        if doc.metadata.get("source_url") in (url, wanted):
-            return doc.path
-    raise NotFoundError(
-        f"{url} was not indexed in collection {settings.collection!r}: no mirror or fetched document has "
-        "that URL; see `docshelf status`"
-    )
 
 
 def drop_mirror(settings: Settings, root: str) -> None:
@@ -65,11 +50,13 @@ def drop_mirror(settings: Settings, root: str) -> None:
 
 
 def gather(
-    settings: Settings, args: Sequence[str], known_roots: Sequence[str] = (), agent: bool = False
-) -> Gathered:
+    settings: Settings, args: Sequence[str], known_roots: Sequence[str] = (), agent: bool = False, *,
+    supported: Callable[[str], bool],
+) -> Gathered:  # fmt: skip
     """Folders as given; each URL fetched into its mirror; known mirrors re-fetched (conditional).
     For an ``agent`` (MCP ingest) no fetch reaches a local or private address unless
-    ``web.agent_private_hosts`` allows it."""
+    ``web.agent_private_hosts`` allows it. ``supported`` tells which file names a Drive folder's
+    files may have to be downloaded (those a parser reads)."""
     out = Gathered()
     targets: dict[Path, str] = {}
     for arg in args:
@@ -77,7 +64,7 @@ def gather(
             out.roots.append(Path(arg))
             continue
         # the same page or Drive item shared with other query parameters is one mirror
-        root = _mirror_of(settings, arg)
+        root = mirror_of(settings, arg)
         targets[root] = arg.split("#", 1)[0]
         out.roots.append(root)
     known = {Path(r) for r in known_roots}
@@ -87,15 +74,12 @@ def gather(
             targets.setdefault(root, manifest.url)
     if not targets:
         return out
-    from docshelf.parse import default_registry
-
-    registry = default_registry(settings.parse)
     for root, url in targets.items():
         root.mkdir(parents=True, exist_ok=True)
         result: WebResult
         try:
             if is_drive_url(url):
-                result = fetch_drive(url, root, settings.web, lambda rel: registry.for_path(rel) is not None)
+                result = fetch_drive(url, root, settings.web, supported)
             else:
                 private_ok = not agent or settings.web.agent_private_hosts
                 result = crawl(url, root, settings.web, Fetcher(settings.web, private_ok))

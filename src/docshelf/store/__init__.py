@@ -26,6 +26,7 @@ from docshelf.store.base import (
 if TYPE_CHECKING:
     from docshelf.config import Settings
     from docshelf.store.embedded import SQLiteStore
+    from docshelf.types import Summary
 
 __all__ = [
     "BuildRecord",
@@ -41,8 +42,12 @@ __all__ = [
     "StoreStats",
     "TermAnalyzer",
     "Writer",
+    "index_exists",
     "open_store",
+    "quick_summary",
 ]
+
+EMBEDDED_DB = "docshelf.db"  # the embedded store's database, inside the data dir
 
 
 def __getattr__(name: str) -> Any:
@@ -70,3 +75,17 @@ def open_store(settings: Settings, analyzer: TermAnalyzer) -> Store:
         q.ann_threshold, q.ann_dtype, q.ann_ef_search, q.ann_rebuild_rows, q.ann_threads, q.ann_connectivity
     )
     return SQLiteStore(s.data_dir, analyzer, read_only=s.read_only, ann=ann, mmap_mb=s.mmap_mb)
+
+
+def index_exists(settings: Settings) -> bool:
+    """True if there is an index to open (a PostgreSQL store always counts: its errors come on open)."""
+    return bool(settings.store.url) or (settings.store.data_dir / EMBEDDED_DB).is_file()
+
+
+def quick_summary(settings: Settings) -> Summary | None:
+    """Counts per collection read without opening the store (no numpy, tantivy or analyzer), so a
+    server starts fast; None where that cannot be done (PostgreSQL, no index, an unreadable file)."""
+    from docshelf.store.embedded.peek import peek
+
+    db = settings.store.data_dir / EMBEDDED_DB
+    return None if settings.store.url or not db.is_file() else peek(db)

@@ -4,19 +4,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Summary", "peek"]
+from docshelf.types import Summary
 
-
-@dataclass(frozen=True)
-class Summary:
-    """What a server's instructions say about the index."""
-
-    documents: int
-    chunks: int
-    collections: list[tuple[str, int, list[str]]]  # (name, documents, roots)
+__all__ = ["peek"]
 
 
 def peek(db: Path) -> Summary | None:

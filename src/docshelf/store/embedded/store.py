@@ -16,6 +16,7 @@ import numpy as np
 
 from docshelf.embed.base import Vectors
 from docshelf.errors import DocshelfError, NotFoundError, StoreError
+from docshelf.store import EMBEDDED_DB
 from docshelf.store.base import (
     DocState,
     DocumentRecord,
@@ -76,7 +77,7 @@ class SQLiteStore(SQLiteSearch, SQLiteReembed, SQLiteWrites, BuildLog):
         self.analyzer = analyzer
         self.read_only = read_only
         ann = ann or AnnOptions(threshold=ann_threshold)
-        self.db_path = data_dir / "docshelf.db"
+        self.db_path = data_dir / EMBEDDED_DB
         if read_only and not self.db_path.is_file():
             raise NotFoundError(
                 f"there is no index at {data_dir} yet; run `docshelf index FOLDER` to build one "

@@ -1,8 +1,13 @@
-"""Wires settings into the pipeline objects (store, analyzer, embedder, indexer, searcher)."""
+"""The pipeline's parts wired by hand, for tests of a stage's own internals (an indexer's
+arguments, a store's methods, the searcher's evidence).
+
+Behaviour a user sees is tested through ``docshelf.Shelf`` (the ``shelf`` fixture of
+``docshelf.testing.fixtures``); this is the stage tests' bench, not a second composition root:
+nothing in ``src`` uses it, and it records no collection settings as ``Shelf.index`` does.
+"""
 
 from __future__ import annotations
 
-from functools import cached_property
 from typing import TYPE_CHECKING
 
 from docshelf.config import AnalyzeSettings, Settings
@@ -13,45 +18,45 @@ if TYPE_CHECKING:
     from docshelf.index.sync import Indexer, Progress
     from docshelf.parse import ParserRegistry
     from docshelf.search.searcher import Searcher
+    from docshelf.shelf import Shelf
     from docshelf.store import Store
 
-__all__ = ["Runtime"]
+__all__ = ["Stages"]
 
 
-class Runtime:
-    """One configured docshelf; parts are built on first use and closed together.
-
-    ``embedder`` and ``store`` may be given (tests pass a hash embedder or an in-memory store).
-    """
+class Stages:
+    """Store, analyzer, embedder, indexer and searcher over ``settings``; closed together."""
 
     def __init__(
         self, settings: Settings, embedder: Embedder | None = None, store: Store | None = None
     ) -> None:
         self.settings = settings
         self._embedder = embedder
-        if store is not None:
-            self.__dict__["store"] = store
+        self._analyzer: Analyzer | None = None
+        self._store = store
 
-    @cached_property
+    @property
     def analyzer(self) -> Analyzer:
-        from docshelf.analyze import Analyzer
+        if self._analyzer is None:
+            from docshelf.analyze import Analyzer
 
-        return Analyzer.from_settings(self.settings.analyze)
+            self._analyzer = Analyzer.from_settings(self.settings.analyze)
+        return self._analyzer
 
     def use_analyze(self, analyze: AnalyzeSettings) -> None:
-        """Switch to other analysis settings (those recorded with the index), store included."""
-        if analyze == self.settings.analyze and "analyzer" in self.__dict__:
-            return
+        """Analyse with other settings, the store included."""
         self.settings = self.settings.model_copy(update={"analyze": analyze})
-        self.__dict__.pop("analyzer", None)
-        if "store" in self.__dict__:
-            self.store.analyzer = self.analyzer  # type: ignore[attr-defined]
+        self._analyzer = None
+        if self._store is not None:
+            self._store.analyzer = self.analyzer  # type: ignore[attr-defined]
 
-    @cached_property
+    @property
     def store(self) -> Store:
-        from docshelf.store import open_store
+        if self._store is None:
+            from docshelf.store import open_store
 
-        return open_store(self.settings, self.analyzer)
+            self._store = open_store(self.settings, self.analyzer)
+        return self._store
 
     @property
     def embedder(self) -> Embedder:
@@ -79,12 +84,18 @@ class Runtime:
         self.store.check_model(self.embedder.name, self.embedder.dim)
         return Searcher(self.store, self.embedder, self.analyzer, self.settings.search)
 
-    def __enter__(self) -> Runtime:
+    def shelf(self) -> Shelf:
+        """A Shelf over these parts (its store stays this object's to close)."""
+        from docshelf.shelf import Shelf
+
+        return Shelf(self.settings, embedder=self.embedder, store=self.store)
+
+    def __enter__(self) -> Stages:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:
-        if "store" in self.__dict__:
-            self.store.close()
+        if self._store is not None:
+            self._store.close()
