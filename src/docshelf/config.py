@@ -9,15 +9,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
-from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
-    EnvSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     TomlConfigSettingsSource,
 )
 
+from docshelf.config_checks import BadEnvValue, check_config_file, check_overlap, describe, glob_problem
 from docshelf.config_services import (
     AnswerSettings,
     RerankSettings,
@@ -27,6 +26,7 @@ from docshelf.config_services import (
 )
 from docshelf.config_services import Section as _Section
 from docshelf.dsn import hide_secrets, redact_dsn, same_database
+from docshelf.envnames import SHORT_NAMES, EnvSource, warn_unknown_env
 from docshelf.errors import ConfigError
 
 __all__ = [
@@ -80,6 +80,15 @@ class SourceSettings(_Section):
         default_factory=dict,
         description="more extensions for built-in parsers: {'.mdown2' = 'markdown', '.log' = '.txt'}",
     )
+
+    @field_validator("include", "exclude")
+    @classmethod
+    def _globs(cls, v: list[str]) -> list[str]:
+        for pattern in v:
+            problem = glob_problem(pattern)
+            if problem:
+                raise ValueError(f"{pattern!r} is not a valid glob: {problem}")
+        return v
 
 
 class ChunkSettings(_Section):
@@ -283,31 +292,7 @@ class ParseSettings(_Section):
     )
 
 
-# Short names people guess first, as the (table, key) they stand for; the full name wins.
-_SHORT_NAMES = {"data_dir": ("store", "data_dir")}
 _WARNED: set[str] = set()
-
-
-class _EnvSource(EnvSettingsSource):
-    """DOCSHELF_* variables, plus the shorthands ``DOCSHELF_STORE=postgresql://...`` and
-    ``DOCSHELF_DATA_DIR``."""
-
-    def __call__(self) -> dict[str, Any]:
-        data = super().__call__()
-        for short, (table, key) in _SHORT_NAMES.items():
-            value = self.env_vars.get(f"docshelf_{short}")
-            section = data.setdefault(table, {})
-            if value is not None and isinstance(section, dict):
-                section.setdefault(key, value)
-        return data
-
-    def prepare_field_value(
-        self, field_name: str, field: FieldInfo, value: Any, value_is_complex: bool
-    ) -> Any:
-        if field_name == "store" and isinstance(value, str) and "://" in value:
-            nested = self.explode_env_vars(field_name, field, self.env_vars)
-            return {**nested, "url": value}
-        return super().prepare_field_value(field_name, field, value, value_is_complex)
 
 
 class Settings(BaseSettings):
@@ -350,7 +335,7 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         toml = _TOML_FILE.get()
-        sources: list[PydanticBaseSettingsSource] = [init_settings, _EnvSource(settings_cls)]
+        sources: list[PydanticBaseSettingsSource] = [init_settings, EnvSource(settings_cls)]
         if toml:
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml))
         return tuple(sources)
@@ -367,20 +352,27 @@ def find_config(start: Path | None = None) -> Path | None:
 
 def load_settings(config: Path | None = None, **overrides: Any) -> Settings:
     """Build settings: explicit overrides > DOCSHELF_* env > TOML file > defaults."""
-    if config is not None and not config.is_file():
-        raise ConfigError(f"config file {config} does not exist; pass an existing --config path")
+    if config is not None:
+        try:
+            check_config_file(config)
+        except OSError as exc:  # a folder on the way that this user may not enter
+            raise ConfigError(f"cannot read config {config}: {exc.strerror or exc}") from exc
     token = _TOML_FILE.set(config)
     try:
         settings = Settings(**overrides)
-        from docshelf.envnames import warn_unknown_env
-
-        warn_unknown_env(Settings, _SHORT_NAMES, _WARNED)
+        check_overlap(settings.chunk, overrides, config)
+        warn_unknown_env(Settings, SHORT_NAMES, _WARNED)
         return settings
     except ValidationError as exc:
         where = f" in {config}" if config else ""
-        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors())
-        raise ConfigError(f"invalid settings{where}: {problems}. Fix the value and retry.") from exc
-    except ValueError as exc:  # TOML syntax errors
-        raise ConfigError(f"cannot read config {config}: {exc}") from exc
+        problems = describe(exc.errors(), Settings, overrides)
+        stop = "" if problems.endswith("?") else "."
+        raise ConfigError(f"invalid settings{where}: {problems}{stop} Fix it and retry.") from exc
+    except ValueError as exc:
+        if isinstance(exc.__cause__, BadEnvValue):  # pydantic-settings wraps it without the name
+            raise ConfigError(f"invalid settings: {exc.__cause__}") from exc
+        raise ConfigError(f"cannot read config {config}: {exc}") from exc  # TOML syntax errors
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {config}: {exc.strerror or exc}") from exc
     finally:
         _TOML_FILE.reset(token)

@@ -24,9 +24,10 @@ ANTHROPIC_URL = "https://api.anthropic.com"
 
 
 class Section(BaseModel):
-    """A settings table; numbers must be finite (an inf size or timeout only ends in a crash)."""
+    """A settings table; numbers must be finite (an inf size or timeout only ends in a crash), and a
+    key that names no setting is an error (a misspelled ``exclude`` indexed private files)."""
 
-    model_config = ConfigDict(allow_inf_nan=False)
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid")
 
 
 class WebSettings(Section):

@@ -61,7 +61,9 @@ def apply(settings: Settings, *recorded: Recorded | None) -> Settings:
             continue
         for part, values in rec.values.items():
             model = type(getattr(settings, part))
-            update[part] = model.model_validate(values)
+            # a setting a later version dropped must not make the collection unreadable
+            known = {k: v for k, v in values.items() if k in model.model_fields}
+            update[part] = model.model_validate(known)
     return settings.model_copy(update=update) if update else settings
 
 
