@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,7 +22,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from crashkit import cli_env
-from permkit import as_plain_user, plain_user_command
+from permkit import as_nobody, as_plain_user, plain_user_command
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "corpus"
 
@@ -92,3 +94,49 @@ def test_read_commands_never_create_an_index_where_there_is_none(tmp_path: Path)
         assert len(errors) == 1 and "docshelf index" in errors[0], proc.stderr
         assert not missing.exists()
     assert os.listdir(tmp_path) == []
+
+
+@pytest.fixture
+def open_folder() -> Iterator[Path]:
+    """A folder every user may read (pytest's own temporary folders are private to this one)."""
+    folder = Path(tempfile.mkdtemp(prefix="docshelf-ro-"))
+    folder.chmod(0o755)
+    yield folder
+    _set_writable(folder, True)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_another_user_searches_a_folder_it_cannot_write(open_folder: Path) -> None:
+    """As a user who may not write the data folder, given as a relative path (`--data-dir data`),
+    a keyword search warned that the keyword index "is missing or was damaged" and found nothing:
+    the links to its files that tantivy reads through (it takes a lock file even to read) pointed
+    at the relative path from a temporary folder. Hybrid quietly lost its keyword side; status
+    called the keyword index behind the database."""
+    data = open_folder / "data"
+    built = subprocess.run(
+        [sys.executable, "-m", "docshelf", "index", str(SAMPLES), "--data-dir", str(data)],
+        env=cli_env(open_folder), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr
+    for path in (open_folder, *open_folder.rglob("*")):
+        path.chmod(path.stat().st_mode | 0o444 | (0o111 if path.is_dir() else 0))
+    _set_writable(data, False)
+    before = _snapshot(data)
+    nobody = as_nobody()
+    env = {**cli_env(open_folder), "HOME": str(open_folder), "XDG_CACHE_HOME": str(open_folder / "cache")}
+
+    def docshelf(*args: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run([*nobody, *args, "--data-dir", "data"], env=env, cwd=open_folder,
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+        assert "damaged" not in done.stderr and "behind" not in done.stdout + done.stderr, done
+        return done
+
+    for mode in ("keyword", "hybrid"):
+        found = json.loads(docshelf("search", "escalation policy", "--mode", mode, "--json").stdout)
+        hits = found["hits"]
+        assert hits and hits[0]["path"] == "runbooks/incident-response.md", found
+        assert hits[0]["ranks"].get("keyword") == 1, hits[0]  # the keyword side answered
+    status = json.loads(docshelf("status", "--json").stdout)
+    assert status["documents"] == 8
+    assert _snapshot(data) == before

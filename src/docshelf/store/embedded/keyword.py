@@ -81,7 +81,8 @@ class KeywordIndex:
         except ValueError:
             pass
         self._shadow = Path(tempfile.mkdtemp(prefix="docshelf-keyword-"))
-        for item in self.path.iterdir():
+        # absolute: a link to "data/keyword/x" would be read from inside the temporary folder
+        for item in self.path.absolute().iterdir():
             if item.name not in (".managed.json", ".tantivy-meta.lock", ".tantivy-writer.lock"):
                 (self._shadow / item.name).symlink_to(item)
         try:
