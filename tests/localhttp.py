@@ -1,5 +1,6 @@
 """A real HTTP server on 127.0.0.1 for the web and Drive tests: routes are functions of the
-request, every request is recorded, and a "hang" route blocks until the test ends."""
+request, every request is recorded (and every accepted connection counted), and a "hang" route
+blocks until the test ends."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 from urllib.parse import urlsplit
 
 
@@ -33,6 +35,7 @@ class Server:
     routes: dict[str, Route]  # URL path (no query) -> handler
     seen: list[Seen]
     release: threading.Event  # set at the end: frees handlers that hang
+    accepted: list[int] = field(default_factory=list)  # one entry per TCP connection accepted
 
     def paths(self) -> list[str]:
         return [s.path for s in self.seen]
@@ -69,12 +72,20 @@ def serve(routes: dict[str, Route]) -> Iterator[Server]:
         def log_message(self, *args: object) -> None:
             pass
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    accepted: list[int] = []
+
+    class Counting(ThreadingHTTPServer):
+        def get_request(self) -> tuple[Any, Any]:
+            conn = super().get_request()
+            accepted.append(1)  # before any byte is read: a connect that sends nothing counts
+            return conn
+
+    httpd = Counting(("127.0.0.1", 0), Handler)
     httpd.daemon_threads = True
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:
-        yield Server(f"http://127.0.0.1:{httpd.server_port}", routes, seen, release)
+        yield Server(f"http://127.0.0.1:{httpd.server_port}", routes, seen, release, accepted)
     finally:
         release.set()
         httpd.shutdown()

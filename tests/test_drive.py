@@ -210,6 +210,22 @@ def test_unreachable_folder_is_reported_not_raised(settings: Settings, drive: An
     assert fetched.roots == [] and "cannot list the Drive link" in fetched.skipped[0].reason
 
 
+@pytest.mark.anyio
+async def test_an_agents_ingest_of_an_unreachable_drive_link_is_an_error(
+    settings: Settings, indexed: Runtime, drive: Any
+) -> None:
+    """It was a result (isError false, added 0, no note) an agent could take for success."""
+    from mcp import Client
+
+    from docshelf.server import create_server
+    from mcpkit import error_text
+
+    link = f"{DRIVE}/drive/folders/1NoSuChFoLdEr00000000000000000000"
+    async with Client(create_server(settings, indexed)) as client:
+        text = error_text(await client.call_tool("ingest", {"path": link}))
+    assert "nothing was fetched" in text and "cannot list the Drive link" in text, text
+
+
 def test_one_mirror_per_drive_item_whatever_the_sharing_link() -> None:
     from docshelf.sources.drive import canonical_drive_url
 

@@ -356,9 +356,10 @@ async def test_ingest_a_url_through_the_same_code_as_the_cli(
         "/bikes.html": lambda r: Reply(200, page, {"Content-Type": "text/html"}),
     }
     with serve(routes) as site:  # type: ignore[arg-type]
-        refused = data(await client.call_tool("ingest", {"path": f"{site.base}/bikes.html"}))
-        assert refused["added"] == 0 and "local or private address" in json.dumps(refused["skipped"])
-        assert site.paths() == []  # not even robots.txt: the connection was refused before a request
+        # an error, as a refused path is (it was a result: isError false, added 0, no note)
+        refused = error_text(await client.call_tool("ingest", {"path": f"{site.base}/bikes.html"}))
+        assert "nothing was fetched" in refused and "local or private address" in refused, refused
+        assert site.accepted == []  # refused before connecting: not even robots.txt
         web = settings.web.model_copy(update={"agent_private_hosts": True})
         trusted = settings.model_copy(update={"web": web})
         allowed = create_server(trusted, Shelf(trusted, embedder=indexed.embedder, store=indexed.store))
@@ -369,10 +370,12 @@ async def test_ingest_a_url_through_the_same_code_as_the_cli(
     found = await client.call_tool("search", {"query": "courtyard rack", "k": 1, "detail": "full"})
     hit = data(found)["hits"][0]
     assert hit["collection"] == "web" and hit["citation"] == f"{site.base}/bikes.html"
-    with serve({}) as gone:  # nothing answers there: reported, not an error, nothing added
+    with serve({}) as gone:  # nothing there: an error that says why
         async with Client(allowed) as trusting:
-            out = data(await trusting.call_tool("ingest", {"path": f"{gone.base}/nothing.html"}))
-    assert out["added"] == 0 and out["skipped"]
+            text = error_text(await trusting.call_tool("ingest", {"path": f"{gone.base}/nothing.html"}))
+    assert "nothing was fetched" in text and "HTTP 404" in text, text
+    text = error_text(await client.call_tool("ingest", {"path": "file:///etc/passwd"}))
+    assert "file: URLs are not fetched" in text and "/etc/passwd" in text and "relative" not in text, text
 
 
 class GatedEmbedder(HashEmbedder):

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import unquote, urlsplit
 
 from docshelf.config import check_collection
 from docshelf.errors import DocshelfError, NotFoundError, SourceError
@@ -67,6 +69,13 @@ def index(
         plan.settings, [*named.urls, *map(str, new)], refresh, agent,
         supported=lambda rel: registry.for_path(rel) is not None,
     )  # fmt: skip
+    if agent and fetched.empty:
+        # an agent's refused or failed URL is an error, as a refused path is, not "0 added"
+        url = fetched.empty[0]
+        why = "; ".join(s.reason for s in fetched.skipped if s.path == url) or "; ".join(
+            f"{s.path}: {s.reason}" for s in fetched.skipped
+        )
+        raise SourceError(f"nothing was fetched from {url}: {why or 'it has no page or file to index'}")
     scope = None if not targets or plan.force else [*fetched.roots, *inner, *named.files]
     indexer = parts.indexer(collection, progress, plan.settings)
     report = indexer.sync(collection, fetched.roots, fetched.skipped, force=plan.force, scope=scope)
@@ -132,6 +141,17 @@ def ingest(
     from docshelf.sources.remote import is_url
 
     if not is_url(target):
+        scheme = re.match(r"([a-zA-Z][a-zA-Z0-9+.-]+):", target)
+        if scheme and scheme.group(1).lower() == "file":
+            local = unquote(urlsplit(target).path) or "/"
+            raise SourceError(
+                f"{target!r}: file: URLs are not fetched; pass the absolute path ({local}) instead"
+            )
+        if scheme and "/" in target[scheme.end() : scheme.end() + 2]:  # ftp://, s3://, ...
+            raise SourceError(
+                f"{target!r}: only http(s) URLs are fetched; pass one, or the absolute path of a "
+                "folder or file"
+            )
         path = Path(target).expanduser()
         if not path.is_absolute():
             raise DocshelfError(

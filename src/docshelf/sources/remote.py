@@ -30,6 +30,7 @@ class Gathered:
     skipped: list[SkippedFile] = field(default_factory=list)
     fetched: int = 0
     unchanged: int = 0
+    empty: list[str] = field(default_factory=list)  # new URLs that gave nothing (why: in skipped)
 
 
 def mirror_of(settings: Settings, url: str) -> Path:
@@ -92,5 +93,6 @@ def gather(
         if root not in known and (manifest is None or not manifest.files):
             # a new URL that gave nothing: report it, and do not add an empty root to the collection
             out.roots.remove(root)
+            out.empty.append(url)
             shutil.rmtree(root, ignore_errors=True)
     return out

@@ -29,7 +29,7 @@ from docshelf.sources.mirror import (
     write_atomic,
     write_manifest,
 )
-from docshelf.sources.netguard import PrivateAddress, guarded_handlers, same_site
+from docshelf.sources.netguard import PrivateAddress, check_url, guarded_handlers, same_site
 from docshelf.types import SkippedFile
 
 __all__ = ["FetchError", "Fetcher", "WebResult", "crawl"]
@@ -85,6 +85,7 @@ class Fetcher:
 
     def __init__(self, settings: WebSettings, private_ok: bool = True) -> None:
         self.settings = settings
+        self.private_ok = private_ok
         self.max_bytes = int(settings.max_mb * 1_048_576)
         guards = [] if private_ok else guarded_handlers()
         self._opener = urllib.request.build_opener(_SameSite(self), *guards)
@@ -125,8 +126,13 @@ class Fetcher:
             raise FetchError(f"cannot fetch ({reason})") from None
 
     def refusal(self, url: str) -> tuple[str, bool] | None:
-        """Why robots.txt keeps us from ``url`` and whether that is only for now (robots.txt
-        unreachable), or None when fetching it is allowed."""
+        """Why ``url`` is not fetched (a local address for an agent, or robots.txt) and whether
+        that is only for now (robots.txt unreachable), or None when fetching it is allowed."""
+        if not self.private_ok:
+            try:
+                check_url(url)  # before robots.txt, whose refusal would wrap the reason
+            except PrivateAddress as exc:
+                return str(exc), True  # a copy the user fetched before stays
         parts = urlsplit(url)
         site = f"{parts.scheme}://{parts.netloc}"
         if site not in self._robots:
@@ -150,6 +156,10 @@ class Fetcher:
             rules.parse(["User-agent: *", "Disallow: /"])
             return rules, "" if text.startswith("HTTP 40") else text
         rules.parse(resp.body.decode("utf-8", "replace").splitlines())
+        # http://site/robots.txt moved to https://site/robots.txt (or to www.site): the rules of
+        # that site too, which the page's own redirect would otherwise read again
+        final = urlsplit(resp.url)
+        self._robots.setdefault(f"{final.scheme}://{final.netloc}", (rules, ""))
         return rules, ""
 
 
