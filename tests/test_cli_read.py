@@ -84,6 +84,26 @@ def test_old_mac_line_ends_are_lines_and_a_line_break_in_a_name_is_shown(
     assert code == 0 and "notes/two\u240alines.md:1-3" in out
 
 
+def test_a_pipe_gets_tabs_as_tabs(cli: CliRunner, corpus: Path, tmp_path: Path) -> None:
+    """`docshelf read PATH:N-M > excerpt` turned each tab into spaces (rich expands tabs), so the
+    excerpt was not "exactly those lines" of a Makefile or a TSV."""
+    import os
+    import subprocess
+    import sys
+
+    rows = ["name\tdays\tcity", "alpha\t3\tOslo", "\tindented\tby a tab", "mixed \t\t end", "last"]
+    (corpus / "notes" / "table.txt").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    assert run(cli, "index", str(corpus))[0] == 0
+    env = {**os.environ, "DOCSHELF_EMBED__MODEL": "hash", "DOCSHELF_STORE__DATA_DIR": str(tmp_path / "data")}
+    done = subprocess.run(
+        [sys.executable, "-m", "docshelf", "read", "notes/table.txt:2-4"],
+        env=env, capture_output=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ("\n".join(rows[1:4]) + "\n").encode("utf-8")
+    assert b"notes/table.txt:2-4" in done.stderr
+
+
 def test_a_cited_range_reads_the_same_lines_once_the_file_is_gone(cli: CliRunner, corpus: Path) -> None:
     """Rebuilt from the chunks, the gaps between them (blank lines, front matter) became spaces:
     the line breaks went, `read deploy.md:9-11` printed another line, "lines 9-9 of 9"."""

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.text import Text
 
 from docshelf.cli.common import CollectionOpt, ConfigOpt, DataDirOpt, JsonOpt, handle_errors, load, open_shelf
-from docshelf.cli.output import data, err, name, out, print_json
+from docshelf.cli.output import data, err, name, out, print_json, visible
 from docshelf.cli.render import INDENT, heading_line, indented, wrapped
 from docshelf.errors import NotFoundError
 from docshelf.shelf import Location, parse_location
@@ -105,7 +106,10 @@ def read(
     if numbers if numbers is not None else out.is_terminal:
         out.print(_numbered(got.text, got.line_start))
     else:
-        out.print(data(got.text), end="" if got.text.endswith(("\n", "\r")) else "\n")
+        # written as it is: rich would expand each tab to spaces, and a pipe is promised the lines
+        text = visible(got.text)
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        sys.stdout.flush()
     for note in (got.note, "" if got.rest is None else f"cut at --max-tokens; {got.rest[1] - got.rest[0]} "
                  "characters left out"):  # fmt: skip
         if note:
