@@ -15,7 +15,7 @@ from pathlib import Path
 
 from docshelf.errors import SourceError
 
-__all__ = ["FileRefused", "read_regular"]
+__all__ = ["FileRefused", "read_regular", "special_kind"]
 
 
 class FileRefused(SourceError):
@@ -26,7 +26,8 @@ class FileRefused(SourceError):
         self.reason = reason
 
 
-def _kind(mode: int) -> str:
+def special_kind(mode: int) -> str:
+    """What a file that is not a regular one is: "a FIFO", "a socket", ..."""
     for test, name in (
         (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
         (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"),
@@ -45,7 +46,7 @@ def read_regular(path: Path, max_bytes: int) -> bytes:
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise FileRefused(path, f"{_kind(st.st_mode)}, not a regular file: never read")
+            raise FileRefused(path, f"{special_kind(st.st_mode)}, not a regular file: never read")
         if st.st_size > max_bytes:
             raise FileRefused(path, _too_large(st.st_size, max_bytes))
         chunks: list[bytes] = []

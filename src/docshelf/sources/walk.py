@@ -14,11 +14,21 @@ from pathlib import Path, PurePosixPath
 import pathspec
 
 from docshelf.errors import SourceError
+from docshelf.sources.regular import special_kind
 from docshelf.types import SkippedFile, SourceFile
 
 __all__ = ["WalkResult", "is_within", "kept_by", "on_disk", "resolve_root", "walk_paths", "walk_roots"]
 
 _SNIFF_BYTES = 8192
+# Python's build leftovers are never documents: passed over like hidden (VCS) folders, not listed
+# as skipped ("no parser for .pyc") on every sync
+_LEFTOVER_NAMES = frozenset({"__pycache__", "py.typed"})
+_LEFTOVER_SUFFIXES = (".pyc", ".pyo")
+
+
+def _passed_over(name: str) -> bool:
+    """Hidden entries and Python's build leftovers: never documents, never listed."""
+    return name.startswith(".") or name in _LEFTOVER_NAMES or name.endswith(_LEFTOVER_SUFFIXES)
 
 
 @dataclass
@@ -140,7 +150,8 @@ class _Walker:
     parseable: Callable[[str], bool] | None = None
     # (relative path, size, mtime_ns) -> indexed as it is now: its content is not sniffed again
     known: Callable[[str, int, int], bool] | None = None
-    visited: set[tuple[int, int]] = field(default_factory=set)
+    # (device, inode) of each folder walked -> the path it was walked as ("." for the root)
+    visited: dict[tuple[int, int], str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # string slicing instead of pathlib per file: a no-op resync of 100k files is mostly this
@@ -153,9 +164,9 @@ class _Walker:
         what = "cannot list folder"
         try:
             st = folder.stat()
-            if (st.st_dev, st.st_ino) in self.visited:  # symlink loop or a folder seen twice
+            if (st.st_dev, st.st_ino) in self.visited:  # a folder seen twice (visit says why)
                 return
-            self.visited.add((st.st_dev, st.st_ino))
+            self.visited[(st.st_dev, st.st_ino)] = self._rel(folder) if folder != self.root else "."
             if self.respect_gitignore and (folder / ".gitignore").is_file():
                 # unreadable rules: skip the folder rather than index what they may exclude
                 what = "cannot read its .gitignore"
@@ -168,8 +179,8 @@ class _Walker:
             self.unreadable(folder, reason, True)
             return
         for entry in entries:
-            # hidden entries and the settings file are never documents
-            if entry.name.startswith(".") or (folder == self.root and entry.name == "docshelf.toml"):
+            # hidden entries, Python's leftovers and the settings file are never documents
+            if _passed_over(entry.name) or (folder == self.root and entry.name == "docshelf.toml"):
                 continue
             self.visit(Path(entry.path), entry.is_symlink(), ignores)
 
@@ -200,11 +211,14 @@ class _Walker:
         if self._ignored(path, rel, is_dir, ignores):
             return
         if is_dir:
+            if is_link and self._followed_twice(path, real, (st.st_dev, st.st_ino)):
+                return
             self.walk(real, ignores)
             return
-        if not stat.S_ISREG(st.st_mode):
-            return
         if self.include is not None and not self.include.match_file(rel):
+            return
+        if not stat.S_ISREG(st.st_mode):  # stat only: opening a FIFO waits for a writer forever
+            self.skip(path, f"not a regular file ({special_kind(st.st_mode)}): never read")
             return
         if self.parseable is not None and not self.parseable(rel):
             # decided by name, before the file is opened: a /proc or device file is never read
@@ -239,6 +253,20 @@ class _Walker:
                 mtime_ns=st.st_mtime_ns,
             )
         )
+
+    def _followed_twice(self, link: Path, real: Path, key: tuple[int, int]) -> bool:
+        """Skip (and say so) a link to a folder that holds it (a loop), or to a folder already
+        walked under another path. A watcher's walk of single names knows only the first."""
+        if is_within(link.parent.resolve(), real):
+            where = "the corpus root" if real == self.root else self._rel(real)
+            self.skip(link, f"symlink loop: leads back to {where}, which holds it")
+            return True
+        seen = self.visited.get(key)
+        if seen is not None:
+            where = "the corpus root" if seen == "." else seen
+            self.skip(link, f"symlink to a folder already indexed as {where}")
+            return True
+        return False
 
     def _ignored(
         self, path: Path, rel: str, is_dir: bool, ignores: list[tuple[Path, pathspec.GitIgnoreSpec]]
@@ -329,10 +357,11 @@ def walk_paths(
     walker = _walker(resolved, include, exclude, respect_gitignore, max_file_mb, binary_extensions, parseable)
     specs: dict[Path, pathspec.GitIgnoreSpec | None] = {}
     for path in paths:
-        if not is_within(path, resolved) or path == resolved or not path.exists():
+        # lexists: a link loop or a dangling link is said, as the full walk says it
+        if not is_within(path, resolved) or path == resolved or not os.path.lexists(path):
             continue
         parts = path.relative_to(resolved).parts
-        if any(p.startswith(".") for p in parts) or parts == ("docshelf.toml",):
+        if any(_passed_over(p) for p in parts) or parts == ("docshelf.toml",):
             continue
         ignores: list[tuple[Path, pathspec.GitIgnoreSpec]] = []
         folder, hidden = resolved, False
