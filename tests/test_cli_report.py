@@ -58,19 +58,42 @@ def test_index_summary_groups_skipped_files(cli: CliRunner, corpus: Path) -> Non
     lines = err.splitlines()
     assert lines[0].startswith("samples: 8 added, 0 updated, 0 removed, 0 unchanged; ")
     assert "1 excluded (rag: false): notes/private-draft.md" in lines
-    assert "6 skipped:" in lines
     flat = " ".join(err.split())
-    assert "malformed frontmatter at line N (4): bad-0.md, bad-1.md, bad-2.md, and 1 more binary" in flat
-    assert "binary file (2): blob-0.md, blob-1.md every skipped" in flat
-    assert "unclosed" not in err and "flow sequence" not in err  # details are for `status --skipped`
-    assert "docshelf status --skipped" in flat
+    # one line: the kinds and their counts; the paths and details with --skipped
+    assert "6 skipped: malformed frontmatter at line N (4), binary file (2); docshelf index --skipped" in flat
+    assert lines[2].startswith("6 skipped: ") and all(line.startswith("    ") for line in lines[3:]), lines
+    assert "bad-0.md" not in err and "unclosed" not in err
     assert max(cell_len(line) for line in lines) <= 80
+
+    code, _, err = run(cli, "index", str(corpus), "--skipped")
+    assert code == 0
+    for n in range(4):
+        assert any(f"bad-{n}.md: malformed frontmatter at line 3" in line for line in err.splitlines())
+    assert any("blob-1.md" in line for line in err.splitlines())
+    assert max(cell_len(line) for line in err.splitlines()) <= 80
 
     code, out, _ = run(cli, "status", "--skipped")
     assert code == 0
     for n in range(4):
         assert any(f"bad-{n}.md: malformed frontmatter at line 3" in line for line in out.splitlines())
     assert " ".join(out.split()).count("remove the frontmatter") == 1  # the shared advice, said once
+
+
+def test_a_resync_of_an_unchanged_tree_says_its_skips_in_one_line(cli: CliRunner, corpus: Path) -> None:
+    """Each kind of skip had a line of its own: 99 lines of old skips after a sync that changed
+    nothing."""
+    for n in range(30):
+        (corpus / f"data.x{n}").write_text("x")  # "no parser for .xN": 30 kinds
+    assert run(cli, "index", str(corpus))[0] == 0
+    code, _, err = run(cli, "index", str(corpus))
+    assert code == 0 and "0 added, 0 updated, 0 removed, 8 unchanged" in err
+    flat = " ".join(err.split())
+    assert "30 skipped: no parser for .x0 (1)," in flat and "and 26 more kinds" in flat, flat
+    assert "data.x0" not in err
+    said = [line for line in err.splitlines() if not line.startswith("    ")]  # not a wrapped rest
+    assert len(said) == 3 and said[2].startswith("30 skipped: "), err
+    code, _, err = run(cli, "index", str(corpus), "--skipped")
+    assert all(f"data.x{n}" in err for n in range(30))
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")

@@ -43,6 +43,9 @@ def index(
     strict: Annotated[
         bool, typer.Option("--strict", help=f"exit {STRICT_EXIT} if any file was skipped")
     ] = False,
+    skipped: Annotated[
+        bool, typer.Option("--skipped", help="list every skipped file with its reason, not only the counts")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Index folders: the first run indexes everything, later runs only what changed."""
@@ -73,8 +76,9 @@ def index(
             err.print(data(f"  settings changed: {change}"))
         for note in done.notes:
             err.print(data(f"note: {note}"))
-        for line in index_summary(done):
-            err.print(wrapped(line, err, first=0, rest=4))
+        for line in index_summary(done, skipped):
+            # a listed file's reason wraps under its text, past the file names (as in status)
+            err.print(wrapped(line, err, first=0, rest=6 if line.plain.startswith("    ") else 4))
     if strict and report.skipped:
         raise typer.Exit(STRICT_EXIT)
 

@@ -18,9 +18,12 @@ __all__ = [
     "group_skipped",
     "index_summary",
     "skipped_lines",
+    "skipped_summary",
 ]
 
-SHOWN_PER_REASON = 3  # paths named per reason in the `index` summary; `status --skipped` lists all
+SHOWN_PER_REASON = 3  # paths named per reason where a summary names paths
+KINDS_SHOWN = 4  # reason kinds named in the `index` summary line; `index --skipped` lists every file
+FILES_NAMED = 3  # up to this many skipped files, the summary line names each
 
 
 def _first(paths: Sequence[str], shown: int = SHOWN_PER_REASON) -> str:
@@ -71,8 +74,23 @@ def commit_line(commit: str | None, dirty: bool | None) -> Text | None:
     return line
 
 
-def index_summary(done: IndexReport) -> list[Text]:
-    """The lines `index` ends with."""
+def skipped_summary(skipped: Sequence[tuple[str, str]], shown: int = KINDS_SHOWN) -> Text:
+    """One line: how many were skipped and why (each file, if there are only a few; else the
+    commonest kinds of reason with their counts), and how to see every file with its full reason
+    (a re-sync of an unchanged tree printed a line per kind: 99 of them)."""
+    groups = group_skipped(skipped)
+    if len(skipped) <= FILES_NAMED:
+        said = ", ".join(f"{path} ({kind})" for kind, items in groups.items() for path, _ in items)
+    else:
+        said = ", ".join(f"{kind} ({len(items)})" for kind, items in list(groups.items())[:shown])
+        said += f", and {len(groups) - shown} more kinds" if len(groups) > shown else ""
+    return Text.assemble(
+        (f"{len(skipped)} skipped: ", "yellow"), name(said), ("; docshelf index --skipped lists them", "dim")
+    )
+
+
+def index_summary(done: IndexReport, skipped: bool = False) -> list[Text]:
+    """The lines `index` ends with; ``skipped``: every skipped file with its reason."""
     r = done.sync
     lines = [
         Text.assemble(
@@ -84,10 +102,12 @@ def index_summary(done: IndexReport) -> list[Text]:
     ]
     if r.excluded:
         lines.append(data(f"{len(r.excluded)} excluded (rag: false): {_first(r.excluded)}"))
-    if r.skipped:
-        lines.append(Text(f"{len(r.skipped)} skipped:", style="yellow"))
-        lines += skipped_lines([(s.path, s.reason) for s in r.skipped])
-        lines.append(Text("  every skipped file with its reason: docshelf status --skipped", style="dim"))
+    pairs = [(s.path, s.reason) for s in r.skipped]
+    if pairs and skipped:
+        lines.append(Text(f"{len(pairs)} skipped:", style="yellow"))
+        lines += skipped_lines(pairs, shown=None)
+    elif pairs:
+        lines.append(skipped_summary(pairs))
     if (commit := commit_line(r.git_commit, r.git_dirty)) is not None:
         lines.append(commit)
     return lines
