@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 
 from docshelf.cli import app
 from docshelf.config import Settings
+from docshelf.shelf import Shelf
 from docshelf.sources.drive import file_url
 from docshelf.sources.remote import Gathered
 from docshelf.sources.remote import gather as fetch_urls
@@ -212,7 +213,7 @@ def test_unreachable_folder_is_reported_not_raised(settings: Settings, drive: An
 
 @pytest.mark.anyio
 async def test_an_agents_ingest_of_an_unreachable_drive_link_is_an_error(
-    settings: Settings, indexed: Runtime, drive: Any
+    settings: Settings, corpus: Path, shelf: Shelf, drive: Any
 ) -> None:
     """It was a result (isError false, added 0, no note) an agent could take for success."""
     from mcp import Client
@@ -221,7 +222,8 @@ async def test_an_agents_ingest_of_an_unreachable_drive_link_is_an_error(
     from mcpkit import error_text
 
     link = f"{DRIVE}/drive/folders/1NoSuChFoLdEr00000000000000000000"
-    async with Client(create_server(settings, indexed)) as client:
+    shelf.index([corpus])
+    async with Client(create_server(settings, shelf)) as client:
         text = error_text(await client.call_tool("ingest", {"path": link}))
     assert "nothing was fetched" in text and "cannot list the Drive link" in text, text
 
