@@ -17,7 +17,9 @@ HEAVY = ("numpy", "tantivy", "onnxruntime", "usearch", "psycopg", "Stemmer")
     "module", ["docshelf", "docshelf.shelf", "docshelf.server.app", "docshelf.server", "docshelf.cli.main"]
 )
 def test_front_doors_import_no_heavy_library(module: str) -> None:
-    code = f"import sys, {module}; print(','.join(m for m in {HEAVY!r} if m in sys.modules))"
+    # the MCP server's own modules bring pydantic (the SDK's schemas); the shelf and the CLI do not
+    heavy = HEAVY if module.startswith("docshelf.server") else (*HEAVY, "pydantic")
+    code = f"import sys, {module}; print(','.join(m for m in {heavy!r} if m in sys.modules))"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == "", f"importing {module} loaded {proc.stdout.strip()}"
 

@@ -14,8 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from docshelf.shelf import indexing, maintenance, reading, searching, watching
-from docshelf.shelf import status as status_use
+from docshelf.shelf import reading, searching
 from docshelf.shelf.parts import Parts
 from docshelf.shelf.types import ForgetReport, IndexReport, PassageWindow, SearchRequest, Status, TextRange
 
@@ -156,11 +155,15 @@ class Shelf:
     def summary(self) -> Summary:
         """Documents, chunks and roots per collection, without opening the index where it can be
         read directly (a server's fast start); StoreError when there is no index yet."""
-        return status_use.summary(self._parts)
+        from docshelf.shelf.status import summary
+
+        return summary(self._parts)
 
     def status(self, stale_limit: int | None = 200) -> Status:
         """Counts, model, recorded settings, builds, skipped and stale files."""
-        return status_use.status(self._parts, stale_limit)
+        from docshelf.shelf.status import status
+
+        return status(self._parts, stale_limit)
 
     def ask(
         self, question: str, *, passages: int | None = None, collections: Sequence[str] = (),
@@ -182,6 +185,8 @@ class Shelf:
         The first index of a collection records its settings; ``reconfigure`` replaces them with
         this shelf's (and re-parses every file when chunking or parsing changed).
         """
+        from docshelf.shelf import indexing
+
         return indexing.index(self._parts, targets, collection, reconfigure, progress, refetch)
 
     def ingest(
@@ -193,6 +198,8 @@ class Shelf:
         A local path must lie inside ``allowed`` (none given: inside a root already indexed); a new
         folder goes to ``collection``, else its own (named by its docshelf.toml, else by the folder).
         """
+        from docshelf.shelf import indexing
+
         return indexing.ingest(self._parts, target, collection, allowed, progress)
 
     def reindex(self, collection: str | None = None, progress: Progress | None = None) -> list[IndexReport]:
@@ -208,30 +215,42 @@ class Shelf:
 
     def forget(self, target: str, collection: str | None = None) -> ForgetReport:
         """Remove a document (path, id, URI), a whole root folder, or what a URL brought in."""
+        from docshelf.shelf import indexing
+
         return indexing.forget(self._parts, target, collection)
 
     def reembed(self, progress: Progress | None = None) -> int:
         """Embed every stored chunk again with the configured model; returns chunks embedded."""
+        from docshelf.shelf import maintenance
+
         return maintenance.reembed(self._parts, progress)
 
     def compact(self) -> tuple[int, int]:
         """VACUUM and clean the keyword index under the writer lock; store bytes before, after."""
+        from docshelf.shelf import maintenance
+
         return maintenance.compact(self._parts)
 
     def migrate_to(self, url: str, progress: Callable[[int, int], None] | None = None) -> CopyReport:
         """Copy this index into the PostgreSQL store at ``url``, without re-embedding."""
+        from docshelf.shelf import maintenance
+
         return maintenance.migrate_to(self._parts, url, progress)
 
     def watcher(
         self, collection: str, roots: Sequence[Path] = (), on_sync: Callable[[Any], None] | None = None
     ) -> Watcher:
         """A live indexer for one collection (``start()``/``run_forever()``), with its recorded settings."""
+        from docshelf.shelf import watching
+
         return watching.watcher(self._parts, collection, roots, on_sync)
 
     def watch_all(self, say: Callable[[str], None]) -> Callable[[], None]:
         """Watch every collection, and those added later, on background threads sharing this shelf's
         model (`docshelf serve --watch`); returns the function that stops them. ``say`` gets the
         one line that tells why watching is off."""
+        from docshelf.shelf import watching
+
         return watching.watch_collections(self._parts, say)
 
     # ----- closing -----
