@@ -38,17 +38,15 @@ CHUNKS = 300
 
 
 class E5StandIn:
-    """The e5 encoder over "query: q passage: p" pairs: a cross-encoder's cost, not its judgement."""
+    """The e5 encoder over "query passage" pairs (as passages, truncated at its 512-token window,
+    like a cross-encoder's input): a cross-encoder's cost, not its judgement."""
 
     def __init__(self, runtime: Runtime) -> None:
         self.emb: Any = runtime.embedder
         self.name = "stand-in: multilingual-e5-small graph (12x384, int8) over pairs"
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
-        weights, tok, head = self.emb._model(), self.emb._tokenizer, self.emb._header
-        q = tok.encode("query: " + query)
-        seqs = [[head.bos, *(q + tok.encode(" passage: " + p))[:510], head.eos] for p in passages]
-        return [float(v[0]) for v in self.emb._embed(weights, seqs)]
+        return [float(v[0]) for v in self.emb.embed_documents([f"{query} {p}" for p in passages])]
 
 
 def doc_ranking(hits: Sequence[Any], names: dict[str, str]) -> list[str]:

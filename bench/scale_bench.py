@@ -164,7 +164,7 @@ def phase_recall(args: argparse.Namespace) -> dict[str, Any]:
         t = time.perf_counter()
         got = [{c for c, _ in rt.store.vector_search(v, 10, SearchFilter())} for v in vecs]
         ann_ms = (time.perf_counter() - t) * 1000 / len(qs)
-        dense = rt.store._dense()  # type: ignore[attr-defined]
+        dense = rt.store.dense  # type: ignore[attr-defined]  (brought up to date by the searches above)
         in_file = len(dense.ann) if dense.ann is not None else 0
     db = sqlite3.connect(args.work / "index" / "docshelf.db")
     cursor = db.execute(

@@ -16,6 +16,7 @@ import argparse
 import json
 import resource
 import shutil
+import sqlite3
 import statistics
 import tempfile
 import time
@@ -79,7 +80,8 @@ def main() -> None:
             queries = [json.loads(line)["text"] for line in fh][: args.queries]
         searcher = rt.searcher()
         searcher.search(queries[0])  # loads the model and the vector matrix
-        dense = rt.store._dense()  # type: ignore[attr-defined]
+        # the embedded store's dense side, brought up to date by the search above
+        dense = rt.store.dense  # type: ignore[attr-defined]
         in_file = len(dense.ann) if dense.ann is not None else 0
         print(f"vector search: {f'HNSW (usearch) file of {in_file} vectors' if in_file else 'exact numpy'}, "
               "the rest exact")  # fmt: skip
@@ -94,9 +96,10 @@ def main() -> None:
                 print(f"{mode:<8} k=10 snippets={snippets!s:<5}: p50 {percentile(lat, 0.5):6.1f} ms, "
                       f"p95 {percentile(lat, 0.95):6.1f} ms")  # fmt: skip
         if in_file:
-            rows = rt.store._db.execute(  # type: ignore[attr-defined]
-                "SELECT c.id, v.vector FROM chunks c JOIN vectors v ON v.key = c.embed_key"
-            ).fetchall()
+            db = sqlite3.connect(f"file:{settings.store.data_dir / 'docshelf.db'}?mode=ro", uri=True)
+            sql = "SELECT c.id, v.vector FROM chunks c JOIN vectors v ON v.key = c.embed_key"
+            rows = db.execute(sql).fetchall()
+            db.close()
             ids = [r[0] for r in rows]
             matrix = np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
             recalls = []

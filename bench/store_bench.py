@@ -181,7 +181,6 @@ def scale(args: argparse.Namespace, server: str, work: Path) -> list[str]:
 
             def make_exact(store: Any = store) -> None:
                 store.ann_threshold = 10**12
-                store._matrix = None
 
             recall = dense_recall(rt, queries[:100], make_exact)
             total, secs = grown[backend]

@@ -8,25 +8,20 @@ vectors are read, nothing is embedded. Each variant's chunks go into a scratch t
 the table shows keyword-only nDCG@10 and hybrid (z-score fusion) at each dense weight.
 Variants: `default`, `no-compounds`, `hyphen` (whole hyphenated words too), `no-alnum`
 (no whole letter-digit words like p53), `no-detect` (stems of analyze.languages only), `no-decompound`,
-`no-stop` (the English and German stop lists off), `no-cjk-stop` (no CJK stop unigrams/bigrams),
-`ngram=N:L` (character N-grams of
-words of L+ letters), `prf=K:N:W` (RM3-style feedback:
-N expansion terms from the top K chunks, weight W), `bigrams=W` (adjacent word pairs indexed
-as terms of their own, a no-position stand-in for proximity; the query's pairs weigh W).
+`no-stop` (every stop list off, the CJK one included), `ngram=N:L` (character N-grams of words of
+L+ letters). Variants join with `+`.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
-import itertools
 import os
 import re
 import shutil
 import sys
 import tempfile
 import time
-from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -38,7 +33,6 @@ from docshelf.search.evaluate import doc_ranking, file_name, load_beir, ndcg_at
 from docshelf.search.fusion import zscore_combination
 from docshelf.store.base import SearchFilter
 from docshelf.store.embedded.keyword import KeywordDoc, KeywordIndex
-from docshelf.types import contextual_text
 
 Ranked = list[tuple[str, float]]
 _ORIGINAL = analyzer_module.COMPOUND_RE
@@ -48,7 +42,6 @@ def make_analyzer(variant: str) -> tuple[Analyzer, dict[str, float]]:
     """The analyzer for one variant, and its query-side options."""
     analyzer_module.COMPOUND_RE = _ORIGINAL
     options: dict[str, float] = {}
-    cjk_stop = True
     kwargs: dict[str, object] = {}
     for part in variant.split("+"):
         if part == "no-compounds":
@@ -61,8 +54,6 @@ def make_analyzer(variant: str) -> tuple[Analyzer, dict[str, float]]:
             analyzer_module.COMPOUND_RE = re.compile(head)
         elif part == "no-detect":
             kwargs["detect"] = False
-        elif part == "no-cjk-stop":  # every CJK unigram and bigram kept (analyzer v2)
-            cjk_stop = False
         elif part == "no-decompound":
             kwargs["decompound"] = False
         elif part == "no-stop":  # stop words indexed and searched like any word
@@ -70,17 +61,9 @@ def make_analyzer(variant: str) -> tuple[Analyzer, dict[str, float]]:
         elif part.startswith("ngram="):
             n, min_len = part.split("=")[1].split(":")
             options.update(ngram_n=float(n), ngram_min=float(min_len))
-        elif part.startswith("bigrams="):
-            options.update(bigram_w=float(part.split("=")[1]))
-        elif part.startswith("prf="):
-            k, n, w = part.split("=")[1].split(":")
-            options.update(prf_k=float(k), prf_n=float(n), prf_w=float(w))
         elif part != "default":
             raise SystemExit(f"unknown variant {part}")
-    analyzer = Analyzer(**kwargs)  # type: ignore[arg-type]
-    if not cjk_stop:
-        object.__setattr__(analyzer, "_cjk_stop", frozenset())
-    return analyzer, options
+    return Analyzer(**kwargs), options  # type: ignore[arg-type]
 
 
 def with_ngrams(terms: list[str], opts: dict[str, float]) -> list[str]:
@@ -93,51 +76,6 @@ def with_ngrams(terms: list[str], opts: dict[str, float]) -> list[str]:
         if len(t) >= min_len and t.isalpha():
             out += ["#" + t[i : i + n] for i in range(len(t) - n + 1)]
     return out
-
-
-def word_pairs(analyzer: Analyzer, text: str) -> list[str]:
-    """Adjacent word pairs (stop words dropped, parts of a word skipped, CJK left out)."""
-    words: list[str] = []
-    end = -1
-    for tok in analyzer.tokens(text):
-        if tok.start < end or (not tok.term.isascii() and not tok.term.isalpha()):
-            continue
-        if any("\u3000" <= ch <= "\u9fff" or "\uac00" <= ch <= "\ud7af" for ch in tok.term):
-            end = tok.end
-            words.append("")  # a CJK run breaks the pairs
-            continue
-        end = tok.end
-        words.append(tok.term)
-    return [f"{a}|{b}" for a, b in itertools.pairwise(words) if a and b]
-
-
-def prf_terms(kw: KeywordIndex, analyzer: Analyzer, terms: list[str], texts: dict[str, list[str]],
-              ranked: Ranked, opts: dict[str, float]) -> list[tuple[str, float]]:  # fmt: skip
-    """RM3: expansion terms weighted by their share in the feedback chunks, times the chunk's score."""
-    top = ranked[: int(opts["prf_k"])]
-    if not top:
-        return []
-    weights: Counter[str] = Counter()
-    best = top[0][1] or 1.0
-    for cid, score in top:
-        chunk_terms = texts.get(cid, [])
-        counts = Counter(chunk_terms)
-        for t, c in counts.items():
-            weights[t] += (c / max(1, len(chunk_terms))) * (score / best)
-    searcher = kw._index.searcher()
-    n_docs = max(1, searcher.num_docs)
-    import math
-
-    scored = []
-    for t, w in weights.items():
-        if t in terms:
-            continue
-        df = searcher.doc_freq("body", t)
-        if df <= 1:
-            continue
-        scored.append((t, w * math.log(n_docs / df)))
-    scored.sort(key=lambda x: -x[1])
-    return scored[: int(opts["prf_n"])]
 
 
 def _fused(kw: dict[str, Ranked], sem: dict[str, Ranked], w: float, qid: str) -> Ranked:
@@ -186,38 +124,17 @@ def main() -> None:
         try:
             kw = KeywordIndex(scratch)
             t0 = time.perf_counter()
-            texts: dict[str, list[str]] = {}
             batch = []
             for c in chunks:
                 d = docs[c.doc_id]
                 terms = with_ngrams(analyzer.chunk_terms(d.title, c.heading_path, c.text), opts)
-                if "bigram_w" in opts:
-                    text = contextual_text(d.title, tuple(c.heading_path), c.text)
-                    terms = terms + word_pairs(analyzer, text)
-                texts[c.id] = terms
                 batch.append(KeywordDoc(c.id, d.id, d.collection, d.lifecycle or "", terms))
             kw.add(batch)
             kw.commit(1)
             index_s = time.perf_counter() - t0
             kw_lists: dict[str, Ranked] = {}
             for qid, q in data.queries.items():
-                terms = with_ngrams(analyzer.terms(q), opts)
-                ranked = kw.search(terms, args.candidates)
-                if "bigram_w" in opts and (pairs := word_pairs(analyzer, q)):
-                    ranked = kw.search_weighted(
-                        [(t, float(n)) for t, n in Counter(terms).items()]
-                        + [(t, opts["bigram_w"]) for t in pairs],
-                        args.candidates,
-                    )
-                if "prf_k" in opts:
-                    extra = prf_terms(kw, analyzer, terms, texts, ranked, opts)
-                    if extra:
-                        ranked = kw.search_weighted(
-                            [(t, 1.0) for t in terms]
-                            + [(t, opts["prf_w"] * w / extra[0][1]) for t, w in extra],
-                            args.candidates,
-                        )
-                kw_lists[qid] = ranked
+                kw_lists[qid] = kw.search(with_ngrams(analyzer.terms(q), opts), args.candidates)
             kw.release()
             row = [mean(kw_lists.__getitem__)]
             row += [mean(functools.partial(_fused, kw_lists, sem_lists, w)) for w in grid]

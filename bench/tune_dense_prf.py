@@ -26,8 +26,7 @@ import numpy as np
 from docshelf.runtime import Runtime
 from docshelf.search.evaluate import ndcg_at
 from docshelf.search.feedback import applies
-from docshelf.search.fusion import fuse_hybrid
-from docshelf.search.searcher import _Reads
+from docshelf.search.fusion import dense_share, fuse_hybrid, is_question
 from docshelf.store.base import SearchFilter
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -75,8 +74,9 @@ def main() -> None:
                 terms = [t.term for t in searcher.analyzer.tokens(text)]
                 vec = rt.embedder.embed_query(text)
                 lists, coverage = rt.store.candidates(terms, vec, pool, SearchFilter(), True, True)
-                other = searcher._other_language(text, lists, _Reads(rt.store))
-                base = searcher._model_weight(text, len(terms))
+                other = searcher.other_language(text, lists)
+                e = rt.embedder
+                base = dense_share(e.fusion_weight, e.question_weight, is_question(text), len(terms))
                 fused = fuse_hybrid(settings.search, lists, coverage, other, base)
                 totals[0] += ndcg_at(docs_of(fused, chunk_doc), data.qrels[qid])
                 for n, variant in enumerate(args.variants, start=1):

@@ -14,7 +14,6 @@ the QA sets their own questions (they have no other split).
 from __future__ import annotations
 
 import argparse
-import functools
 import os
 import pickle
 import sys
@@ -32,8 +31,8 @@ from docshelf.search.fusion import (
     is_question,
     zscore_combination,
 )
-from docshelf.search.searcher import _Reads
 from docshelf.shelf.loading import repair_keywords
+from docshelf.store.base import SearchFilter
 
 ROOT = Path(__file__).resolve().parents[1]
 Ranked = list[tuple[str, float]]
@@ -61,7 +60,6 @@ def record(
     model: str,
     candidates: int,
     only: list[str] | None,
-    prefix: str | None,
     extra: list[Path] = (),  # type: ignore[assignment]
 ) -> dict[str, Any]:
     out: dict[str, Any] = {}
@@ -88,13 +86,6 @@ def record(
                 rt.indexer().sync("eval", [corpus])
             repair_keywords(rt)  # an index built by another analyzer is re-analysed first, as at open
             searcher = rt.searcher()
-            if prefix is not None:  # a query-side variant: the query embedded with another e5 prefix
-                rt.embedder.embed_query = functools.partial(  # type: ignore[method-assign]
-                    _prefixed,
-                    rt.embedder._encode,
-                    prefix=prefix,
-                    both=prefix == "both",  # type: ignore[attr-defined]
-                )
             names = {file_name(d): d for d in data.corpus}
             chunk_doc = {}
             for doc in rt.store.iter_documents():
@@ -102,14 +93,12 @@ def record(
                     chunk_doc[c.id] = names.get(Path(doc.path).name, "")
             rows = []
             n_terms: dict[str, int] = {}
-            from docshelf.store.base import SearchFilter
-
             for qid, text in data.queries.items():
                 terms = [t.term for t in searcher.analyzer.tokens(text)]
                 n_terms[qid] = len(terms)
                 vec = rt.embedder.embed_query(text)
                 lists, coverage = rt.store.candidates(terms, vec, candidates, SearchFilter(), True, True)
-                other = searcher._other_language(text, lists, _Reads(rt.store))
+                other = searcher.other_language(text, lists)
                 rows.append((qid, lists.get("keyword", []), lists.get("semantic", []), coverage, other))
             e = rt.embedder
             asked = {q for q, text in data.queries.items() if is_question(text)}
@@ -120,15 +109,6 @@ def record(
         finally:
             rt.close()
     return out
-
-
-def _prefixed(encode: Any, text: str, *, prefix: str, both: bool) -> Any:
-    import numpy as np
-
-    if not both:
-        return encode([text], prefix)[0]
-    v = encode([text], "query: ")[0] + encode([text], "passage: ")[0]
-    return v / np.linalg.norm(v)
 
 
 def docs_of(ranked: Ranked, chunk_doc: dict[str, str]) -> list[str]:
@@ -153,20 +133,6 @@ def no_lead(kw: Ranked, sem: Ranked, coverage: float, other: bool, base: float) 
     """The rule before the keyword lead (fusion_weights alone)."""
     weights = fusion_weights(load_settings().search, coverage, other, base)
     return zscore_combination({"keyword": kw, "semantic": sem}, weights)
-
-
-def lead(power: float, both: bool = False) -> Rule:
-    """fusion_weights, keyword weight x (top-z ratio) ** power; ``both``: also lowered when < 1."""
-    from docshelf.search.fusion import _top_z
-
-    def rule(kw: Ranked, sem: Ranked, coverage: float, other: bool, base: float) -> Ranked:
-        weights = fusion_weights(load_settings().search, coverage, other, base)
-        k, s = _top_z(kw), _top_z(sem)
-        if not other and coverage >= 0.5 and k > 0 and s > 0 and (both or k > s):
-            weights["keyword"] *= (k / s) ** power
-        return zscore_combination({"keyword": kw, "semantic": sem}, weights)
-
-    return rule
 
 
 def by_doc(ranked: Ranked, chunk_doc: dict[str, str]) -> Ranked:
@@ -223,8 +189,7 @@ def doc_sum(extra: float) -> Rule:
 
 
 RULES: dict[str, Rule] = {
-    "current": current, "no-lead": no_lead, "lead^0.75": lead(0.75), "lead-both": lead(1.0, both=True),
-    "doc": doc_level, "w0.4": weight(0.4), "w0.6": weight(0.6),
+    "current": current, "no-lead": no_lead, "doc": doc_level, "w0.4": weight(0.4), "w0.6": weight(0.6),
     "head50": head(50), "head100": head(100), "dsum0.1": doc_sum(0.1), "dsum0.3": doc_sum(0.3),
 }  # fmt: skip
 
@@ -257,7 +222,6 @@ def main() -> None:
     p.add_argument("--candidates", type=int, default=200, help="as search.candidates and `docshelf eval`")
     p.add_argument("--rules", nargs="*", default=None)
     p.add_argument("--sets", nargs="*", default=None, help="labels to record (default: all)")
-    p.add_argument("--query-prefix", default=None, help='record with this e5 query prefix, or "both"')
     p.add_argument("--set-dirs", nargs="*", type=Path, default=[], help="extra BEIR folders, PATH[:split]")
     args = p.parse_args()
     print(f"$ python {' '.join(sys.argv)}\nload average {os.getloadavg()[0]:.2f}")
@@ -270,7 +234,6 @@ def main() -> None:
                     args.model,
                     args.candidates,
                     args.sets,
-                    args.query_prefix,
                     args.set_dirs,
                 )
             )

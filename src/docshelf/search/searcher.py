@@ -211,7 +211,7 @@ class Searcher:
     ) -> list[tuple[str, float]]:  # fmt: skip
         if mode != "hybrid":
             return next(iter(lists.values()), [])
-        other = self._other_language(query, lists, reads)
+        other = self.other_language(query, lists, reads)
         return fuse_hybrid(self.settings, lists, coverage, other, self._model_weight(query, terms))
 
     def _model_weight(self, query: str, terms: int) -> float:
@@ -222,11 +222,16 @@ class Searcher:
             return 0.0
         return dense_share(e.fusion_weight, e.question_weight, is_question(query), terms)
 
-    def _other_language(self, query: str, lists: dict[str, list[tuple[str, float]]], reads: _Reads) -> bool:
-        """True when most of the top dense hits are in another language or script than the query.
-
-        A language the stop-word vote cannot tell (a few keywords) differs from none in its script.
+    def other_language(
+        self, query: str, lists: dict[str, list[tuple[str, float]]], reads: _Reads | None = None
+    ) -> bool:
+        """True when most of the top three dense hits are in another language or script than the
+        query: keywords cannot match across languages, so the fusion then trusts the dense side
+        (fusion_weights, LONE_CAP). A language the stop-word vote cannot tell (a few keywords)
+        differs from none in its script. ``reads``: one search's chunk reads, shared with its hits;
+        bench/tune_guard.py asks without, to record the flag a search would fuse with.
         """
+        reads = reads or _Reads(self.store)
         top = [cid for cid, _ in lists.get("semantic", [])[:3]]
         if len(top) < 2:
             return False
