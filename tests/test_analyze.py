@@ -56,17 +56,17 @@ def test_english_stemming_conflates() -> None:
 
 def test_keyword_query_without_function_words_still_matches_german_doc() -> None:
     doc = set(EN_DE.terms("Die Verteidigung der Panthers gab nur 308 Punkte ab."))
-    assert EN_DE.detect_language("Die Verteidigung der Panthers gab nur 308 Punkte ab.") == "german"
+    assert EN_DE.language("Die Verteidigung der Panthers gab nur 308 Punkte ab.") == "german"
     query = EN_DE.terms("Verteidigung Punkte")  # no evidence -> stems of all languages
     assert {"verteid", "punkt"} <= set(query) & doc
 
 
-def test_detect_language() -> None:
-    assert EN_DE.detect_language("Wie viele Punkte gab die Verteidigung ab?") == "german"
-    assert EN_DE.detect_language("How many points did the defense give up?") == "english"
+def test_language_vote() -> None:
+    assert EN_DE.language("Wie viele Punkte gab die Verteidigung ab?") == "german"
+    assert EN_DE.language("How many points did the defense give up?") == "english"
     assert EN_DE.language("Größe") is None  # one letter hint is not enough
-    assert EN_DE.detect_language("") == "english"  # no evidence: the first language
-    assert Analyzer(languages=("german", "english")).detect_language("xyz") == "german"
+    assert EN_DE.language("") is None  # no evidence, no language
+    assert Analyzer(languages=("german", "english")).language("xyz") is None
     assert EN_DE.language("¿Cuántos puntos cedió la defensa en el partido?") == "spanish"
     assert EN_DE.language("Сколько очков отдала защита в этом матче?") == "russian"
     assert EN_DE.language("Combien de points la défense a-t-elle concédés dans ce match ?") == "french"

@@ -302,12 +302,11 @@ def test_line_index_agrees_with_splitlines(text: str) -> None:
     assert index.line_of(len(text)) == (len(lines) + (1 if text.endswith(("\n", "\r")) else 0) or 1)
 
 
-def test_line_span_of_a_chunk() -> None:
+def test_line_of_crlf_text_and_past_its_end() -> None:
     text = "one\r\ntwo\r\nthree\r\n"
     index = LineIndex(text)
-    start = text.index("two")
-    assert index.line_span(start, text.index("three") + 5) == (2, 3)
-    assert index.line_span(start, start + 4) == (2, 2)  # a span ending at its newline stays on line 2
+    assert index.line_of(text.index("three") + 4) == 3
+    assert index.line_of(text.index("two") + 4) == 2  # the newline of "two\r\n" is on its line
     with pytest.raises(ValueError):
         index.line_of(len(text) + 1)
 

@@ -273,7 +273,7 @@ def test_fusion_weights_shift_to_semantic_when_query_words_are_not_in_the_index(
 def test_language_of_scripts_and_languages() -> None:
     from docshelf.analyze.language import language_of
 
-    detect = Analyzer().detect_language
+    detect = Analyzer().language
     assert language_of("How many vacation days do we get?", detect) == "english"
     assert language_of("Wie viele Urlaubstage haben die Mitarbeiter?", detect) == "german"
     assert language_of("所有生产数据库每天凌晨进行全量备份", detect) == "han"

@@ -221,10 +221,6 @@ class Analyzer:
             code = own if own is not None and not vote.beaten(own, ranked) else None
         return code, ranked
 
-    def detect_language(self, text: str) -> str:
-        """``language(text)``, or the first configured language when undecided."""
-        return self.language(text) or self.languages[0]
-
     def _stemmer(self, lang: str) -> Stemmer.Stemmer:
         stemmer = self._stemmers.get(lang)
         if stemmer is None:

@@ -82,10 +82,6 @@ def build_graph(w: Weights) -> Any:
         nodes.append(helper.make_node(op, list(ins), [out], name=out, domain=domain, **attrs))
         return out
 
-    def linear(x: str, weight: F32, bias: F32, name: str) -> str:
-        y = node("MatMul", [x, const(f"{name}.w", weight)], f"{name}.mm")
-        return node("Add", [y, const(f"{name}.b", bias)], name)
-
     def layer_norm(x: str, wt: F32, b: F32, name: str) -> str:
         ins = [x, const(f"{name}.w", wt), const(f"{name}.b", b)]
         return node("LayerNormalization", ins, name, axis=-1, epsilon=float(h.eps))

@@ -116,11 +116,6 @@ class OcrLanguages:
         self.rotations: list[int] = []
         self.used: list[str] = []
 
-    def for_image(self, image: bytes, where: str, timeout: float = _OSD_TIMEOUT_S) -> list[str]:
-        """Languages for ``image``: the configured ones, else those of its detected script."""
-        langs, _ = self.prepare(image, where, timeout)
-        return langs
-
     def prepare(self, image: bytes, where: str, timeout: float = _OSD_TIMEOUT_S) -> tuple[list[str], bytes]:
         """(languages, image turned upright when OSD is sure it is rotated)."""
         langs = self.fixed or self.installed

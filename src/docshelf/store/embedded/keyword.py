@@ -203,20 +203,6 @@ class KeywordIndex:
             "and permissions, then run `docshelf index` again (it is rebuilt from the database)"
         )
 
-    def search_weighted(self, weighted: Sequence[tuple[str, float]], k: int) -> list[tuple[str, float]]:
-        """BM25 top-k for an OR of terms, each clause's score multiplied by its weight."""
-        if not weighted:
-            return []
-        schema = self._schema
-        should = [
-            (tantivy.Occur.Should, tantivy.Query.boost_query(tantivy.Query.term_query(schema, "body", t), w))
-            for t, w in weighted
-        ]
-        self._index.reload()
-        searcher = self._index.searcher()
-        result = searcher.search(tantivy.Query.boolean_query(should), k)
-        return [(str(searcher.doc(a).get_first("chunk_id")), float(s)) for s, a in result.hits]
-
     def search(
         self,
         terms: Sequence[str],
