@@ -87,6 +87,7 @@ class _Out:
         self.words: dict[str, list[int]] = {}
 
     def add(self, term: str, start: int, end: int, script: str | None = None) -> None:
+        """One term and its span; a word of ``script`` is stemmed later, in that script's language."""
         if script is not None:
             self.words.setdefault(script, []).append(len(self.terms))
         self.terms.append(term)
@@ -114,6 +115,10 @@ class Analyzer:
         decompound: bool = True,
         unaccented: bool = True,
     ) -> None:
+        """``languages``: the stems an undecided Latin text gets; ``stopwords``: drop the short stop
+        lists (English, German, CJK); ``detect``: vote among every language, not ``languages`` only;
+        ``decompound``: German compounds also under their parts (with wordfreq installed);
+        ``unaccented``: a passage's accented words also under their plain spelling."""
         langs = tuple(dict.fromkeys(lang.strip().lower() for lang in languages))
         if not langs:
             raise ValueError("Analyzer needs at least one language")
@@ -149,6 +154,7 @@ class Analyzer:
 
     @classmethod
     def from_settings(cls, settings: AnalyzeSettings) -> Analyzer:
+        """The analyzer of the ``[analyze]`` settings (the index and its queries share it)."""
         return cls(
             settings.languages, settings.stopwords, settings.extra_stopwords, detect=settings.detect,
             decompound=settings.decompound, unaccented=settings.unaccented,
@@ -222,6 +228,7 @@ class Analyzer:
         return code, ranked
 
     def _stemmer(self, lang: str) -> Stemmer.Stemmer:
+        """Snowball's stemmer for ``lang``, or ours for Tagalog (tagalog.py), made once."""
         stemmer = self._stemmers.get(lang)
         if stemmer is None:
             made = TagalogStemmer() if lang == "tagalog" else Stemmer.Stemmer(lang)
@@ -292,7 +299,16 @@ class Analyzer:
     def _analyze(
         self, text: str, also: tuple[str, ...] = (), passage: bool = False
     ) -> tuple[list[str], list[int], list[int]]:
-        """Parallel lists (terms, starts, ends); alphabetic words are stemmed in place."""
+        """Parallel lists (terms, starts, ends); alphabetic words are stemmed in place.
+
+        Runs by script (_scripts.TOKEN_RE), folded (_fold.fold). Alphabetic words are stemmed by
+        ``_stem``; CamelCase words also give their parts (``getHTTPResponse``: get, http, respons).
+        Codes (``0.110.0``, ``snake_case``, ``p53``, ``C++``) are kept whole next to their parts:
+        typed whole, they must match whole. A passage's hyphenated word also gives its closed
+        spelling (``up-regulated``: ``upregul``), which queries type as often. Digits are terms of
+        their own; runs over 255 characters (base64) are skipped. Thai, Lao, Khmer, Myanmar go
+        through ICU's word break (segment.py), Chinese, Japanese and Korean to _cjk.py.
+        """
         out = _Out()
         terms, starts, ends = out.terms, out.starts, out.ends
         latin = out.words.setdefault("latin", [])
@@ -354,7 +370,11 @@ class Analyzer:
     def _stem(
         self, out: _Out, also: tuple[str, ...] = (), passage: bool = False
     ) -> tuple[list[str], list[int], list[int]]:
-        """Drop stop words and stem the alphabetic terms, each script in its language."""
+        """Drop stop words and stem the alphabetic terms, each script in its language.
+
+        A word may get several terms, all on its span: the stems of each language the vote leaves
+        open (``_languages``), a compound's German parts, a passage's plain spelling of an accented
+        word (``_unaccented_stems``), a Tagalog word itself next to its stem."""
         terms = out.terms
         stems: dict[int, list[str]] = {}  # index -> its variants; [] = a dropped stop word
         simple = True

@@ -43,6 +43,8 @@ def _data_files() -> tuple[Path, Path] | None:
 
 
 def _cache_file(files: tuple[Path, Path]) -> Path:
+    """Where the lists are kept as text, named by wordfreq's file sizes and the thresholds, so a
+    new wordfreq or new thresholds write a new file instead of reading a stale one."""
     from docshelf.config import default_cache_dir  # (here: the analyzer needs no settings)
 
     sizes = "-".join(str(f.stat().st_size) for f in files)
@@ -114,6 +116,7 @@ def _lists() -> tuple[dict[str, float], frozenset[str]] | None:
 
 
 def _german_words() -> dict[str, float] | None:
+    """German word -> frequency (zipf >= 2.4); None without wordfreq (no splitting then)."""
     lists = _lists()
     return None if lists is None else lists[0]
 

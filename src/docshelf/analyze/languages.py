@@ -48,6 +48,7 @@ _EXTRA_SCRIPTS = {"COPTIC": "greek"}  # Greek letters in the Coptic block
 
 @functools.lru_cache(maxsize=4096)
 def _script_of_char(ch: str) -> str:
+    """"latin", "cyrillic", ... for a letter of a script that routes languages, else "other"."""
     name = unicodedata.name(ch, "")
     head = name.split(" ", 1)[0]
     if head in _SCRIPTS:
@@ -93,12 +94,15 @@ class LanguageVote:
     """Decides the language of the words of one script, or gives up when the evidence is thin."""
 
     def __init__(self, allowed: Iterable[str] | None = None, hints: Mapping[str, str] | None = None) -> None:
-        # allowed: Snowball names that may win; None = every language (unstemmed ones included)
+        """``allowed``: the Snowball names that may win (None: every language, those without a
+        stemmer too, so their text stays unstemmed); ``hints``: ISO code -> letters typical of that
+        language (ß, ñ), a vote for a word no stop list holds."""
         self.allowed = None if allowed is None else frozenset(allowed)
         self._hints = dict(hints or {})
 
     @functools.cached_property
     def _table(self) -> dict[str, dict[str, tuple[str, ...]]]:
+        """``_votes`` narrowed to the allowed languages (a word no allowed language lists, out)."""
         tables = _votes()
         if self.allowed is None:
             return tables

@@ -24,7 +24,8 @@ _LETTERS = re.compile(r"[^\W\d_]+")
 
 
 def script_of(ch: str) -> str | None:
-    """The writing system of one letter (LATIN, CJK, CYRILLIC, ...); None for a non-letter."""
+    """The writing system of a letter as the first word of its Unicode name (LATIN, CYRILLIC,
+    ...), Han and kana both CJK (they share bigram matching); None for what is not a letter."""
     if not ch.isalpha():
         return None
     if ch.isascii():
@@ -63,10 +64,12 @@ def known_scripts(words: Mapping[str, float], share: float = KNOWN_SHARE) -> set
 
 
 def encode_scripts(words: Mapping[str, float]) -> str:
+    """``script_words`` counts as stored in the index's meta ("CJK:120,LATIN:3400")."""
     return ",".join(f"{s}:{round(n)}" for s, n in sorted(words.items()))
 
 
 def decode_scripts(text: str | None) -> dict[str, float]:
+    """``encode_scripts`` read back (the language counts use the same form); {} for none."""
     out: dict[str, float] = {}
     for part in (text or "").split(","):
         name, _, count = part.partition(":")

@@ -17,6 +17,7 @@ _Breaker = Callable[[str], list[tuple[int, int]]]
 
 @functools.lru_cache(maxsize=1)
 def _icu() -> _Breaker | None:
+    """ICU's word breaker, or None when icu4py is not installed (bigrams then)."""
     try:
         from icu4py.breakers import WordBreaker
     except ImportError:

@@ -20,6 +20,7 @@ __all__ = [
 
 
 def _words(text: str) -> frozenset[str]:
+    """The words of a space-separated list."""
     return frozenset(text.split())
 
 

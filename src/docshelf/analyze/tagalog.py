@@ -75,4 +75,5 @@ class TagalogStemmer:
     """``stemWords`` like a PyStemmer ``Stemmer``, so the analyzer uses it the same way."""
 
     def stemWords(self, words: Sequence[str]) -> list[str]:
+        """Each word's stem (``stem``), in order."""
         return [stem(w) for w in words]

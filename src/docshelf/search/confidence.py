@@ -66,6 +66,7 @@ def vector(e: Evidence) -> list[float]:
 
 @functools.cache
 def _fits() -> dict[str, Any]:
+    """The fitted coefficients in confidence.json ("model/mode" -> fit); none when unreadable."""
     try:
         loaded: dict[str, Any] = json.loads(FIT_PATH.read_text("utf-8")).get("fits", {})
     except (OSError, ValueError):
@@ -74,6 +75,8 @@ def _fits() -> dict[str, Any]:
 
 
 def _fit_for(model: str, mode: str) -> dict[str, Any]:
+    """This model's fit for the mode, else the model-free one ("*": no cosine, whose scale is each
+    model's own), else a prior: any model a user configures gets a confidence that orders hits."""
     fits = _fits()
     base = mode.split("+", 1)[0]
     return fits.get(f"{model}/{base}") or fits.get(f"*/{base}") or _PRIOR

@@ -51,6 +51,9 @@ class CorpusLanguages:
         self._sampled: dict[str, float] | None = None
 
     def __call__(self) -> tuple[str, ...]:
+        """The index's (at most) three most used languages with a stemmer, beyond the configured
+        ones: the stems a query of no told language also gets. Three: each adds a stem per
+        word to the query, and a language past the third is reached by respelling (respell.py)."""
         now = time.monotonic()
         if now - self._read_at >= _TTL_S:
             self._read_at = now

@@ -135,6 +135,7 @@ def doc_ranking(keys: Iterable[str], doc_of: Callable[[str], str | None]) -> lis
 
 
 def ndcg_at(ranked: Sequence[str], rels: dict[str, int], k: int = 10) -> float:
+    """nDCG@k with graded gains 2^rel - 1 (BEIR's and pytrec_eval's definition)."""
     dcg = sum((2 ** rels.get(d, 0) - 1) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
     ideal = sorted((r for r in rels.values() if r > 0), reverse=True)[:k]
     idcg = sum((2**r - 1) / math.log2(i + 2) for i, r in enumerate(ideal))
@@ -142,11 +143,13 @@ def ndcg_at(ranked: Sequence[str], rels: dict[str, int], k: int = 10) -> float:
 
 
 def recall_at(ranked: Sequence[str], rels: dict[str, int], k: int = 100) -> float:
+    """Share of the relevant documents among the first ``k``."""
     relevant = {d for d, r in rels.items() if r > 0}
     return len(relevant & set(ranked[:k])) / len(relevant) if relevant else 0.0
 
 
 def mrr_at(ranked: Sequence[str], rels: dict[str, int], k: int = 10) -> float:
+    """1 / rank of the first relevant document among the first ``k`` (0 when none is)."""
     for i, d in enumerate(ranked[:k]):
         if rels.get(d, 0) > 0:
             return 1.0 / (i + 1)

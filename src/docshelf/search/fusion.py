@@ -156,6 +156,8 @@ def dense_share(weight: float, question_weight: float, asked: bool, terms: int) 
 
 
 def _top_z(ranked: Ranked) -> float:
+    """The z-score of a list's first hit among its own candidates (0 for fewer than two, or all
+    alike): how far a retriever's best answer stands out, its own sign of confidence."""
     scores = [s for _, s in ranked]
     if len(scores) < 2:
         return 0.0

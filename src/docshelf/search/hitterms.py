@@ -33,6 +33,8 @@ class HitTerms:
         self._language = Lru(size * 4)
 
     def tokens(self, text: str) -> list[Token]:
+        """A hit text's tokens, analysed as a passage (its plain spellings too), so its snippet
+        marks and matched words agree with what the keyword index matched."""
         return self._tokens.get(text, lambda: self.analyzer.tokens(text, passage=True))
 
     def context(self, title: str | None, heading_path: Sequence[str]) -> frozenset[str]:

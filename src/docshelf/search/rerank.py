@@ -100,6 +100,8 @@ class OnnxCrossEncoder:
         self.batch_size = batch_size
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        """One score per passage, the pair truncated on the passage's side (the query is short
+        and all of it matters), in batches of similar lengths."""
         if not passages:
             return []
         encs = self._tok.encode_batch([(query, p) for p in passages])
@@ -146,6 +148,7 @@ class SentenceTransformersCrossEncoder:
         self.batch_size = batch_size
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        """One score per passage, from the model's logits as the ONNX path reads them."""
         if not passages:
             return []
         raw = self._model.predict([(query, p) for p in passages], batch_size=self.batch_size)
@@ -153,6 +156,9 @@ class SentenceTransformersCrossEncoder:
 
 
 def _find_files(path: Path) -> tuple[Path, Path]:
+    """(model file, tokenizer.json) of an export: the .onnx file given, or the first of
+    _MODEL_FILES in the folder (exporters put it at the top or under onnx/, quantized or not);
+    tokenizer.json beside the model's folder or one above it."""
     path = path.expanduser()
     if path.is_file() and path.suffix == ".onnx":
         folder, candidates = path.parent, [path]

@@ -96,6 +96,9 @@ def _whole(analyzer: Analyzer) -> Analyzer:
 
 
 def _tiers(analyzer: Analyzer, word: str, also: Sequence[str], extra: tuple[str, ...]) -> list[list[str]]:
+    """The spellings to try for ``word``, most likely first: typed without its accents (in the
+    query's languages), then stemmed in the index's other languages, then both. The first tier
+    the index holds wins, so a plain spelling beats a far-fetched stem of another language."""
     analyzer = _whole(analyzer)
     plain = unaccented(word)
     tiers = [analyzer.terms(plain, also)] if plain else []

@@ -71,6 +71,8 @@ def _matched_words(query: str, qtokens: list[Token], have: set[str]) -> list[str
 
 
 def _page_label(metadata: dict[str, Any], page: int | None) -> str | None:
+    """The label a PDF prints on ``page`` ("iv", "A-3"), from the document's page labels: a reader
+    looks for the number on the page, which is not its position in the file."""
     labels = metadata.get("page_labels")
     if not page or not isinstance(labels, list) or not 0 < page <= len(labels):
         return None
@@ -125,6 +127,31 @@ class Searcher:
         flt: SearchFilter | None = None,
         snippets: bool = True,
     ) -> SearchResult:
+        """The top ``k`` hits for ``query``, each with its citation, snippet, matched words and a
+        calibrated confidence. The steps, in order (each rule's reasons are where it lives):
+
+        1. The query is analysed as the passages were (analyze/), with the stems of the index's
+           main languages added when its own language cannot be told (corpus_languages.py).
+        2. A query word no passage holds is tried respelled: without its accents, then in the
+           index's other languages (respell.py); a query whose words are all found keeps its
+           terms. An accented word also meets pages written without accents, in the keyword
+           retrieval only (accents.py).
+        3. The keyword side (BM25 over those terms) and the dense side (the query's vector,
+           embedded on a helper thread while the keyword side runs, and kept for repeats,
+           ``_embed``) each return ``search.candidates`` chunks (``k`` when more); filters apply
+           inside both (the store).
+        4. Hybrid mode fuses the two lists (``_fuse``, fusion.py): z-scores mixed with the model's
+           dense share, more for a question, less for a long statement, most when the query is in
+           another language or most of its words are nowhere in the index; a keyword list whose
+           top hit stands out gets more weight; a lone keyword hit counts by the query's coverage.
+        5. In hybrid mode a short statement searches the dense side again with its vector moved
+           towards its first fused hits, and is fused again (feedback.py, ``_with_feedback``).
+        6. The top hits are read and analysed for snippets and matched words (``_hydrate``); a
+           chunk that is only a heading goes after the chunks with text (headings.py).
+        7. Each hit gets a confidence from the retrievers' evidence (``_calibrate``), and the result
+           a note when the top hits share no word with the query (``_nearest_note``) or, when
+           there are none, one that says why (``_why_empty``).
+        """
         started = time.perf_counter()
         k = k or self.settings.k
         mode = mode or self.settings.mode
@@ -209,6 +236,8 @@ class Searcher:
         self, lists: dict[str, list[tuple[str, float]]], mode: str, query: str, terms: int, coverage: float,
         reads: _Reads,
     ) -> list[tuple[str, float]]:  # fmt: skip
+        """One ranking from the candidate lists: a single mode's own list as it is; in hybrid mode
+        both fused (fuse_hybrid) with this query's dense share and the other-language flag."""
         if mode != "hybrid":
             return next(iter(lists.values()), [])
         other = self.other_language(query, lists, reads)
@@ -326,6 +355,11 @@ class Searcher:
         return hits, shares
 
     def _why_empty(self, terms: list[str], flt: SearchFilter) -> str:
+        """What to tell a user or an agent when nothing was found, most specific first: an empty
+        index, a collection with no documents, filters that match no document, a query of stop
+        words only, a keyword index behind its database (an index run was killed), and only then
+        "nothing matched". Each says what to do next, since "no results" alone invites a retry of
+        the same search."""
         stats = self.store.stats()
         if stats.chunks == 0:
             return "the index is empty: run `docshelf index PATH` first"

@@ -33,6 +33,7 @@ class _Token(Protocol):
 
 
 def _cjk(ch: str) -> bool:
+    """Whether ``ch`` is a Han, kana or Hangul character (matched by characters and bigrams)."""
     o = ord(ch)
     return 0x2E80 <= o <= 0x9FFF or 0xAC00 <= o <= 0xD7AF or 0xF900 <= o <= 0xFAFF or 0x20000 <= o <= 0x3FFFF
 
@@ -46,6 +47,7 @@ def protected_spans(text: str) -> list[Span]:
 
 
 def _inside(span: Span, spans: Sequence[Span]) -> bool:
+    """Whether ``span`` overlaps one of ``spans``."""
     return any(s < span[1] and span[0] < e for s, e in spans)
 
 
@@ -69,6 +71,8 @@ def highlights(tokens: Sequence[_Token], text: str, query_terms: set[str]) -> li
 
 
 def _joined(text: str, end: int, start: int) -> bool:
+    """Whether two matches are pieces of one word, one or two joiners apart (`SEV-1`, `v2.3`):
+    one highlight for the word, not a bold marker per piece."""
     gap = text[end:start]
     return 0 < len(gap) <= 2 and all(c in _JOINERS for c in gap)
 
