@@ -385,7 +385,7 @@ def test_a_question_is_fused_with_the_models_question_weight(
     settings: Settings, corpus: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """XQuAD's questions gain from a larger dense share, scifact's claims and the Bible verses
-    lose (docs/benchmarks.md, round nine): the query's own question mark decides."""
+    lose (round nine of docs/benchmarks.md): the query's own question mark decides."""
     from docshelf.search.fusion import is_question
 
     assert is_question("How do I page someone? ") and is_question("什么是栉水母？")
@@ -424,8 +424,8 @@ def test_a_long_statement_leans_on_the_keyword_side(
     settings: Settings, corpus: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A statement of many terms gives BM25 more to agree on: its dense share falls by up to 40%
-    between 12 and 20 analysed terms (Bible verses, scifact train; docs/benchmarks.md, round
-    eleven). A question keeps its question weight however long it is."""
+    between 12 and 20 analysed terms (Bible verses, scifact train; round eleven of
+    docs/benchmarks.md). A question keeps its question weight however long it is."""
     from docshelf.analyze import Analyzer
     from docshelf.search.fusion import long_query_share
 

@@ -4,8 +4,9 @@ A query of a few words ("vitamin D", "statin side effects") gives the dense mode
 its vector is moved towards the vectors of the first hits the fusion found (keyword and dense
 evidence together), and the dense side is searched again with it. Questions keep their vector
 (they paraphrase their answer well), and so does a longer statement, whose own words are evidence
-enough. Chosen on nfcorpus dev and scifact train (docs/benchmarks.md, round thirteen): the top 3
-fused hits at weight 1, for statements of up to 6 analysed terms, half of them in the index.
+enough. Chosen on nfcorpus dev and scifact train (round thirteen, in docs/benchmarks.md's git
+history): the top 3 fused hits at weight 1, for statements of up to 6 analysed terms, half of them
+in the index.
 """
 
 from __future__ import annotations

@@ -130,7 +130,7 @@ def is_question(query: str) -> bool:
 
 # A statement's dense share falls linearly from LONG_QUERY[0] analysed terms to LONG_QUERY[1], by
 # up to LONG_QUERY_CUT of itself. Chosen on scifact train, nfcorpus dev and the Bible dev sets
-# (a plateau from 10-14 to 16-24 terms, cut 0.3-0.5; docs/benchmarks.md, round eleven).
+# (a plateau from 10-14 to 16-24 terms, cut 0.3-0.5; round eleven, in docs/benchmarks.md's history).
 LONG_QUERY = (12, 20)
 LONG_QUERY_CUT = 0.4
 
