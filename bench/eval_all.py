@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 from docshelf.config import load_settings
-from docshelf.runtime import Runtime
 from docshelf.search.evaluate import evaluate, load_beir, write_corpus
+from docshelf.testing import Stages
 
 ROOT = Path(__file__).resolve().parents[1]
 SETS = ["scifact", "nfcorpus", "xquad-en", "xquad-de", "xquad-zh", "cmrc2018-dev"]
@@ -38,7 +38,7 @@ def run_set(
     settings = load_settings()
     settings.store.data_dir = work / f"{model}-{folder.name}" / "index"
     settings.embed.model = model
-    rt = Runtime(settings)
+    rt = Stages(settings)
     try:
         names = write_corpus(data, work / f"{model}-{folder.name}" / "corpus")
         t0 = time.perf_counter()

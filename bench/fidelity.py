@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from docshelf.config import load_settings
-from docshelf.runtime import Runtime
+from docshelf.testing import Stages
 from docshelf.types import Chunk
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -101,7 +101,7 @@ def run_index(files: Path, model: str, data_dir: Path) -> tuple[Any, dict[str, A
     settings = load_settings()
     settings.store.data_dir = data_dir
     settings.embed.model = model
-    rt = Runtime(settings)
+    rt = Stages(settings)
     started = time.perf_counter()
     report = rt.indexer().sync("fidelity", [files])
     seconds = time.perf_counter() - started

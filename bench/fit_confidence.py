@@ -26,9 +26,9 @@ from typing import Any
 import numpy as np
 
 from docshelf.config import load_settings
-from docshelf.runtime import Runtime
 from docshelf.search.confidence import FEATURES, FIT_PATH, vector
 from docshelf.search.evaluate import file_name, load_beir
+from docshelf.testing import Stages
 
 MODES = ("hybrid", "keyword", "semantic")
 
@@ -45,7 +45,7 @@ def collect(spec: str, model: str, max_queries: int) -> tuple[str, Pooled]:
     settings.store.data_dir = Path(workdir) / "index"
     settings.embed.model = model
     out: Pooled = {m: ([], []) for m in MODES}
-    with Runtime(settings) as rt:
+    with Stages(settings) as rt:
         embedder_name = rt.embedder.name
         searcher = rt.searcher()
         queries = [q for q in data.queries if data.qrels.get(q)][:max_queries]

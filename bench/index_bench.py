@@ -20,13 +20,13 @@ import time
 from pathlib import Path
 
 from docshelf.config import load_settings
-from docshelf.runtime import Runtime
 from docshelf.search.evaluate import load_beir, write_corpus
+from docshelf.testing import Stages
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def timed_sync(rt: Runtime, folder: Path) -> tuple[float, int, int]:
+def timed_sync(rt: Stages, folder: Path) -> tuple[float, int, int]:
     t0 = time.perf_counter()
     report = rt.indexer().sync("bench", [folder])
     return time.perf_counter() - t0, len(report.added) + len(report.updated), report.chunks_written
@@ -52,7 +52,7 @@ def main() -> None:
             settings.store.data_dir = work / f"index-{workers}"
             settings.embed.model = args.model
             settings.embed.threads, settings.embed.workers = 1, workers
-            rt = Runtime(settings)
+            rt = Stages(settings)
             rt.embedder.embed_documents(["warm-up", "the workers start"])  # model load is not indexing
             before = os.getloadavg()[0]
             seconds, files, chunks = timed_sync(rt, work / "corpus")
@@ -74,7 +74,7 @@ def main() -> None:
             (sub / f"note{i}.md").write_text(f"# Note {i}\n\nSmall file number {i}.\n", encoding="utf-8")
         settings.store.data_dir = work / "index-many"
         settings.embed.model = "hash"
-        rt = Runtime(settings)
+        rt = Stages(settings)
         first, files, _ = timed_sync(rt, many)
         noop, changed, _ = timed_sync(rt, many)
         print(f"10,000 files (hash embedder): first sync {first:.1f}s, no-op re-sync {noop:.2f}s "

@@ -25,8 +25,8 @@ from pathlib import Path
 
 from docshelf.config import Settings, load_settings
 from docshelf.index.watch import Watcher
-from docshelf.runtime import Runtime
 from docshelf.search.evaluate import percentile
+from docshelf.testing import Stages
 
 ROOT = Path(__file__).resolve().parents[1]
 QUERIES = [
@@ -59,12 +59,12 @@ def _ms(values: list[float]) -> str:
     return f"p50 {p50:.0f} ms, p95 {p95:.0f} ms (n={len(values)})"
 
 
-def edit_latency(work: Path, model: str, edits: int) -> tuple[list[float], Runtime]:
+def edit_latency(work: Path, model: str, edits: int) -> tuple[list[float], Stages]:
     corpus = work / "live"
-    writer = Runtime(_settings(work / "data", model))
+    writer = Stages(_settings(work / "data", model))
     writer.indexer().sync("bench", [corpus])
     watcher = Watcher(writer.indexer(), "bench", writer.settings.watch, [corpus])
-    reader = Runtime(_settings(work / "data", model))
+    reader = Stages(_settings(work / "data", model))
     searcher = reader.searcher()
     watcher.start()
     took: list[float] = []
@@ -89,7 +89,7 @@ def edit_latency(work: Path, model: str, edits: int) -> tuple[list[float], Runti
     return took, reader
 
 
-def search_latency(reader: Runtime, seconds: float, stop: threading.Event | None = None) -> list[float]:
+def search_latency(reader: Stages, seconds: float, stop: threading.Event | None = None) -> list[float]:
     searcher = reader.searcher()
     out: list[float] = []
     end = time.monotonic() + seconds

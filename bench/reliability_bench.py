@@ -82,8 +82,8 @@ def escapes(work: Path) -> int:
 
     from docshelf.config import load_settings
     from docshelf.embed import HashEmbedder
-    from docshelf.runtime import Runtime
     from docshelf.server import create_server
+    from docshelf.testing import Stages
 
     secret = "BENCH-SECRET-0xBADC0DE"
     corpus = work / "access" / "corpus"
@@ -91,7 +91,7 @@ def escapes(work: Path) -> int:
     (corpus.parent / "secret.md").write_text(f"# Secret\n\n{secret}\n", "utf-8")
     settings = load_settings(collection="test")
     settings.store.data_dir = work / "access" / "data"
-    runtime = Runtime(settings, embedder=HashEmbedder())
+    runtime = Stages(settings, embedder=HashEmbedder())
     runtime.indexer().sync("test", [corpus])
     outside = work / "access" / "outside"
     outside.mkdir()

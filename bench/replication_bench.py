@@ -23,8 +23,8 @@ from pathlib import Path
 
 from docshelf.config import load_settings
 from docshelf.embed import HashEmbedder
-from docshelf.runtime import Runtime
 from docshelf.search.evaluate import percentile
+from docshelf.testing import Stages
 from docshelf.testing.replication import Cluster, wait_replayed
 
 WORDS = ["deploy", "rollback", "incident", "pager", "rotation", "vault", "backup", "restore", "budget"]
@@ -60,7 +60,7 @@ def main() -> None:
     try:
         with Cluster(tmp / "pg", replicas=2, durable=True) as cluster:
             started = time.perf_counter()
-            with Runtime(settings_for(tmp, cluster.primary, "primary"), embedder=HashEmbedder()) as primary:
+            with Stages(settings_for(tmp, cluster.primary, "primary"), embedder=HashEmbedder()) as primary:
                 primary.indexer().sync("bench", [corpus])
                 print(
                     f"primary: {args.files} files indexed in {time.perf_counter() - started:.1f} s ({load()})"
@@ -83,7 +83,7 @@ def main() -> None:
                       f"p50 {p50:.0f} ms, p95 {p95:.0f} ms, max {max(lags) * 1000:.0f} ms "
                       f"({load()})")  # fmt: skip
                 rows = [("primary", primary)]
-                replicas = [Runtime(settings_for(tmp, url, f"r{i}"), embedder=HashEmbedder())
+                replicas = [Stages(settings_for(tmp, url, f"r{i}"), embedder=HashEmbedder())
                             for i, url in enumerate(cluster.replicas)]  # fmt: skip
                 rows += [(f"replica {i + 1}", rt) for i, rt in enumerate(replicas)]
                 queries = [" ".join(rng.sample(WORDS, 3)) for _ in range(args.queries)]

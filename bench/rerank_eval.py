@@ -27,11 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from docshelf.config import load_settings
-from docshelf.runtime import Runtime
 from docshelf.search.evaluate import doc_ranking as ranked_docs
 from docshelf.search.evaluate import load_beir, ndcg_at, percentile, write_corpus
 from docshelf.search.rerank import Reranker, get_reranker, passage_text, rerank_hits
 from docshelf.store.base import SearchFilter
+from docshelf.testing import Stages
 
 ROOT = Path(__file__).resolve().parents[1]
 CHUNKS = 300
@@ -41,7 +41,7 @@ class E5StandIn:
     """The e5 encoder over "query passage" pairs (as passages, truncated at its 512-token window,
     like a cross-encoder's input): a cross-encoder's cost, not its judgement."""
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: Stages) -> None:
         self.emb: Any = runtime.embedder
         self.name = "stand-in: multilingual-e5-small graph (12x384, int8) over pairs"
 
@@ -61,7 +61,7 @@ def run_set(
     settings.store.data_dir = args.work / f"e5-{name}" / "index"
     settings.embed.model = "e5"
     settings.rerank.threads = args.threads
-    rt = Runtime(settings)
+    rt = Stages(settings)
     try:
         names = write_corpus(data, args.work / f"e5-{name}" / "corpus")
         rt.indexer().sync("eval", [args.work / f"e5-{name}" / "corpus"])  # no-op when kept

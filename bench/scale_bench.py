@@ -72,8 +72,8 @@ def rss_of(pid: int) -> dict[str, float]:
 # ----- bases: the real-text share -----
 def bases(args: argparse.Namespace) -> list[Path]:
     """Data dirs of the real indexes (built when missing; e5 at its indexing speed)."""
-    from docshelf.runtime import Runtime
     from docshelf.search.evaluate import load_beir, write_corpus
+    from docshelf.testing import Stages
 
     out = []
     for name in ("scifact", "nfcorpus"):
@@ -82,13 +82,13 @@ def bases(args: argparse.Namespace) -> list[Path]:
             print(f"building the {name} e5 index under {folder} ({load()})", flush=True)
             data = load_beir(args.eval_data / name, "test")
             write_corpus(data, folder / "corpus")
-            with Runtime(settings_for(folder / "index")) as rt:
+            with Stages(settings_for(folder / "index")) as rt:
                 rt.indexer().sync("eval", [folder / "corpus"])
         out.append(folder / "index")
     real = args.work / "realdocs-index"
     if args.realdocs.is_dir() and not (real / "docshelf.db").exists():
         print(f"indexing {args.realdocs} with e5 ({load()})", flush=True)
-        with Runtime(settings_for(real)) as rt:
+        with Stages(settings_for(real)) as rt:
             rt.indexer().sync("realdocs", [args.realdocs])
     if (real / "docshelf.db").exists():
         out.append(real)
@@ -99,11 +99,11 @@ def bases(args: argparse.Namespace) -> list[Path]:
 def phase_build(args: argparse.Namespace) -> dict[str, Any]:
     import synthetic
 
-    from docshelf.runtime import Runtime
     from docshelf.store.copy import copy_store
+    from docshelf.testing import Stages
 
-    target = Runtime(settings_for(args.work / "index"))
-    sources = [Runtime(settings_for(Path(p))) for p in args.bases]
+    target = Stages(settings_for(args.work / "index"))
+    sources = [Stages(settings_for(Path(p))) for p in args.bases]
     try:
         t0 = time.perf_counter()
         real = sum(copy_store(src.store, target.store).chunks for src in sources)
@@ -155,11 +155,11 @@ def phase_recall(args: argparse.Namespace) -> dict[str, Any]:
 
     import numpy as np
 
-    from docshelf.runtime import Runtime
     from docshelf.store.base import SearchFilter
+    from docshelf.testing import Stages
 
     qs = queries(args.eval_data, 200)
-    with Runtime(settings_for(args.work / "index")) as rt:
+    with Stages(settings_for(args.work / "index")) as rt:
         vecs = np.stack([rt.embedder.embed_query(q) for q in qs])
         t = time.perf_counter()
         got = [{c for c, _ in rt.store.vector_search(v, 10, SearchFilter())} for v in vecs]

@@ -26,10 +26,10 @@ import numpy as np
 import synthetic
 
 from docshelf.config import load_settings
-from docshelf.runtime import Runtime
 from docshelf.search.evaluate import percentile
 from docshelf.search.searcher import Mode
 from docshelf.store.base import SearchFilter
+from docshelf.testing import Stages
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -57,14 +57,14 @@ def main() -> None:
             f"run `python bench/eval_all.py --model {args.model} --sets scifact` first "
             "(it builds the base index)"
         )
-    base = Runtime(base_settings)
+    base = Stages(base_settings)
     work = args.keep or Path(tempfile.mkdtemp(prefix="docshelf-scale-"))
     if args.keep and (work / "index").exists():
         raise SystemExit(f"{work / 'index'} exists; remove it or pick another --keep folder")
     settings = load_settings()
     settings.store.data_dir = work / "index"
     settings.embed.model = args.model
-    rt = Runtime(settings)
+    rt = Stages(settings)
     try:
         rt.store.set_collection_roots("scale", [str(work)])
         rt.store.set_model(rt.embedder.name, rt.embedder.dim)

@@ -28,11 +28,11 @@ import onnxruntime  # noqa: F401  (before usearch, which otherwise breaks its im
 
 from docshelf.analyze.analyzer import Analyzer
 from docshelf.config import load_settings
-from docshelf.runtime import Runtime
 from docshelf.search import searcher as searcher_module
 from docshelf.search.evaluate import percentile
 from docshelf.search.hitterms import HitTerms
 from docshelf.store.embedded import ann, dense
+from docshelf.testing import Stages
 
 ROOT = Path(__file__).resolve().parents[1]
 spent: collections.Counter[str] = collections.Counter()
@@ -67,7 +67,7 @@ def main() -> None:
     settings = load_settings()
     settings.store.data_dir = args.data_dir
     settings.embed.model = args.model
-    runtime = Runtime(settings)
+    runtime = Stages(settings)
     search = runtime.searcher()
     with (args.eval_data / "scifact" / "queries.jsonl").open(encoding="utf-8") as fh:
         queries = [json.loads(line)["text"] for line in fh][: args.queries]

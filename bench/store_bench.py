@@ -36,10 +36,10 @@ from typing import Any
 import synthetic
 
 from docshelf.config import Settings, load_settings
-from docshelf.runtime import Runtime
 from docshelf.search.evaluate import evaluate, load_beir, percentile, write_corpus
 from docshelf.store.base import SearchFilter
 from docshelf.store.copy import copy_store
+from docshelf.testing import Stages
 
 ROOT = Path(__file__).resolve().parents[1]
 MODES = ("keyword", "semantic", "hybrid")
@@ -87,10 +87,10 @@ def settings_for(model: str, data_dir: Path, url: str | None) -> Settings:
     return s
 
 
-def base_index(args: argparse.Namespace, name: str) -> Runtime:
+def base_index(args: argparse.Namespace, name: str) -> Stages:
     """The eval index of one set (built by bench/eval_all.py's layout if missing)."""
     folder = args.work / f"{args.model}-{name}"
-    rt = Runtime(settings_for(args.model, folder / "index", None))
+    rt = Stages(settings_for(args.model, folder / "index", None))
     if not (folder / "index" / "docshelf.db").exists() or rt.store.stats().chunks == 0:
         data = load_beir(args.eval_data / name, "test")
         write_corpus(data, folder / "corpus")
@@ -101,7 +101,7 @@ def base_index(args: argparse.Namespace, name: str) -> Runtime:
     return rt
 
 
-def grow(rt: Runtime, base: Runtime, target: int) -> tuple[int, float | None]:
+def grow(rt: Stages, base: Stages, target: int) -> tuple[int, float | None]:
     """Fill ``rt``'s store to ``target`` chunks from ``base`` (insert time measured; None when a
     kept store already holds them)."""
     if rt.store.stats().chunks == target:
@@ -116,7 +116,7 @@ def grow(rt: Runtime, base: Runtime, target: int) -> tuple[int, float | None]:
     return total, seconds
 
 
-def latencies(rts: dict[str, Runtime], queries: list[str]) -> dict[str, dict[str, tuple[float, float]]]:
+def latencies(rts: dict[str, Stages], queries: list[str]) -> dict[str, dict[str, tuple[float, float]]]:
     """p50/p95 per backend and mode, the backends taking turns query by query (so both see the
     same load); "retrieval" is the store's keyword candidates alone, without the shared
     hydration (snippets, analyzer) a search adds."""
@@ -141,7 +141,7 @@ def latencies(rts: dict[str, Runtime], queries: list[str]) -> dict[str, dict[str
     }
 
 
-def dense_recall(rt: Runtime, queries: list[str], exact: Callable[[], None]) -> float:
+def dense_recall(rt: Stages, queries: list[str], exact: Callable[[], None]) -> float:
     """Top-10 overlap of the store's own (approximate above its threshold) path and the exact one."""
     flt = SearchFilter()
     vecs = [rt.embedder.embed_query(q) for q in queries]
@@ -165,13 +165,13 @@ def scale(args: argparse.Namespace, server: str, work: Path) -> list[str]:
         "keyword retrieval only p50/p95 ms | dense recall@10 vs exact | load |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    rts: dict[str, Runtime] = {}
+    rts: dict[str, Stages] = {}
     grown: dict[str, tuple[int, float | None]] = {}
     try:
         for backend in ("sqlite", "postgres"):
             keep = args.keep is not None
             url = fresh_database(server, "docshelf_scale", keep) if backend == "postgres" else None
-            rts[backend] = Runtime(settings_for(args.model, work / f"scale-{backend}", url))
+            rts[backend] = Stages(settings_for(args.model, work / f"scale-{backend}", url))
             grown[backend] = grow(rts[backend], base, args.chunks)
         load = os.getloadavg()[0]
         lat = latencies(rts, queries)
@@ -210,7 +210,7 @@ def parity(args: argparse.Namespace, server: str) -> list[str]:
         base = base_index(args, name)
         url = fresh_database(server, f"docshelf_parity_{name.replace('-', '_')}")
         folder = args.work / f"{args.model}-{name}"
-        pg = Runtime(settings_for(args.model, folder / "pg-local", url))
+        pg = Stages(settings_for(args.model, folder / "pg-local", url))
         try:
             copy_store(base.store, pg.store)
             names = write_corpus(data, folder / "corpus")

@@ -28,11 +28,11 @@ from pathlib import Path
 from docshelf.analyze import Analyzer
 from docshelf.analyze import analyzer as analyzer_module
 from docshelf.config import load_settings
-from docshelf.runtime import Runtime
 from docshelf.search.evaluate import doc_ranking, file_name, load_beir, ndcg_at
 from docshelf.search.fusion import zscore_combination
 from docshelf.store.base import SearchFilter
 from docshelf.store.embedded.keyword import KeywordDoc, KeywordIndex
+from docshelf.testing import Stages
 
 Ranked = list[tuple[str, float]]
 _ORIGINAL = analyzer_module.COMPOUND_RE
@@ -100,7 +100,7 @@ def main() -> None:
     settings = load_settings()
     settings.store.data_dir = args.workdir / "index"
     settings.embed.model = args.model
-    rt = Runtime(settings)
+    rt = Stages(settings)
     docs = {d.id: d for d in rt.store.iter_documents()}
     chunks = [c for c in rt.store.iter_chunks() if c.doc_id in docs]
     chunk_doc = {c.id: names.get(Path(docs[c.doc_id].path).name, "") for c in chunks}

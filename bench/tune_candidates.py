@@ -20,8 +20,8 @@ from pathlib import Path
 
 from kept_index import kept_set
 
-from docshelf.runtime import Runtime
 from docshelf.search.evaluate import evaluate
+from docshelf.testing import Stages
 
 
 def main() -> None:
@@ -46,7 +46,7 @@ def main() -> None:
         else:
             data, by_name, settings = kept_set(name, split, args.eval_data, args.work)
         started, cells = time.time(), []
-        with Runtime(settings) as rt:
+        with Stages(settings) as rt:
             for pool in pools:
                 rt.settings.search.candidates = pool  # evaluate() asks for this many chunks a query
                 (scores,) = evaluate(rt.searcher(), data, by_name, "eval", ("hybrid",))

@@ -23,11 +23,11 @@ from pathlib import Path
 
 import numpy as np
 
-from docshelf.runtime import Runtime
 from docshelf.search.evaluate import ndcg_at
 from docshelf.search.feedback import applies
 from docshelf.search.fusion import dense_share, fuse_hybrid, is_question
 from docshelf.store.base import SearchFilter
+from docshelf.testing import Stages
 
 sys.path.insert(0, str(Path(__file__).parent))
 from kept_index import kept_set
@@ -61,7 +61,7 @@ def main() -> None:
         ids = [r[0] for r in rows]
         matrix = np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
         at = {cid: i for i, cid in enumerate(ids)}
-        rt = Runtime(settings)
+        rt = Stages(settings)
         pool = settings.search.candidates  # as a search and `docshelf eval` fuse
         try:
             searcher = rt.searcher()

@@ -16,10 +16,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from docshelf.config import load_settings
-from docshelf.runtime import Runtime
 from docshelf.search.evaluate import file_name, load_beir, ndcg_at
 from docshelf.search.fusion import convex_combination, weighted_rrf, zscore_combination
 from docshelf.store.base import SearchFilter
+from docshelf.testing import Stages
 
 Ranked = list[tuple[str, float]]
 
@@ -55,7 +55,7 @@ def main() -> None:
     settings = load_settings()
     settings.store.data_dir = args.workdir / "index"
     settings.embed.model = args.model
-    rt = Runtime(settings)
+    rt = Stages(settings)
     chunk_doc = {}
     for doc in rt.store.iter_documents():
         for c in rt.store.document_chunks(doc.id):

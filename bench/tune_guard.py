@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from docshelf.config import load_settings
-from docshelf.runtime import Runtime
 from docshelf.search.evaluate import file_name, load_beir, ndcg_at, write_corpus
 from docshelf.search.fusion import (
     dense_share,
@@ -31,8 +30,9 @@ from docshelf.search.fusion import (
     is_question,
     zscore_combination,
 )
-from docshelf.shelf.loading import repair_keywords
+from docshelf.shelf.opening import repair_keywords
 from docshelf.store.base import SearchFilter
+from docshelf.testing import Stages
 
 ROOT = Path(__file__).resolve().parents[1]
 Ranked = list[tuple[str, float]]
@@ -78,13 +78,13 @@ def record(
         if not settings.store.data_dir.exists() and folder not in extra:
             print(f"{label}: no index under {settings.store.data_dir}, skipped", file=sys.stderr)
             continue
-        rt = Runtime(settings)
+        rt = Stages(settings)
         try:
             if folder in extra:  # a set of our own (bench/make_bible_sets.py): indexed here, as eval_all does
                 corpus = work / f"{model}-{folder.name}" / "corpus"
                 write_corpus(data, corpus)
                 rt.indexer().sync("eval", [corpus])
-            repair_keywords(rt)  # an index built by another analyzer is re-analysed first, as at open
+            repair_keywords(rt.store)  # an index built by another analyzer is re-analysed first, as at open
             searcher = rt.searcher()
             names = {file_name(d): d for d in data.corpus}
             chunk_doc = {}

@@ -8,7 +8,7 @@ import pytest
 
 from docshelf.config import Settings
 from docshelf.embed import HashEmbedder
-from stages import Stages
+from docshelf.testing import Stages
 
 pytest_plugins = ["docshelf.testing.fixtures"]
 

@@ -29,7 +29,7 @@ from docshelf.cli.main import app
 from docshelf.config import AnswerSettings, Settings
 from docshelf.errors import ConfigError
 from docshelf.server import create_server
-from stages import Stages
+from docshelf.testing import Stages
 
 QUESTION = "how do we page someone for a sev-1 incident?"
 _PASSAGE = re.compile(r'^<passage-(\w+) n="(\d+)" at="([^"]*)">\n(.*?)\n</passage-\1>', re.S | re.M)

@@ -12,8 +12,8 @@ from docshelf.config import Settings
 from docshelf.embed import HashEmbedder
 from docshelf.index import plan as plan_module
 from docshelf.index.watch import Watcher
+from docshelf.testing import Stages
 from docshelf.types import SkippedFile
-from stages import Stages
 
 
 def _state(rt: Stages) -> dict[str, list[str]]:

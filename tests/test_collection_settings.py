@@ -14,7 +14,7 @@ from docshelf.config import load_settings
 from docshelf.embed import HashEmbedder
 from docshelf.server import create_server
 from docshelf.shelf import Shelf
-from stages import Stages
+from docshelf.testing import Stages
 
 CORPUS_TOML = """collection = "handbook"
 

@@ -24,8 +24,8 @@ from docshelf.shelf import Shelf
 from docshelf.sources.drive import file_url
 from docshelf.sources.remote import Gathered
 from docshelf.sources.remote import gather as fetch_urls
+from docshelf.testing import Stages
 from localhttp import Reply, Seen, Server, serve
-from stages import Stages
 
 FOLDER = "1FoLdEr0000000000000000000000000A"
 SUB = "1SuBfOlDeR000000000000000000000B"

@@ -19,7 +19,7 @@ from docshelf.embed import _e5_onnx, _e5_tokenizer, _e5_weights  # noqa: E402
 from docshelf.embed.base import Embedder  # noqa: E402
 from docshelf.embed.e5 import E5Embedder  # noqa: E402
 from docshelf.embed.prepare import Preparation, listen  # noqa: E402
-from stages import Stages  # noqa: E402
+from docshelf.testing import Stages  # noqa: E402
 
 SAMPLE = [
     "passage: Aspirin reduces the risk of heart attack in adults over 50.",

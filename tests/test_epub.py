@@ -12,7 +12,7 @@ from docshelf.errors import ParseError
 from docshelf.parse import default_registry
 from docshelf.parse.epub import EpubParser
 from docshelf.parse.limits import ParseLimits
-from stages import Stages
+from docshelf.testing import Stages
 
 CONTAINER = """<?xml version="1.0"?>
 <container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container">

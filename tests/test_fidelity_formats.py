@@ -21,8 +21,8 @@ from docshelf.parse.mail import EmlParser, MboxParser, MsgParser
 from docshelf.parse.notebook import NotebookParser
 from docshelf.parse.odf import OdfParser
 from docshelf.parse.rtf import RtfParser
+from docshelf.testing import Stages
 from olewriter import write_ole
-from stages import Stages
 
 NS = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
       'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '

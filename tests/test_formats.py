@@ -24,8 +24,8 @@ from docshelf.parse.office import DocxParser, LegacyOfficeParser, PptxParser
 from docshelf.parse.pdf import PdfParser
 from docshelf.parse.sheets import CsvParser
 from docshelf.parse.xlsx import XlsxParser
+from docshelf.testing import Stages
 from docshelf.types import Chunk, ParsedDocument, Section
-from stages import Stages
 
 
 def make_pdf(pages: list[list[str] | None], labels: bool = False, title: str | None = None) -> bytes:

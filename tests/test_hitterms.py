@@ -11,7 +11,7 @@ import pytest
 
 from docshelf.analyze import Analyzer, Token
 from docshelf.search.hitterms import HitTerms
-from stages import Stages
+from docshelf.testing import Stages
 
 
 class CountingAnalyzer(Analyzer):

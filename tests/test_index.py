@@ -14,7 +14,7 @@ from docshelf.embed.base import Vectors
 from docshelf.errors import ModelMismatchError, SourceError
 from docshelf.store import SQLiteStore
 from docshelf.store.base import SearchFilter
-from stages import Stages
+from docshelf.testing import Stages
 
 # the same tests run against the embedded store and PostgreSQL + pgvector
 pytestmark = pytest.mark.usefixtures("backend")

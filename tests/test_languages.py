@@ -12,7 +12,7 @@ from docshelf.analyze.language import language_of, same_language
 from docshelf.analyze.segment import segment
 from docshelf.config import Settings
 from docshelf.embed import HashEmbedder
-from stages import Stages
+from docshelf.testing import Stages
 
 A = Analyzer()
 

@@ -10,7 +10,7 @@ import pytest
 from docshelf.config import ParseSettings, Settings, load_settings
 from docshelf.errors import ConfigError, ParseError
 from docshelf.parse import default_registry
-from stages import Stages
+from docshelf.testing import Stages
 from test_formats import make_docx, make_pdf
 
 

@@ -21,7 +21,7 @@ from docshelf.index.lock import WriterLock, lock_owner
 from docshelf.index.stale import stale_documents
 from docshelf.index.sync import SyncReport
 from docshelf.index.watch import Watcher, read_health
-from stages import Stages
+from docshelf.testing import Stages
 
 CTX = mp.get_context("spawn")  # no inherited locks or descriptors from the pytest process
 

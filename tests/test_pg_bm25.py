@@ -15,7 +15,7 @@ from docshelf.config import load_settings
 from docshelf.embed import HashEmbedder
 from docshelf.store.base import SearchFilter
 from docshelf.store.postgres import postings
-from stages import Stages
+from docshelf.testing import Stages
 
 WORDS = ["deploy", "rollback", "incident", "pager", "vault", "backup", "restore", "budget", "release"]
 

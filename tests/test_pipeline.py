@@ -9,7 +9,7 @@ from pathlib import Path
 from docshelf.config import Settings
 from docshelf.embed import HashEmbedder
 from docshelf.embed.base import Vectors
-from stages import Stages
+from docshelf.testing import Stages
 
 
 class _BlockingEmbedder(HashEmbedder):

@@ -25,7 +25,7 @@ from docshelf.embed import HashEmbedder
 from docshelf.store.base import SearchFilter
 from docshelf.store.postgres.schema import MIGRATIONS
 from docshelf.store.postgres.sql import glob_to_regex
-from stages import Stages
+from docshelf.testing import Stages
 
 
 def test_dsn_shorthand_and_nested_settings(monkeypatch: pytest.MonkeyPatch) -> None:

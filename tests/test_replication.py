@@ -19,8 +19,8 @@ from mcp import Client, StdioServerParameters
 
 from docshelf.embed import HashEmbedder
 from docshelf.errors import StoreError
+from docshelf.testing import Stages
 from docshelf.testing.replication import Cluster, wait_replayed
-from stages import Stages
 from test_postgres import _pg_settings
 
 pytestmark = pytest.mark.skipif(

@@ -15,8 +15,8 @@ from docshelf.parse import default_registry
 from docshelf.parse.clean import clean_text
 from docshelf.parse.decode import read_text
 from docshelf.parse.quiet import native_stderr_to_log
+from docshelf.testing import Stages
 from docshelf.types import ParsedDocument, Section, SkippedFile
-from stages import Stages
 
 
 class _NoisyParser:

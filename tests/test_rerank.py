@@ -28,7 +28,7 @@ from docshelf.search.rerank import (
     reranked_search,
 )
 from docshelf.search.searcher import Hit
-from stages import Stages
+from docshelf.testing import Stages
 
 tokenizers = pytest.importorskip("tokenizers")
 

@@ -13,7 +13,7 @@ from docshelf.embed import HashEmbedder
 from docshelf.search.accents import accent_alternatives
 from docshelf.search.respell import respelled
 from docshelf.store.base import SearchFilter
-from stages import Stages
+from docshelf.testing import Stages
 
 A = Analyzer()
 

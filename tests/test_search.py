@@ -17,7 +17,7 @@ from docshelf.config import Settings
 from docshelf.search import snippet, weighted_rrf
 from docshelf.search.fusion import convex_combination, zscore_combination
 from docshelf.store.base import SearchFilter
-from stages import Stages
+from docshelf.testing import Stages
 
 # the same tests run against the embedded store and PostgreSQL + pgvector
 pytestmark = pytest.mark.usefixtures("backend")

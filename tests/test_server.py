@@ -22,9 +22,9 @@ from docshelf.embed.base import Vectors
 from docshelf.server import build_server, create_server
 from docshelf.server.resources import DOCUMENT_TEMPLATE
 from docshelf.shelf import Shelf
+from docshelf.testing import Stages
 from localhttp import Reply, serve
 from mcpkit import data, error_text
-from stages import Stages
 
 # the same tests run against the embedded store and PostgreSQL + pgvector
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("backend")]

@@ -20,8 +20,8 @@ from docshelf.search.confidence import NEAREST_NOTE
 from docshelf.search.snippets import make_snippet
 from docshelf.server import create_server
 from docshelf.server.limits import dumps, estimate_tokens
+from docshelf.testing import Stages
 from mcpkit import data
-from stages import Stages
 
 pytestmark = pytest.mark.anyio
 

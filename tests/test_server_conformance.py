@@ -12,8 +12,8 @@ from mcp.shared.exceptions import MCPError
 
 from docshelf.config import Settings
 from docshelf.server import create_server
+from docshelf.testing import Stages
 from mcpkit import data
-from stages import Stages
 
 pytestmark = pytest.mark.anyio
 

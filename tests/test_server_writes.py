@@ -16,8 +16,8 @@ from docshelf.embed import HashEmbedder
 from docshelf.embed.base import Vectors
 from docshelf.server import create_server
 from docshelf.shelf import Shelf
+from docshelf.testing import Stages
 from mcpkit import data, error_text, writer_free
-from stages import Stages
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("backend")]
 

@@ -22,7 +22,7 @@ import anyio
 from mcp import Client, StdioServerParameters
 
 from docshelf.config import load_settings
-from stages import Stages
+from docshelf.testing import Stages
 
 WORDS = [
     "alpha", "ingest", "queue", "certificate", "rotation", "backup", "restore", "failover", "deploy",

@@ -13,7 +13,7 @@ from docshelf.config import Settings
 from docshelf.embed import HashEmbedder
 from docshelf.errors import DocshelfError
 from docshelf.store.base import Replacement
-from stages import Stages
+from docshelf.testing import Stages
 
 pytestmark = pytest.mark.usefixtures("backend")
 

@@ -14,8 +14,8 @@ from docshelf.cli import app
 from docshelf.config import WebSettings, load_settings
 from docshelf.sources.mirror import read_manifest
 from docshelf.sources.web import Fetcher, FetchError, crawl, rel_path
+from docshelf.testing import Stages
 from localhttp import Reply, Seen, Server, serve
-from stages import Stages
 
 INDEX = b"""<html><head><title>Docs home</title></head><body><nav>menu</nav>
 <h1>Operations docs</h1><p>Start here for the pager rotation.</p>

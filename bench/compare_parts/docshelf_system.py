@@ -14,10 +14,10 @@ from common import DIM, dir_bytes, iter_corpus, peak_rss_mb, ranked_docs, synthe
 
 from docshelf.config import Settings, load_settings
 from docshelf.embed.base import Vectors
-from docshelf.runtime import Runtime
 from docshelf.search.evaluate import EvalSet, file_name, write_corpus
 from docshelf.search.searcher import Mode, Searcher, SearchResult
 from docshelf.store.base import SearchFilter
+from docshelf.testing import Stages
 
 CHUNKS = 300  # chunks fetched per query: enough for 100 distinct documents (as `docshelf eval`)
 
@@ -35,7 +35,7 @@ def run_throughput(job: dict[str, Any]) -> dict[str, Any]:
     work = Path(job["work"])
     corpus = {d: (t, x) for d, t, x in iter_corpus(Path(job["corpus"]))}
     write_corpus(EvalSet("bench", corpus, {}, {}), work / "corpus")
-    rt = Runtime(_settings(work / "index", job["model"], job["cores"]))
+    rt = Stages(_settings(work / "index", job["model"], job["cores"]))
     try:
         rt.embedder.embed_documents(["warm-up", "the workers start"])  # model load is not indexing
         t0 = time.perf_counter()
@@ -49,7 +49,7 @@ def run_eval(job: dict[str, Any]) -> dict[str, Any]:
     work = Path(job["work"])
     corpus = {d: (t, x) for d, t, x in iter_corpus(Path(job["corpus"]))}
     names = write_corpus(EvalSet("bench", corpus, {}, {}), work / "corpus")
-    rt = Runtime(_settings(work / "index", job["model"]))
+    rt = Stages(_settings(work / "index", job["model"]))
     try:
         rt.embedder.embed_query("warm-up")  # model load is a cold-start cost, not indexing
         t0 = time.perf_counter()
@@ -87,7 +87,7 @@ def run_eval(job: dict[str, Any]) -> dict[str, Any]:
         rt.close()
 
 
-def _rerank_search(rt: Runtime, spec: str | None) -> Callable[[Searcher, str, SearchFilter], SearchResult]:
+def _rerank_search(rt: Stages, spec: str | None) -> Callable[[Searcher, str, SearchFilter], SearchResult]:
     """Hybrid search with the top hits re-scored by a cross-encoder (`docshelf search --rerank`)."""
     if not spec:
         return lambda searcher, text, flt: searcher.search(text, k=CHUNKS, mode="hybrid", flt=flt)
@@ -129,7 +129,7 @@ def run_scale(job: dict[str, Any], units: list[str]) -> dict[str, Any]:
         parts = "".join(f"## Part {start + i}\n\n{u}\n\n" for i, u in enumerate(units[start : start + 10]))
         body = f"---\nrag_chunk: headings\n---\n{parts}"
         (folder / file_name(f"doc{start}")).write_text(body, encoding="utf-8")
-    rt = Runtime(_settings(work / "index", "hash"), embedder=SyntheticEmbedder())
+    rt = Stages(_settings(work / "index", "hash"), embedder=SyntheticEmbedder())
     try:
         t0 = time.perf_counter()
         rt.indexer().sync("scale", [corpus])

@@ -280,7 +280,7 @@ def _open_problems(data: Path, search_markers: dict[int, int] | None = None) -> 
     """Open the store the way docshelf does; after a full re-index every doc must be found by keyword."""
     from docshelf.config import load_settings
     from docshelf.embed import HashEmbedder
-    from stages import Stages
+    from docshelf.testing import Stages
 
     settings = load_settings()
     settings.store.data_dir = data

@@ -30,7 +30,7 @@ from crashkit import cli_env
 
 from docshelf.config import Settings
 from docshelf.server import create_server
-from stages import Stages
+from docshelf.testing import Stages
 
 pytestmark = pytest.mark.anyio
 SECRET = "TOP-SECRET-0xC0FFEE"

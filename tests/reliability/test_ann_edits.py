@@ -27,7 +27,7 @@ from docshelf.config import Settings
 from docshelf.embed import HashEmbedder
 from docshelf.store.embedded.ann import ann_available
 from docshelf.store.embedded.schema import MIGRATIONS
-from stages import Stages
+from docshelf.testing import Stages
 
 if not ann_available():  # (never import usearch itself here: onnxruntime must come first)
     pytest.skip("usearch is not installed", allow_module_level=True)

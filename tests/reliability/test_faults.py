@@ -28,7 +28,7 @@ from docshelf.config import Settings, load_settings
 from docshelf.embed import HashEmbedder
 from docshelf.embed.base import Vectors
 from docshelf.errors import StoreError
-from stages import Stages
+from docshelf.testing import Stages
 
 
 def write_corpus(folder: Path, docs: Sequence[int], version: int) -> None:

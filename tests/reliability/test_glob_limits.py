@@ -10,7 +10,7 @@ import pytest
 
 from docshelf.errors import DocshelfError, StoreError
 from docshelf.store.base import SearchFilter
-from stages import Stages
+from docshelf.testing import Stages
 
 pytestmark = pytest.mark.usefixtures("backend")
 

@@ -22,7 +22,7 @@ from docshelf.config import EmbedSettings, load_settings
 from docshelf.embed import create_embedder
 from docshelf.errors import EmbedError
 from docshelf.server import create_server
-from stages import Stages
+from docshelf.testing import Stages
 
 _LOOPBACK = {"127.0.0.1", "::1", "localhost", "0.0.0.0", "::"}
 

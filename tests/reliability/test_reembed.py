@@ -24,7 +24,7 @@ from reembedkit import chunks_without_vectors, reembed_trial
 from docshelf.config import Settings
 from docshelf.embed import HashEmbedder
 from docshelf.embed.base import Vectors
-from stages import Stages
+from docshelf.testing import Stages
 
 pytestmark = pytest.mark.usefixtures("backend")
 

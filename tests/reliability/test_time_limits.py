@@ -24,7 +24,7 @@ from docshelf.embed import HashEmbedder
 from docshelf.errors import ParseError
 from docshelf.index.sync import Indexer
 from docshelf.parse import default_registry
-from stages import Stages
+from docshelf.testing import Stages
 
 _REGISTRY = default_registry()
 

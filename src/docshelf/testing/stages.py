@@ -1,9 +1,10 @@
-"""The pipeline's parts wired by hand, for tests of a stage's own internals (an indexer's
-arguments, a store's methods, the searcher's evidence).
+"""The pipeline's parts wired by hand, for tests and benchmarks of a stage's own internals (an
+indexer's arguments, a store's methods, the searcher's evidence).
 
 Behaviour a user sees is tested through ``docshelf.Shelf`` (the ``shelf`` fixture of
-``docshelf.testing.fixtures``); this is the stage tests' bench, not a second composition root:
-nothing in ``src`` uses it, and it records no collection settings as ``Shelf.index`` does.
+``docshelf.testing.fixtures``); this is a workbench for the stages, not a second composition
+root: docshelf itself never uses it, and it records no collection settings as ``Shelf.index``
+does, opens no background loader and applies no settings recorded with the index.
 """
 
 from __future__ import annotations
