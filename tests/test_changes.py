@@ -196,16 +196,17 @@ def test_a_path_gone_from_disk_is_looked_up_in_the_index(
 
     (tree / "v2.md").mkdir()
     (tree / "v2.md" / "inner.md").write_text("# Inner\n\ntext\n")
-    (tree / "notes" / "README").write_text("no parser takes it\n")
+    (tree / "notes" / "notes.xyz").write_text("no parser takes it
+")
     with Stages(settings, embedder=HashEmbedder()) as rt:
         rt.indexer().sync("test", [tree])
-        assert "notes/README" in {s.path for _, s in rt.store.skipped("test")}
+        assert "notes/notes.xyz" in {s.path for _, s in rt.store.skipped("test")}
         watcher = Watcher(rt.indexer(), "test", settings.watch, [tree])
         seen = watcher._indexed_as([tree.resolve()])
         (tree / "v2.md").rename(tmp_path / "v2-moved")
-        (tree / "notes" / "README").unlink()
+        (tree / "notes" / "notes.xyz").unlink()
         (tree / "notes" / "n1.md").unlink()
         assert _files_only(set(), [tree / "v2.md"], seen) is None
-        for gone in ("notes/README", "notes/n1.md"):
+        for gone in ("notes/notes.xyz", "notes/n1.md"):
             assert _files_only(set(), [tree / gone], seen) == {tree / gone}
         assert _files_only(set(), [tree / "notes" / "4913", tree / "notes" / "n2.md~"], seen) == set()

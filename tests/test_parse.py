@@ -290,7 +290,8 @@ def test_registry_maps_extensions_case_insensitively() -> None:
     assert isinstance(reg.for_path("a.markdown"), MarkdownParser)
     assert isinstance(reg.for_path("notes.Text"), TextParser)
     assert isinstance(reg.for_path("x.rst"), RstParser)
-    assert reg.for_path("image.gif") is None and reg.for_path("Makefile") is None
+    assert reg.for_path("image.gif") is None and reg.for_path("archive.tar.gz") is None
+    assert isinstance(reg.for_path("README"), TextParser)  # by name: see test_named_files.py
     assert {".md", ".txt", ".rst", ".text", ".markdown"} <= set(reg.supported_extensions)
     assert ".pdf" in reg.binary_extensions and not {".md", ".txt", ".rst"} & set(reg.binary_extensions)
     assert default_registry() is not reg  # no shared mutable singleton

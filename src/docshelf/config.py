@@ -78,7 +78,8 @@ class SourceSettings(_Section):
     max_file_mb: float = Field(50.0, gt=0)
     extensions: dict[str, str] = Field(
         default_factory=dict,
-        description="more extensions for built-in parsers: {'.mdown2' = 'markdown', '.log' = '.txt'}",
+        description="more files for built-in parsers, keyed by extension, file name or '' (no extension); "
+        "an empty value leaves them out: {'.log' = '.txt', 'Jenkinsfile' = 'shell', '' = ''}",
     )
 
     @field_validator("include", "exclude")

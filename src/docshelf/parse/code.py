@@ -13,7 +13,7 @@ from docshelf.parse.decode import encoding_metadata, read_text
 from docshelf.parse.text import is_blank, split_lines, trim_span
 from docshelf.types import ParsedDocument, Section
 
-__all__ = ["LANGUAGES", "CodeParser", "code_parsers", "python_sections"]
+__all__ = ["LANGUAGES", "NAMES", "CodeParser", "code_parsers", "python_sections"]
 
 LANGUAGES: dict[str, tuple[str, ...]] = {
     "python": (".py", ".pyi"),
@@ -32,12 +32,19 @@ LANGUAGES: dict[str, tuple[str, ...]] = {
     "php": (".php",),
     "lua": (".lua",),
     "shell": (".sh", ".bash", ".zsh"),
+    "make": (".mk", ".mak"),
+    "dockerfile": (".dockerfile",),
     "sql": (".sql",),
     "json": (".json", ".jsonl"),
     "yaml": (".yaml", ".yml"),
     "toml": (".toml",),
 }
 """file_type -> extensions handled as code/data text."""
+
+NAMES: dict[str, str] = {
+    "makefile": "make", "gnumakefile": "make", "dockerfile": "dockerfile", "containerfile": "dockerfile",
+}  # fmt: skip
+"""Lower-case file names (also before a suffix: ``Makefile.am``, ``Dockerfile.dev``) -> language."""
 
 
 def _blocks(

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import codecs
 import logging
+import re
 
 from docshelf.errors import ParseError
 from docshelf.parse._alphabets import oddness
 
-__all__ = ["decode_text", "detect_encoding", "encoding_metadata", "read_text"]
+__all__ = ["decode_text", "detect_encoding", "encoding_metadata", "looks_like_text", "read_text"]
 
 log = logging.getLogger("docshelf.parse")
 
@@ -161,3 +162,32 @@ def _check_text(text: str, path: str) -> str:
             "or UTF-16/32 without a byte-order mark; convert it to UTF-8 or exclude it"
         )
     return text
+
+
+# C0 controls text files do not hold (tab, line feed, vertical tab, form feed, carriage return and
+# escape, for coloured logs, do occur); DEL too.
+_CONTROL = re.compile("[\x01-\x08\x0e-\x1a\x1c-\x1f\x7f]")
+_MAX_CONTROL_SHARE = 0.01
+
+
+def looks_like_text(head: bytes) -> bool:
+    """Whether a file beginning with ``head`` reads as text: the check for files admitted by their
+    content, not their name (``copyright``, ``README.Debian``), so that an extension-less program
+    or image is left out. It decodes as ``read_text`` would (a BOM, UTF-8, lightly damaged UTF-8,
+    else the detected encoding) and refuses NULs and more than a trace of control characters, which
+    binaries without NULs in their first bytes still have (text almost never does)."""
+    if head.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return True  # UTF-16/32 text is all NULs to a byte sniff; the parser checks the rest
+    if b"\x00" in head:
+        return False
+    try:  # incremental: a multi-byte character cut at the end of ``head`` is no error
+        text = codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+    except UnicodeDecodeError:
+        damaged = _damaged_utf8(head)
+        if damaged is None:
+            encoding = detect_encoding(head)
+            if encoding is None:
+                return False
+            damaged = head.decode(encoding, "replace")
+        text = damaged
+    return len(_CONTROL.findall(text)) <= len(text) * _MAX_CONTROL_SHARE

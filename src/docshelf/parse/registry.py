@@ -1,16 +1,19 @@
-"""Which parser handles which file extension."""
+"""Which parser handles which file: by extension, else by name (README, Makefile, no extension, .gz)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from docshelf.config import Settings
 from docshelf.errors import ParseError
 from docshelf.parse.clean import clean_document
+from docshelf.parse.code import NAMES as CODE_NAMES
 from docshelf.parse.code import code_parsers
+from docshelf.parse.decode import looks_like_text
 from docshelf.parse.epub import EpubParser
+from docshelf.parse.gunzip import GunzipParser, gunzipped_head_is_text
 from docshelf.parse.html import HtmlParser
 from docshelf.parse.image import ImageParser
 from docshelf.parse.light import light_parsers
@@ -33,7 +36,7 @@ from docshelf.types import ParsedDocument
 if TYPE_CHECKING:
     from docshelf.config import ParseSettings
 
-__all__ = ["Parser", "ParserRegistry", "default_registry"]
+__all__ = ["NO_EXTENSION", "Parser", "ParserRegistry", "default_registry"]
 
 
 @runtime_checkable
@@ -78,11 +81,29 @@ def _extension_of(path: str | os.PathLike[str]) -> str:
     return os.path.splitext(name)[1].lower()
 
 
-class ParserRegistry:
-    """Maps file extensions (case-insensitively) to parsers."""
+# Files known by name, read as text when their content is text (README.Debian, changelog.gz too).
+_TEXT_NAMES = (
+    "readme", "license", "licence", "copying", "copyright", "notice", "authors", "contributors",
+    "changelog", "changes", "news", "todo", "thanks", "credits",
+)  # fmt: skip
+NO_EXTENSION = ("", "(none)")
+"""The ``sources.extensions`` keys that stand for files without an extension."""
 
-    def __init__(self) -> None:
+
+class ParserRegistry:
+    """Maps file extensions (case-insensitively) to parsers, and file names: well-known ones
+    (``README``, ``Makefile``, also with a suffix no parser takes: ``README.Debian``), files without
+    an extension, and ``NAME.gz`` of a text format (read through). Files chosen by name are indexed
+    only when their first bytes read as text (``sniffer``)."""
+
+    def __init__(
+        self, gzip_limit: int = 512 * 1_048_576, gzip_setting: str = "parse.max_unzipped_mb"
+    ) -> None:
         self._by_ext: dict[str, Parser] = {}
+        self._refused: set[str] = set()  # extensions mapped to "" in sources.extensions
+        self._by_name: dict[str, Parser | None] = {}  # lower-case names; None: not indexed
+        self._no_ext: Parser | None = None
+        self._gzip = (gzip_limit, gzip_setting)
 
     def register(self, parser: Parser, *, replace: bool = False) -> None:
         """Add ``parser`` for its extensions; ValueError if one is taken and not ``replace``."""
@@ -97,23 +118,83 @@ class ParserRegistry:
                     )
         for ext in exts:
             self._by_ext[ext] = parser
+            self._refused.discard(ext)
+
+    def register_name(self, name: str, parser: Parser | None) -> None:
+        """Read files called ``name`` (case-insensitively, also ``name.suffix`` when no parser
+        takes the suffix) with ``parser``, once their content sniffs as text; None: leave them out."""
+        self._by_name[name.strip().lower()] = parser
+
+    def register_no_extension(self, parser: Parser | None) -> None:
+        """Read files without an extension with ``parser`` once they sniff as text (None: never)."""
+        self._no_ext = parser
+
+    def _choose(self, name: str) -> tuple[Parser, bool] | None:
+        """(parser, chosen by name rather than extension) for the file name ``name``."""
+        low = name.lower()
+        if low in self._by_name:
+            named = self._by_name[low]
+            return None if named is None else (named, True)
+        ext = os.path.splitext(low)[1]
+        if ext in self._refused:
+            return None
+        if ext in self._by_ext:
+            return self._by_ext[ext], False
+        if ext == ".gz" and not low.endswith(".gz.gz"):
+            inner = self._choose(name[:-3]) if len(name) > 3 else None
+            if inner is None or getattr(inner[0], "binary", False):
+                return None  # foo.tar.gz, report.pdf.gz: no text format inside
+            return GunzipParser(inner[0], *self._gzip), inner[1]
+        stem = low.split(".", 1)[0]
+        by_stem = self._by_name.get(stem) if ext and stem else None
+        if by_stem is not None:
+            return by_stem, True
+        if not ext and self._no_ext is not None:
+            return self._no_ext, True
+        return None
 
     def for_path(self, path: str | os.PathLike[str]) -> Parser | None:
-        """The parser for ``path``'s extension, or None when it is not supported."""
-        return self._by_ext.get(_extension_of(path))
+        """The parser for ``path`` (by extension, else by name), or None when it is not supported."""
+        chosen = self._choose(os.path.basename(os.fspath(path)))
+        return None if chosen is None else chosen[0]
+
+    def sniffer(self, path: str | os.PathLike[str]) -> Callable[[bytes], bool] | None:
+        """For a file chosen by its name (``README``, ``copyright.gz``): whether its first bytes
+        make it a text file, to index it; None for a file chosen by extension (or none)."""
+        chosen = self._choose(os.path.basename(os.fspath(path)))
+        if chosen is None or not chosen[1]:
+            return None
+        return gunzipped_head_is_text if isinstance(chosen[0], GunzipParser) else looks_like_text
 
     def map_extensions(self, mapping: Mapping[str, str]) -> None:
-        """Handle each extension (key) with the parser named by the value: a parser name
-        ("markdown") or an extension it already handles (".md"). ValueError for unknown ones."""
+        """Handle each key with the parser named by its value: a parser name ("markdown") or an
+        extension it already handles (".md"); "" leaves those files out. A key is an extension
+        (".log"), ``""``/``"(none)"`` (files without an extension) or a file name ("Jenkinsfile",
+        also before a suffix no parser takes; a name without a dot also stands for that
+        extension, as keys did before names). ValueError for unknown parsers."""
         by_name = {p.name: p for p in self._by_ext.values()}
-        for ext, target in mapping.items():
-            parser = by_name.get(target) or self._by_ext.get(_normalise(target) if target else "")
-            if parser is None:
+        for key, target in mapping.items():
+            parser = by_name.get(target) or self._by_ext.get(_normalise(target) if target.strip() else "")
+            if parser is None and target.strip():
                 raise ValueError(
-                    f"sources.extensions: {target!r} (for {ext}) is no parser name or handled extension; "
-                    f"parsers: {', '.join(sorted(by_name))}"
+                    f"sources.extensions: {target!r} (for {key!r}) is no parser name or handled extension; "
+                    f"parsers: {', '.join(sorted(by_name))}; an empty value leaves those files out"
                 )
-            self._by_ext[_normalise(ext)] = parser
+            key = key.strip()
+            if key.lower() in NO_EXTENSION:
+                self._no_ext = parser
+                continue
+            if not key.startswith("."):
+                self.register_name(key, parser)
+                if "." in key:
+                    continue
+            ext = _normalise(key)
+            if parser is None:
+                self._by_ext.pop(ext, None)
+                self._refused.add(ext)
+            else:
+                self._by_ext[ext] = parser
+                self._refused.discard(ext)
 
     @property
     def supported_extensions(self) -> tuple[str, ...]:
@@ -122,9 +203,12 @@ class ParserRegistry:
 
     @property
     def binary_extensions(self) -> tuple[str, ...]:
-        """Extensions of binary formats (parsers with ``binary = True``, e.g. PDF), which
-        the source walker must not skip as binary files."""
-        return tuple(sorted(e for e, p in self._by_ext.items() if getattr(p, "binary", False)))
+        """Extensions of binary formats (parsers with ``binary = True``, e.g. PDF, and ``.gz``
+        unless left out), which the source walker must not skip as binary files."""
+        exts = {e for e, p in self._by_ext.items() if getattr(p, "binary", False)}
+        if ".gz" not in self._by_ext and ".gz" not in self._refused:
+            exts.add(".gz")
+        return tuple(sorted(exts))
 
     def parse(self, data: bytes, path: str) -> ParsedDocument:
         """Parse with the parser for ``path``; ParseError when none handles it.
@@ -150,7 +234,11 @@ def default_registry(settings: ParseSettings | Settings | None = None) -> Parser
     ``sources.extensions`` map more extensions to these parsers."""
     parse = settings.parse if isinstance(settings, Settings) else settings
     limits = ParseLimits.from_settings(parse)
-    registry = ParserRegistry()
+    # a gzipped file's limit is on what it unpacks to: the file cap and the unzip limit, the lower
+    gzip_limit, gzip_setting = limits.max_unzipped_bytes, "parse.max_unzipped_mb"
+    if isinstance(settings, Settings) and settings.sources.max_file_mb * 1_048_576 < gzip_limit:
+        gzip_limit, gzip_setting = int(settings.sources.max_file_mb * 1_048_576), "sources.max_file_mb"
+    registry = ParserRegistry(gzip_limit, gzip_setting)
     parsers: list[Parser] = [
         MarkdownParser(),
         TextParser(),
@@ -176,6 +264,12 @@ def default_registry(settings: ParseSettings | Settings | None = None) -> Parser
     ]
     for parser in parsers:
         registry.register(parser)
+    by_name = {p.name: p for p in parsers}
+    for name in _TEXT_NAMES:
+        registry.register_name(name, by_name["text"])
+    for name, language in CODE_NAMES.items():
+        registry.register_name(name, by_name[language])
+    registry.register_no_extension(by_name["text"])
     if isinstance(settings, Settings):
         registry.map_extensions(settings.sources.extensions)
     return registry
