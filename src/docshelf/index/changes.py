@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Literal
 
 from docshelf.config import SourceSettings
-from docshelf.sources.walk import WalkResult, is_within, walk_paths
+from docshelf.sources.walk import Sniffer, WalkResult, is_within, walk_paths
 from docshelf.store.base import DocState, Store
 from docshelf.types import SkippedFile
 
@@ -25,7 +25,7 @@ def _relative(roots: Sequence[Path], path: Path) -> tuple[Path, str] | None:
 
 def walk_changed(
     roots: Sequence[Path], changed: Sequence[Path], sources: SourceSettings, binary: Sequence[str],
-    parseable: Callable[[str], bool] | None = None,
+    parseable: Callable[[str], bool] | None = None, sniffer: Sniffer | None = None,
 ) -> list[tuple[Path, WalkResult]]:  # fmt: skip
     """(root, files and skips) of the changed files that still exist and are indexed."""
     out = []
@@ -33,7 +33,7 @@ def walk_changed(
         mine = [p for p in changed if (found := _relative([root], p)) is not None and found[0] == root]
         if mine:
             result = walk_paths(root, mine, sources.include, sources.exclude, sources.respect_gitignore,
-                                sources.max_file_mb, binary, parseable)  # fmt: skip
+                                sources.max_file_mb, binary, parseable, sniffer)  # fmt: skip
             out.append((root, result))
     return out or [(root, WalkResult()) for root in roots[:1]]
 

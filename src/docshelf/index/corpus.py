@@ -42,10 +42,11 @@ def walk_sources(
     roots: Sequence[Path], sources: SourceSettings, registry: ParserRegistry, known: Known | None = None
 ) -> list[tuple[Path, WalkResult]]:
     """(resolved root, files and skips) as a full sync walks them: ``sources.include/exclude``,
-    .gitignore, hidden names, the size cap, binary files and files without a parser left out."""
+    .gitignore, hidden names, the size cap, binary files and files without a parser left out (and
+    files chosen by name, README or no extension, whose first bytes are no text)."""
     return list(
         walk_roots(roots, sources.include, sources.exclude, sources.respect_gitignore, sources.max_file_mb,
-                   registry.binary_extensions, parseable(registry), known)
+                   registry.binary_extensions, parseable(registry), known, registry.sniffer)
     )  # fmt: skip
 
 

@@ -74,9 +74,8 @@ def plan_sync(
     within = None if scope is None else Scope(scope)
     roots_now: list[str] | None = None
     if changed is not None:
-        walked = changes.walk_changed(
-            all_roots, changed, sources, registry.binary_extensions, parseable(registry)
-        )
+        binary, sniffer = registry.binary_extensions, registry.sniffer
+        walked = changes.walk_changed(all_roots, changed, sources, binary, parseable(registry), sniffer)
         kept_roots = [str(r) for r in moved]
         states = changes.changed_states(store, collection, all_roots, changed)
     else:

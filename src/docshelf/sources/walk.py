@@ -17,7 +17,9 @@ from docshelf.errors import SourceError
 from docshelf.sources.regular import special_kind
 from docshelf.types import SkippedFile, SourceFile
 
-__all__ = ["WalkResult", "is_within", "kept_by", "on_disk", "resolve_root", "walk_paths", "walk_roots"]
+__all__ = [
+    "Sniffer", "WalkResult", "is_within", "kept_by", "on_disk", "resolve_root", "walk_paths", "walk_roots",
+]  # fmt: skip
 
 _SNIFF_BYTES = 8192
 # Python's build leftovers are never documents: passed over like hidden (VCS) folders, not listed
@@ -130,9 +132,25 @@ def _utf8(name: str) -> bool:
     return True
 
 
-def _looks_binary(path: Path) -> bool:
+# relative path -> for a file admitted by its content rather than its name (README, copyright.gz):
+# whether its first bytes are those of a text file; None for the others
+Sniffer = Callable[[str], Callable[[bytes], bool] | None]
+
+
+def _head(path: Path) -> bytes:
     with path.open("rb") as fh:
-        head = fh.read(_SNIFF_BYTES)
+        return fh.read(_SNIFF_BYTES)
+
+
+def _no_parser(name: str) -> str:
+    suffixes = PurePosixPath(name).suffixes
+    # an archive or other format inside .gz is named with it: "no parser for .tar.gz"
+    kind = "".join(suffixes[-2:] if [s.lower() for s in suffixes[-1:]] == [".gz"] else suffixes[-1:])
+    return f"no parser for {kind or 'files without an extension'}"
+
+
+def _looks_binary(path: Path) -> bool:
+    head = _head(path)
     if head.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16 text has NULs but is text
         return False
     return b"\x00" in head
@@ -150,6 +168,7 @@ class _Walker:
     parseable: Callable[[str], bool] | None = None
     # (relative path, size, mtime_ns) -> indexed as it is now: its content is not sniffed again
     known: Callable[[str, int, int], bool] | None = None
+    sniffer: Sniffer | None = None
     # (device, inode) of each folder walked -> the path it was walked as ("." for the root)
     visited: dict[tuple[int, int], str] = field(default_factory=dict)
 
@@ -222,12 +241,12 @@ class _Walker:
             return
         if self.parseable is not None and not self.parseable(rel):
             # decided by name, before the file is opened: a /proc or device file is never read
-            self.skip(path, f"no parser for {path.suffix or 'files without an extension'}")
+            self.skip(path, _no_parser(path.name))
             return
-        if st.st_size > self.max_bytes:
-            mb = st.st_size / 1_048_576
-            cap = self.max_bytes / 1_048_576
-            self.skip(path, f"too large ({mb:.1f} MB > {cap:g} MB cap; raise sources.max_file_mb)")
+        sniff = None if self.sniffer is None else self.sniffer(rel)
+        # a file taken for its content is sniffed first: a large extension-less binary stays out
+        # silently instead of being reported as too large
+        if sniff is None and self._too_large(path, st.st_size):
             return
         nfc = rel if rel.isascii() else unicodedata.normalize("NFC", rel)
         try:
@@ -236,6 +255,14 @@ class _Walker:
                 if not os.access(real, os.R_OK):
                     raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
                 binary = False
+            elif sniff is not None:
+                head = _head(real)
+                if not head or not sniff(head):
+                    # an extension-less program or image (or an empty file, vim's `4913` probe) is
+                    # no document: left out unreported, like a file the include globs leave out
+                    # (an indexed version goes too)
+                    return
+                binary = False
             else:
                 binary = os.path.splitext(rel)[1].lower() not in self.binary_ok and _looks_binary(real)
         except OSError as exc:
@@ -243,6 +270,8 @@ class _Walker:
             return
         if binary:  # an indexed text file overwritten with binary bytes keeps its old version
             self.unreadable(path, "binary file; any version indexed before is kept", False)
+            return
+        if sniff is not None and self._too_large(path, st.st_size):
             return
         self.result.files.append(
             SourceFile(
@@ -267,6 +296,13 @@ class _Walker:
             self.skip(link, f"symlink to a folder already indexed as {where}")
             return True
         return False
+
+    def _too_large(self, path: Path, size: int) -> bool:
+        if size <= self.max_bytes:
+            return False
+        mb, cap = size / 1_048_576, self.max_bytes / 1_048_576
+        self.skip(path, f"too large ({mb:.1f} MB > {cap:g} MB cap; raise sources.max_file_mb)")
+        return True
 
     def _ignored(
         self, path: Path, rel: str, is_dir: bool, ignores: list[tuple[Path, pathspec.GitIgnoreSpec]]
@@ -311,6 +347,7 @@ def walk_roots(
     binary_extensions: Sequence[str] = (),
     parseable: Callable[[str], bool] | None = None,
     known: Callable[[str, int, int], bool] | None = None,
+    sniffer: Sniffer | None = None,
 ) -> Iterator[tuple[Path, WalkResult]]:
     """Yield (resolved root, files and skips) for each root, in path order.
 
@@ -318,13 +355,13 @@ def walk_roots(
     target stays inside the root. ``binary_extensions`` are formats whose
     parsers read binary files (PDF, DOCX, ...), so the NUL-byte sniff is off.
     ``parseable`` (a relative path -> has a parser) skips the others unopened; ``known``
-    (relative path, size, mtime_ns -> indexed like that) spares unchanged files the sniff.
+    (relative path, size, mtime_ns -> indexed like that) spares unchanged files the sniff;
+    ``sniffer`` names the files taken only when their first bytes are text (README, no extension).
     """
     for root in roots:
         resolved = resolve_root(root)
-        walker = _walker(
-            resolved, include, exclude, respect_gitignore, max_file_mb, binary_extensions, parseable, known
-        )
+        walker = _walker(resolved, include, exclude, respect_gitignore, max_file_mb, binary_extensions,
+                         parseable, known, sniffer)  # fmt: skip
         walker.walk(resolved, [])
         yield resolved, walker.result
 
@@ -332,12 +369,12 @@ def walk_roots(
 def _walker(
     root: Path, include: Sequence[str], exclude: Sequence[str], respect_gitignore: bool, max_file_mb: float,
     binary_extensions: Sequence[str], parseable: Callable[[str], bool] | None,
-    known: Callable[[str, int, int], bool] | None = None,
+    known: Callable[[str, int, int], bool] | None = None, sniffer: Sniffer | None = None,
 ) -> _Walker:  # fmt: skip
     return _Walker(
         root=root, include=_spec(include), exclude=_spec(exclude), respect_gitignore=respect_gitignore,
         max_bytes=int(max_file_mb * 1_048_576), binary_ok=frozenset(e.lower() for e in binary_extensions),
-        result=WalkResult(), parseable=parseable, known=known,
+        result=WalkResult(), parseable=parseable, known=known, sniffer=sniffer,
     )  # fmt: skip
 
 
@@ -350,11 +387,13 @@ def walk_paths(
     max_file_mb: float = 50.0,
     binary_extensions: Sequence[str] = (),
     parseable: Callable[[str], bool] | None = None,
+    sniffer: Sniffer | None = None,
 ) -> WalkResult:
     """What ``walk_roots`` would report for just these files under ``root`` (a watcher's changes):
     the same rules, read from the folders on each file's way down only. Missing files are left out."""
     resolved = resolve_root(root)
-    walker = _walker(resolved, include, exclude, respect_gitignore, max_file_mb, binary_extensions, parseable)
+    walker = _walker(resolved, include, exclude, respect_gitignore, max_file_mb, binary_extensions,
+                     parseable, None, sniffer)  # fmt: skip
     specs: dict[Path, pathspec.GitIgnoreSpec | None] = {}
     for path in paths:
         # lexists: a link loop or a dangling link is said, as the full walk says it
