@@ -196,8 +196,7 @@ def test_a_path_gone_from_disk_is_looked_up_in_the_index(
 
     (tree / "v2.md").mkdir()
     (tree / "v2.md" / "inner.md").write_text("# Inner\n\ntext\n")
-    (tree / "notes" / "notes.xyz").write_text("no parser takes it
-")
+    (tree / "notes" / "notes.xyz").write_text("no parser takes it\n")
     with Stages(settings, embedder=HashEmbedder()) as rt:
         rt.indexer().sync("test", [tree])
         assert "notes/notes.xyz" in {s.path for _, s in rt.store.skipped("test")}

@@ -20,8 +20,8 @@ from docshelf.errors import ParseError
 from docshelf.parse import default_registry
 from docshelf.parse.decode import looks_like_text
 from docshelf.parse.gunzip import gunzip
-from docshelf.runtime import Runtime
 from docshelf.shelf import Shelf
+from docshelf.testing import Stages
 
 # An executable's first bytes as Linux writes them (ELF header), then code-like noise.
 ELF = b"\x7fELF\x02\x01\x01\x00" + bytes(8) + b"\x02\x00\x3e\x00\x01\x00\x00\x00" + bytes(range(256)) * 8
@@ -130,7 +130,7 @@ def test_sources_extensions_map_names_and_files_without_extension(settings: Sett
     (docs / "app.log").write_text("a log line\n")
     (docs / "x.md.gz").write_bytes(_gz("# X\n"))
     settings.sources.extensions = {"": "", "Jenkinsfile": "shell", "log": "text", ".gz": ""}
-    with Runtime(settings, embedder=HashEmbedder()) as rt:
+    with Stages(settings, embedder=HashEmbedder()) as rt:
         sync = rt.indexer().sync("test", [docs])
         assert sorted(sync.added) == ["Jenkinsfile", "Jenkinsfile.prod", "README", "app.log"]
         skipped = {s.path: s.reason for s in sync.skipped}
@@ -148,7 +148,7 @@ def test_sources_extensions_map_names_and_files_without_extension(settings: Sett
 
 def test_a_watched_change_to_an_extensionless_file_is_sniffed_too(settings: Settings, docs: Path) -> None:
     """The watcher's targeted sync walks just the changed files, with the same content check."""
-    with Runtime(settings, embedder=HashEmbedder()) as rt:
+    with Stages(settings, embedder=HashEmbedder()) as rt:
         rt.indexer().sync("test", [docs])
         (docs / "TODO").write_text("walk the tammar\n")
         (docs / "core").write_bytes(ELF)
