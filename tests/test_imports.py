@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -214,3 +215,46 @@ def test_a_search_in_a_new_process_needs_neither_onnx_nor_wordfreq(tmp_path: Pat
     again = subprocess.run([*run, "search"], capture_output=True, text=True, check=True)
     path, *loaded = again.stdout.split()
     assert path == "jobs.md" and loaded == [], f"a search loaded {loaded}"
+
+
+_SERVE = """
+import sys
+from pathlib import Path
+
+import anyio
+from mcp import Client
+
+from docshelf.config import load_settings
+from docshelf.server import build_server
+
+settings = load_settings()
+settings.store.data_dir = Path(sys.argv[1])
+server, shelf = build_server(settings)
+
+
+async def handshake() -> None:
+    async with Client(server) as client:
+        assert client.server_capabilities is not None
+        print(",".join(m for m in sys.argv[2].split(",") if m in sys.modules))
+
+
+anyio.run(handshake)
+shelf.close()
+"""
+
+
+def test_a_server_answers_its_handshake_without_loading_a_heavy_library(tmp_path: Path) -> None:
+    """A client waits on initialize: the server reads the index's summary with plain SQLite and
+    opens it (numpy, tantivy, the model) only when asked for something (store/__init__ loaded
+    numpy through the Store protocol's module, on every start)."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# A\n\nThe first note.\n")
+    env = {**os.environ, "DOCSHELF_EMBED__MODEL": "hash"}
+    subprocess.run(
+        [sys.executable, "-m", "docshelf", "index", str(notes), "--data-dir", str(tmp_path / "data")],
+        env=env, check=True, capture_output=True,
+    )  # fmt: skip
+    run = [sys.executable, "-c", _SERVE, str(tmp_path / "data"), ",".join(HEAVY)]
+    proc = subprocess.run(run, env=env, capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == "", f"the handshake loaded {proc.stdout.strip()}"

@@ -10,11 +10,13 @@ from __future__ import annotations
 import json
 import re
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 __all__ = ["data", "err", "message", "name", "out", "print_json", "progress_bar", "visible"]
 
@@ -67,6 +69,9 @@ def print_json(payload: Any) -> None:
 
 
 def progress_bar(enabled: bool) -> Progress:
+    # rich.progress costs ~0.1 s to import: `docshelf serve` and a search never draw a bar
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     return Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),

@@ -39,7 +39,7 @@ def serve(
     data_dir: DataDirOpt = None,
 ) -> None:
     """Serve the index over MCP: stdio for Claude Code/Desktop, Cursor, Codex; or HTTP with a token."""
-    from docshelf.server import build_server, load_or_create_token, serve_http
+    from docshelf.server import build_server
     from docshelf.shelf import Shelf
 
     # handler threads take the interpreter back sooner from an indexing thread (default 5 ms):
@@ -60,6 +60,8 @@ def serve(
         if not http:
             server.run("stdio")
             return
+        from docshelf.server import load_or_create_token, serve_http  # uvicorn: only for HTTP
+
         token, path, created = load_or_create_token(settings)
         if created:
             err.print(data(f"new bearer token (saved in {path}): {token}"))

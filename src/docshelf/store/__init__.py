@@ -1,30 +1,29 @@
 """Store: documents, chunks and vectors, behind the Store protocol.
 
-Backends load on first use (numpy, tantivy and psycopg are not imported with this package):
-``open_store`` picks one from the settings.
+Backends load on first use (numpy, tantivy and psycopg are not imported with this package, nor
+is the protocol's module): ``open_store`` picks one from the settings.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from docshelf.store.base import (
-    BuildRecord,
-    Catalog,
-    DocState,
-    DocumentRecord,
-    History,
-    Replacement,
-    Retriever,
-    SearchFilter,
-    Store,
-    StoreStats,
-    TermAnalyzer,
-    Writer,
-)
-
 if TYPE_CHECKING:
     from docshelf.config import Settings
+    from docshelf.store.base import (
+        BuildRecord,
+        Catalog,
+        DocState,
+        DocumentRecord,
+        History,
+        Replacement,
+        Retriever,
+        SearchFilter,
+        Store,
+        StoreStats,
+        TermAnalyzer,
+        Writer,
+    )
     from docshelf.store.embedded import SQLiteStore
     from docshelf.types import Summary
 
@@ -51,10 +50,15 @@ EMBEDDED_DB = "docshelf.db"  # the embedded store's database, inside the data di
 
 
 def __getattr__(name: str) -> Any:
+    # the protocol's module loads numpy (vectors): a server's start reads the index without it
     if name == "SQLiteStore":
         from docshelf.store.embedded import SQLiteStore
 
         return SQLiteStore
+    if name in __all__:
+        from docshelf.store import base
+
+        return getattr(base, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
