@@ -35,6 +35,7 @@ def build_server(settings: Settings, source: Shelf | None = None) -> tuple[MCPSe
     answers what to run; with a store that cannot be opened (damaged file, unreachable server) it
     starts too, its instructions and every tool call saying why.
     """
+    from docshelf.server.feed import StatusFeed
     from docshelf.server.protocol import install_protocol_fixes
     from docshelf.server.resources import register_prompts, register_resources
     from docshelf.server.tools import register_read_tools
@@ -50,6 +51,7 @@ def build_server(settings: Settings, source: Shelf | None = None) -> tuple[MCPSe
         # (a server that exits shows the client only "connection closed")
         log.error("%s", exc)
         summary, broken = None, str(exc)
+    feed = StatusFeed(shelf)
     server: MCPServer = MCPServer(
         "docshelf",
         title="docshelf",
@@ -57,11 +59,14 @@ def build_server(settings: Settings, source: Shelf | None = None) -> tuple[MCPSe
         instructions=instructions(shelf.settings, summary, broken),
         version=__version__,
         log_level="WARNING",
+        subscriptions=feed.bus,
+        lifespan=feed.lifespan,
     )
+    feed.install(server)
     Notices().install(server)
     register_read_tools(server, shelf)
     if not settings.server.read_only:
-        register_write_tools(server, shelf)
+        register_write_tools(server, shelf, feed)
     if settings.answer.model:  # ask_question only when an LLM is configured; its client is built per call
         from docshelf.server.ask_tool import register_answer_tool
 

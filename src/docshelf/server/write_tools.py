@@ -22,9 +22,9 @@ from docshelf.server.limits import fit_items, tool_result
 from docshelf.server.notices import Notices
 from docshelf.server.schemas import WriteReport
 from docshelf.server.tools import tool
-from docshelf.shelf import SCHEME
 
 if TYPE_CHECKING:
+    from docshelf.server.feed import StatusFeed
     from docshelf.shelf import IndexReport, Progress, Shelf
 
 __all__ = ["register_write_tools"]
@@ -111,18 +111,17 @@ async def _indexing(shelf: Shelf, ctx: Context, job: Callable[[Progress], T]) ->
     return result
 
 
-async def _announce(server: MCPServer, shelf: Shelf, ctx: Context, payload: dict[str, Any]) -> None:
+async def _announce(
+    server: MCPServer, shelf: Shelf, feed: StatusFeed, ctx: Context, payload: dict[str, Any]
+) -> None:
     """After a write that changed something: fresh instructions, `docshelf://status` updated for
-    2026 subscribers, and log notices (what changed, what was skipped). Nothing when nothing changed:
+    its subscribers, and log notices (what changed, what was skipped). Nothing when nothing changed:
     the resource list itself (status + the document template) never changes, so no list_changed."""
     notices = Notices.of(ctx)
     changed = any(payload.get(key) for key in ("added", "updated", "removed"))
     if changed:
         refresh_instructions(server, shelf)
-        try:
-            await ctx.notify_resource_updated(SCHEME + "status")
-        except Exception:
-            log.debug("resource update not published", exc_info=True)
+        await feed.changed()
     if notices is None:
         return
     if changed:
@@ -158,12 +157,12 @@ def _report(action: str, done: list[IndexReport], budget: int) -> dict[str, Any]
     return payload
 
 
-def register_write_tools(server: MCPServer, shelf: Shelf) -> None:
+def register_write_tools(server: MCPServer, shelf: Shelf, feed: StatusFeed) -> None:
     """Register ingest, forget and reindex."""
     budget = shelf.settings.server.max_result_tokens
 
     async def finish(ctx: Context, payload: dict[str, Any]) -> CallToolResult:
-        await _announce(server, shelf, ctx, payload)
+        await _announce(server, shelf, feed, ctx, payload)
         return tool_result(payload)
 
     @tool(server, "Add documents", INGESTING)

@@ -77,6 +77,11 @@ class Shelf:
 
         return index_exists(self._parts.settings)
 
+    @property
+    def is_open(self) -> bool:
+        """True once the index is open (``open()``, a first use, or a server's loader)."""
+        return self._parts.is_open
+
     def open(self) -> Shelf:
         """Open the index now (otherwise the first use opens it); raises StoreError."""
         _ = self._parts.store
