@@ -45,10 +45,9 @@ def main() -> None:
     env["DOCSHELF_EMBED__MODEL"] = args.model
     data = args.data_dir or Path(tempfile.mkdtemp(prefix="docshelf-startup-")) / "data"
     if not (data / "docshelf.db").exists():
-        subprocess.run(
-            [sys.executable, "-m", "docshelf", "index", str(ROOT / "samples" / "corpus"), "--data-dir", str(data)],
-            env=env, check=True, capture_output=True,
-        )  # fmt: skip
+        corpus = str(ROOT / "samples" / "corpus")
+        index = [sys.executable, "-m", "docshelf", "index", corpus, "--data-dir", str(data)]
+        subprocess.run(index, env=env, check=True, capture_output=True)
     commands = {
         "docshelf serve": [sys.executable, "-m", "docshelf", "serve", "--data-dir", str(data)],
         "bare SDK server": [sys.executable, str(BARE)],
@@ -60,8 +59,9 @@ def main() -> None:
             times[name].append(anyio.run(_listed, cmd, env))
     load_after = os.getloadavg()
     print(f"command: python {' '.join(sys.argv)}")
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, python "
-          f"{platform.python_version()}; load {load_before[0]:.1f} before, {load_after[0]:.1f} after")  # fmt: skip
+    machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs"
+    print(f"machine: {machine}, python {platform.python_version()}; load {load_before[0]:.1f} before, "
+          f"{load_after[0]:.1f} after")  # fmt: skip
     medians = {name: statistics.median(values) for name, values in times.items()}
     for name, values in times.items():
         print(f"{name:16s} start -> tools/list: median {medians[name]:.3f} s "
