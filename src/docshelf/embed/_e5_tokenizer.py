@@ -129,6 +129,15 @@ class UnigramTokenizer:
                 total = f32[0]
         return ids
 
+    def word_log_probs(self, text: str) -> list[tuple[str, float]]:
+        """Each word of ``text`` (as normalised, metaspace dropped) with the log-probability of its
+        best segmentation under the unigram language model the pieces come from."""
+        out: list[tuple[str, float]] = []
+        for word in self.normalize(text).split(META)[1:]:
+            _, scores, _, _ = self._viterbi(META + word, 0.0, exact=False)
+            out.append((word, float(sum(scores))))
+        return out
+
     def _viterbi(self, s: str, base0: float, exact: bool) -> _Word:
         """Best segmentation of one word; ``exact`` rounds sums to float32 from ``base0``.
 

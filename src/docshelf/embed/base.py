@@ -8,7 +8,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Embedder", "Vectors", "normalize"]
+__all__ = ["Embedder", "Plausible", "Vectors", "normalize"]
 
 Vectors = npt.NDArray[np.float32]
 
@@ -38,6 +38,15 @@ class Embedder(Protocol):
 
     def embed_query(self, text: str) -> Vectors:
         """Embed one search query: shape (dim,)."""
+        ...
+
+
+@runtime_checkable
+class Plausible(Protocol):
+    """An embedder that can say how much a text looks like language to its model (optional)."""
+
+    def plausibility(self, text: str) -> float | None:
+        """Mean log-probability per letter under the model's tokenizer; None when it cannot say."""
         ...
 
 

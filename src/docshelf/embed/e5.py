@@ -199,6 +199,21 @@ class E5Embedder:
             return int(self._engine.token_count(text))
         return len(tok.encode(PASSAGE + text)) + 2
 
+    def plausibility(self, text: str) -> float | None:
+        """The mean log-probability per letter (or digit) of ``text``'s words under the model's tokenizer: a
+        unigram language model over its 250k pieces, learnt from text in ~100 languages. Words of
+        a language it knows score about -2 to -4 per letter in alphabetic scripts and -7 to -13
+        per Han or Hangul character; rare ideographs strung at random and scripts it never saw
+        (runes, Tifinagh) -21 to -31. None without letters or the Python tokenizer."""
+        tok = self._tok()
+        if tok is None:
+            return None
+        total, letters = 0.0, 0
+        for word, log_prob in tok.word_log_probs(text):
+            if any(ch.isalpha() for ch in word):  # a number alone (`422`) is no evidence either way
+                total, letters = total + log_prob, letters + sum(ch.isalnum() for ch in word)
+        return total / letters if letters else None
+
     # -- embedding -----------------------------------------------------------
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         return self._encode(list(texts), PASSAGE)

@@ -22,6 +22,8 @@ __all__ = [
     "FEATURES",
     "NEAREST_NOTE",
     "NEAREST_TOP",
+    "UNREADABLE",
+    "UNREADABLE_NOTE",
     "Evidence",
     "confidence",
     "nearest_neighbours",
@@ -36,6 +38,19 @@ NEAREST_NOTE = (
     "unrelated; check confidence, rephrase, or tell the user the documents may not cover this"
 )
 NEAREST_TOP = 3  # hits looked at for the note
+UNREADABLE_NOTE = (
+    "the query reads as no language the embedding model knows (random characters, or a script it "
+    "never saw), and no query word occurs in the top hits: these are nearest neighbours and very "
+    "likely unrelated; check the query"
+)
+# Below this mean log-probability per letter (embed.base.Plausible) a query reads as no language.
+# Real text scores above -16 in every script measured: 1 % of 2- to 5-word fragments of 31 Bible
+# translations score below -7 (Latin, Arabic), -8 (Cyrillic), -13 (Han, Hangul), -16 (Devanagari,
+# Bengali); the XQuAD and CMRC questions (zh, de, en) score -10 or above at the 5 % mark. Random
+# ideographs and Hangul syllables score -21 and lower at the 95 % mark, runes and Tifinagh -31.
+# Random letters of an alphabet the model knows (Latin, Cyrillic, Arabic) score like short real
+# words (-6 to -11): the model cannot tell those from a name or a rare word, and nor can this.
+UNREADABLE = -18.0
 # used until a fit exists: more shared terms and better ranks mean more confidence
 _PRIOR = {"intercept": -2.0, "weights": [2.5, 1.0, 1.0, 0.0, 0.5, 1.0]}
 

@@ -13,11 +13,13 @@ from docshelf.analyze import Analyzer, Token
 from docshelf.analyze.language import same_language
 from docshelf.analyze.scripts import decode_scripts, known_scripts, scripts_of
 from docshelf.config import SearchSettings
-from docshelf.embed.base import Embedder, Vectors
+from docshelf.embed.base import Embedder, Plausible, Vectors
 from docshelf.search.accents import accent_alternatives
 from docshelf.search.confidence import (
     NEAREST_NOTE,
     NEAREST_TOP,
+    UNREADABLE,
+    UNREADABLE_NOTE,
     Evidence,
     confidence,
     nearest_neighbours,
@@ -294,10 +296,20 @@ class Searcher:
         matched = [telling(h.matched, langs) for h in top]
         if any(matched):
             return None
+        if self._unreadable(query):
+            return UNREADABLE_NOTE
         recorded = decode_scripts(self.store.get_meta("scripts"))  # written as the index is built
         scripts = known_scripts(recorded) if recorded else scripts_of(h.text for h in hits)
         same = [same_language(mine, self.hit_terms.language(h.text)) for h in top]
         return NEAREST_NOTE if nearest_neighbours(terms, matched, same, scripts) else None
+
+    def _unreadable(self, query: str) -> bool:
+        """True when the query reads as no language to the embedding model (random ideographs, a
+        script it never saw): its nearest neighbours are no evidence of anything, even across
+        languages, where a query the index cannot match by its words is otherwise given the
+        benefit of the doubt (confidence.UNREADABLE says where the line is and why)."""
+        score = self.embedder.plausibility(query) if isinstance(self.embedder, Plausible) else None
+        return score is not None and score < UNREADABLE
 
     def _hydrate(
         self, fused: list[tuple[str, float]], lists: dict[str, list[tuple[str, float]]], query: str,
