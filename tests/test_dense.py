@@ -41,7 +41,7 @@ def _written_with(path: Path, ann: AnnOptions) -> None:
 
 def _put(
     store: SQLiteStore, n: int, version: int = 0, collection: str = "a", chunks: int = 2,
-    lifecycle: str | None = None,
+    lifecycle: str | None = None, vectors: bool = True,
 ) -> str:  # fmt: skip
     doc_id = f"{collection}{n}"
     vecs = _vectors(n, version, chunks)
@@ -54,9 +54,8 @@ def _put(
     doc = DocumentRecord(
         doc_id, collection, "/r", f"{doc_id}.txt", 1, version, f"h{version}", "text", lifecycle=lifecycle
     )
-    store.replace_documents(
-        [Replacement(doc, rows, {c.embed_key: v for c, v in zip(rows, vecs, strict=True)})]
-    )
+    given = {c.embed_key: v for c, v in zip(rows, vecs, strict=True)} if vectors else {}
+    store.replace_documents([Replacement(doc, rows, given)])
     return doc_id
 
 
@@ -114,6 +113,46 @@ def test_rows_after_the_saved_file_are_scanned_exactly_until_a_rebuild_folds_the
         dense = store._dense()
         assert dense.ann is not None and len(dense.ann) == 56 and len(dense.exact) == 0
     finally:
+        store.close()
+
+
+def test_chunks_given_their_vectors_later_are_found_by_the_writer_and_by_readers(tmp_path: Path) -> None:
+    """A chunk swapped in keyword-first gets its vector after the dense side read its row (the
+    writer's own and another process's): it must be ranked then, in the exact rows and once folded
+    into the HNSW file, as exactly as a chunk that came with its vector."""
+    store = _store(tmp_path, threshold=20, rebuild=30)
+    reader = SQLiteStore(tmp_path, Analyzer(["english"]), read_only=True, ann=store.dense.opts)
+    try:
+        for n in range(12):
+            _put(store, n)  # 24 chunks with vectors: the file is built
+        for n in range(12, 20):
+            _put(store, n, vectors=False)
+        store.commit()
+        assert store.missing_vectors() == reader.missing_vectors() == 16
+        assert store.stats().collections["a"] == {"documents": 20, "chunks": 40, "embedded": 24}
+        for s in (store, reader):  # both read every row now, the 16 without vectors too
+            hits = s.vector_search(_query(3), 40, SearchFilter())
+            assert len(hits) == 24 and all(int(c.split("-")[0][1:]) < 12 for c, _ in hits)
+        late = {f"ka{n}-0-{i}": v for n in range(12, 20) for i, v in enumerate(_vectors(n))}
+        assert store.add_vectors({**late, "kgone": _vectors(99)[0]}) == 16  # an unknown key is dropped
+        store.commit()
+        assert store.missing_vectors() == reader.missing_vectors() == 0
+        for s in (store, reader):
+            for n in range(12, 20):
+                q = _vectors(n)[1]
+                got = s.vector_search(q, 5, SearchFilter())
+                assert got[0][0] == f"a{n}-0-1" and _same(got, _exact(tmp_path, q, 5))
+        for n in range(20, 28):  # more rows: the writer folds the late ones into a new file
+            _put(store, n)
+        store.commit()
+        meta = read_meta(tmp_path)
+        assert meta is not None and meta.count == 56
+        for s in (store, reader):
+            for seed in range(10):
+                q = _query(seed)
+                assert _same(s.vector_search(q, 8, SearchFilter()), _exact(tmp_path, q, 8))
+    finally:
+        reader.close()
         store.close()
 
 

@@ -114,6 +114,7 @@ def test_a_schema_1_database_is_upgraded_and_ranks_the_same(
         conn.execute("ALTER TABLE chunks DROP COLUMN terms")
         conn.execute("ALTER TABLE corpus_stats DROP COLUMN postings, DROP COLUMN packed")
         conn.execute("DROP TABLE reembed")
+        conn.execute("DROP INDEX chunks_unembedded")
         conn.execute("DELETE FROM docshelf_schema WHERE version > 1")
     monkeypatch.undo()
     with Stages(settings, embedder=HashEmbedder()) as rt:

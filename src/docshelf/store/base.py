@@ -29,6 +29,7 @@ __all__ = [
     "Store",
     "StoreStats",
     "TermAnalyzer",
+    "Unembedded",
     "Writer",
     "last_versions",
     "own_alternatives",
@@ -98,6 +99,25 @@ def simplify_glob(glob: str) -> str:
 
 
 @dataclass(frozen=True)
+class Unembedded:
+    """A stored chunk whose vector is not computed yet: keyword-searchable, not yet by meaning.
+
+    A sync swaps documents in with the vectors it already has (unchanged text keeps its own) and
+    embeds the rest afterwards; what it needs for that is here (the text is embedded as
+    ``contextual_text(title, heading_path, text)``, which ``embed_key`` names)."""
+
+    seq: int  # its place in the store's order: a page of them resumes after the last one's
+    chunk_id: str
+    doc_id: str
+    collection: str
+    path: str  # its document's
+    embed_key: str
+    title: str | None
+    heading_path: tuple[str, ...]
+    text: str
+
+
+@dataclass(frozen=True)
 class SearchFilter:
     """Restrictions applied before ranking (``path_glob`` is simplified, or refused if too complex)."""
 
@@ -145,6 +165,7 @@ class BuildRecord:
 class StoreStats:
     """Counts for `status`."""
 
+    # per collection: "documents", "chunks" and "embedded" (chunks whose vector is computed)
     collections: dict[str, dict[str, int]]
     documents: int
     chunks: int
@@ -186,6 +207,14 @@ class Catalog(Protocol):
     def document_chunks(self, doc_id: str) -> list[Chunk]: ...
     def iter_chunks(self) -> Iterator[Chunk]: ...
     def stats(self) -> StoreStats: ...
+    def missing_vectors(self, collections: Sequence[str] = ()) -> int:
+        """Chunks (of these collections; none: of all) still without their vector (cheap at 0)."""
+        ...
+
+    def chunk_count(self, collections: Sequence[str] = ()) -> int:
+        """Chunks of these collections (none: of all)."""
+        ...
+
     def reembed_pending(self) -> dict[str, Any] | None: ...
     def close(self) -> None: ...
 
@@ -218,6 +247,17 @@ class Writer(Protocol):
     def set_collection_roots(self, collection: str, roots: Sequence[str]) -> None: ...
     def touch_document(self, doc_id: str, size: int, mtime_ns: int) -> None: ...
     def cached_vectors(self, keys: Sequence[str]) -> dict[str, Vectors]: ...
+    # Chunks whose key has no vector in the store are kept as still to embed (a chunk's vector may
+    # come later, by ``add_vectors``); a reader sees such a chunk by keyword only.
+    def unembedded_chunks(self, after: int, limit: int) -> list[Unembedded]:
+        """Up to ``limit`` chunks still without a vector, with ``seq`` above ``after``, in seq order."""
+        ...
+
+    def add_vectors(self, vectors: Mapping[str, Vectors]) -> int:
+        """Give every chunk still without a vector whose embed key is in ``vectors`` that vector (one
+        transaction); returns how many chunks got one. Keys no such chunk has are dropped."""
+        ...
+
     # Each document is swapped whole (a reader sees all of its old chunks or all of its new ones);
     # a store may put the batch in one transaction. After an error, what was swapped may be none of
     # the batch or a part of it, never a part of one document.
@@ -281,6 +321,10 @@ class Retriever(Protocol):
     """The two retrievers and the filters applied before them."""
 
     def filter_doc_ids(self, flt: SearchFilter) -> list[str] | None: ...
+    def without_vectors(self, chunk_ids: Sequence[str]) -> set[str]:
+        """Those of ``chunk_ids`` whose vector is not computed yet (the dense side cannot rank them)."""
+        ...
+
     def keyword_coverage(self, terms: Sequence[str]) -> float: ...
     def known_terms(self, terms: Sequence[str]) -> set[str]: ...  # those some chunk holds
     def keyword_search(

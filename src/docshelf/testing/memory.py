@@ -12,7 +12,7 @@ import fnmatch
 import math
 import threading
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ from docshelf.store.base import (
     SearchFilter,
     StoreStats,
     TermAnalyzer,
+    Unembedded,
     own_alternatives,
     ready_vector,
     report_progress,
@@ -54,6 +55,8 @@ class MemoryStore:
         self._roots: dict[str, list[str]] = {}
         self._docs: dict[str, DocumentRecord] = {}
         self._chunks: dict[str, list[Chunk]] = {}  # doc id -> chunks in order
+        self._seqs: dict[str, int] = {}  # chunk id -> its place in the order chunks were written
+        self._last_seq = 0
         self._vectors: dict[str, Vectors] = {}
         self._terms: dict[str, Counter[str]] = {}  # chunk id -> term frequencies
         self._skipped: dict[str, list[SkippedFile]] = {}
@@ -160,6 +163,9 @@ class MemoryStore:
             self._drop(doc.id)
             self._docs[doc.id] = doc
             self._chunks[doc.id] = sorted(chunks, key=lambda c: c.ordinal)
+            for c in self._chunks[doc.id]:
+                self._last_seq += 1
+                self._seqs[c.id] = self._last_seq
             for key, vector in vectors.items():
                 self._vectors.setdefault(key, np.asarray(vector, dtype=np.float32))
             for c in chunks:
@@ -169,6 +175,7 @@ class MemoryStore:
     def _drop(self, doc_id: str) -> bool:
         for c in self._chunks.pop(doc_id, []):
             self._terms.pop(c.id, None)
+            self._seqs.pop(c.id, None)
         return self._docs.pop(doc_id, None) is not None
 
     def delete_documents(self, doc_ids: Sequence[str]) -> int:
@@ -178,6 +185,39 @@ class MemoryStore:
                 self._generation += 1
             self.gc_vectors()
             return removed
+
+    # ----- chunks swapped in before their vectors -----
+    def _unembedded(self) -> Iterator[tuple[DocumentRecord, Chunk]]:
+        for doc_id, chunks in self._chunks.items():
+            yield from ((self._docs[doc_id], c) for c in chunks if c.embed_key not in self._vectors)
+
+    def unembedded_chunks(self, after: int, limit: int) -> list[Unembedded]:
+        found = [
+            Unembedded(self._seqs[c.id], c.id, c.doc_id, d.collection, d.path, c.embed_key, d.title,
+                       c.heading_path, c.text)
+            for d, c in self._unembedded()
+            if self._seqs[c.id] > after
+        ]  # fmt: skip
+        return sorted(found, key=lambda u: u.seq)[:limit]
+
+    def missing_vectors(self, collections: Sequence[str] = ()) -> int:
+        return sum(1 for d, _ in self._unembedded() if not collections or d.collection in collections)
+
+    def chunk_count(self, collections: Sequence[str] = ()) -> int:
+        docs = [d for d in self._docs.values() if not collections or d.collection in collections]
+        return sum(len(self._chunks[d.id]) for d in docs)
+
+    def without_vectors(self, chunk_ids: Sequence[str]) -> set[str]:
+        return {c.id for _, c in self._unembedded()} & set(chunk_ids)
+
+    def add_vectors(self, vectors: Mapping[str, Vectors]) -> int:
+        with self._lock:
+            waiting = [c for _, c in self._unembedded() if c.embed_key in vectors]
+            for c in waiting:
+                self._vectors[c.embed_key] = np.asarray(vectors[c.embed_key], dtype=np.float32)
+            if waiting:
+                self._generation += 1
+            return len(waiting)
 
     def gc_vectors(self) -> None:
         used = {c.embed_key for chunks in self._chunks.values() for c in chunks}
@@ -330,11 +370,12 @@ class MemoryStore:
 
     # ----- status -----
     def stats(self) -> StoreStats:
-        per = {name: {"documents": 0, "chunks": 0} for name in self._roots}
+        per = {name: {"documents": 0, "chunks": 0, "embedded": 0} for name in self._roots}
         for doc in self._docs.values():
-            row = per.setdefault(doc.collection, {"documents": 0, "chunks": 0})
+            row = per.setdefault(doc.collection, {"documents": 0, "chunks": 0, "embedded": 0})
             row["documents"] += 1
             row["chunks"] += len(self._chunks[doc.id])
+            row["embedded"] += sum(c.embed_key in self._vectors for c in self._chunks[doc.id])
         model, dim = self.model()
         return StoreStats(
             collections=per,

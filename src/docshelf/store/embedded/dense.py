@@ -80,7 +80,7 @@ class DenseIndex:
             elif self.ann is None or self.ann.meta != meta:
                 self.ann = Ann.open(self.data_dir, meta, self.opts) or self.ann
             conn = self._read()
-            if self.ann is None and dim and ann_available() and self._outside(conn, 0) >= self._limit():
+            if self.ann is None and dim and ann_available() and self._with_vectors(conn, 0) >= self._limit():
                 # a large store without a usable file (removed, or a re-embed not yet published):
                 # built in memory for this process; only a writer saves one
                 log.warning("no saved HNSW index for %s; building one in memory", self.data_dir)
@@ -102,6 +102,16 @@ class DenseIndex:
     def _outside(conn: sqlite3.Connection, after: int) -> int:
         return int(conn.execute("SELECT count(*) FROM chunks WHERE seq > ?", (after,)).fetchone()[0])
 
+    @staticmethod
+    def _with_vectors(conn: sqlite3.Connection, after: int) -> int:
+        """Chunks above seq ``after`` that have their vector (the others wait in ``unembedded``)."""
+        chunks = DenseIndex._outside(conn, after)
+        try:
+            waiting = conn.execute("SELECT count(*) FROM unembedded WHERE seq > ?", (after,)).fetchone()[0]
+        except sqlite3.OperationalError:  # an index from before schema 5, read-only: all have one
+            return chunks
+        return chunks - int(waiting)
+
     def publish(self, generation: int, epoch: str, dim: int) -> None:
         """Writer, at commit: build the HNSW file once the store is large, fold outside rows into it
         once there are ``rebuild_rows`` of them (or a tenth of its keys are gone), drop it when small."""
@@ -112,13 +122,14 @@ class DenseIndex:
             want = (dim, epoch, self.opts.dtype, self.opts.connectivity)
             if meta is not None and (meta.dim, meta.epoch, meta.dtype, meta.connectivity) != want:
                 meta = None  # rebuilt whole: a file is never extended in another kind or with other links
-            total = int(self._conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+            # chunks with a vector: one swapped in keyword-first is not in any file until it has one
+            total = self._with_vectors(self._conn, 0)
             if total < self.opts.threshold:
                 if ann_file.read_meta(self.data_dir) is not None:
                     ann_file.remove_ann(self.data_dir)
                 return
             if meta is not None:
-                outside = self._outside(self._conn, meta.max_seq)
+                outside = self._with_vectors(self._conn, meta.max_seq)
                 gone = meta.count - (total - outside)
                 if outside < self.opts.rebuild_rows and gone * 10 <= meta.count:
                     return

@@ -94,6 +94,7 @@ class SQLiteReembed:
                 "SELECT r.key, r.vector FROM reembed r JOIN chunks c ON c.id = r.chunk_id"
             )
             conn.execute("DELETE FROM reembed")
+            conn.execute("DELETE FROM unembedded")  # every chunk has its new vector now
             conn.execute("DELETE FROM meta WHERE key = ?", (PENDING_KEY,))
             self._set_meta("embed_model", name)
             self._set_meta("embed_dim", str(dim))

@@ -107,6 +107,13 @@ MIGRATIONS: list[str] = [
     """
     CREATE INDEX IF NOT EXISTS documents_superseded ON documents(lifecycle) WHERE lifecycle = 'superseded';
     """,
+    # 5: the chunks whose vector is still to be computed: a sync swaps documents in keyword-first
+    # and embeds after; a killed one resumes from here. Gone with their chunk (or its re-seq).
+    """
+    CREATE TABLE unembedded(seq INTEGER PRIMARY KEY REFERENCES chunks(seq) ON DELETE CASCADE);
+    INSERT INTO unembedded(seq) SELECT c.seq FROM chunks c
+        WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.key = c.embed_key);
+    """,
 ]
 
 

@@ -37,6 +37,7 @@ from docshelf.store.embedded.ops import (
     damaged_error,
     store_error,
 )
+from docshelf.store.embedded.pending import SQLitePending
 from docshelf.store.embedded.reembed import SQLiteReembed
 from docshelf.store.embedded.search import SQLiteSearch
 from docshelf.store.embedded.writes import SQLiteWrites
@@ -64,7 +65,7 @@ def _doc(row: sqlite3.Row | tuple[Any, ...]) -> DocumentRecord:
     )  # fmt: skip
 
 
-class SQLiteStore(SQLiteSearch, SQLiteReembed, SQLiteWrites, BuildLog):
+class SQLiteStore(SQLiteSearch, SQLiteReembed, SQLiteWrites, SQLitePending, BuildLog):
     """Store in ``data_dir``: ``docshelf.db`` plus the derived ``keyword/`` tantivy index."""
 
     def __init__(
@@ -337,14 +338,18 @@ class SQLiteStore(SQLiteSearch, SQLiteReembed, SQLiteWrites, BuildLog):
 
     # ----- status -----
     def stats(self) -> StoreStats:
-        per: dict[str, dict[str, int]] = {name: {"documents": 0, "chunks": 0} for name in self.collections()}
+        empty = {"documents": 0, "chunks": 0, "embedded": 0}
+        per: dict[str, dict[str, int]] = {name: dict(empty) for name in self.collections()}
         for name, docs in self._db.execute("SELECT collection, COUNT(*) FROM documents GROUP BY collection"):
-            per.setdefault(name, {"documents": 0, "chunks": 0})["documents"] = docs
+            per.setdefault(name, dict(empty))["documents"] = docs
         for name, chunks in self._db.execute(
             "SELECT d.collection, COUNT(*) FROM chunks c JOIN documents d ON d.id=c.doc_id "
             "GROUP BY d.collection"
         ):
-            per.setdefault(name, {"documents": 0, "chunks": 0})["chunks"] = chunks
+            per.setdefault(name, dict(empty))["chunks"] = chunks
+        missing = self.missing_by_collection()
+        for name, counts in per.items():
+            counts["embedded"] = counts["chunks"] - missing.get(name, 0)
         size = sum(p.stat().st_size for p in self.data_dir.rglob("*") if p.is_file())
         model, dim = self.model()
         return StoreStats(

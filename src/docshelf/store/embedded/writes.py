@@ -57,6 +57,12 @@ class SQLiteWrites:
                     for r in batch for c in r.chunks
                 ],
             )  # fmt: skip
+            # the chunks whose text has no vector yet: embedded after the swap (store/embedded/pending.py)
+            conn.executemany(
+                "INSERT INTO unembedded(seq) SELECT c.seq FROM chunks c WHERE c.doc_id = ? "
+                "AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.key = c.embed_key)",
+                [(r.doc.id,) for r in batch],
+            )
             self._bump()
         self.keyword.delete_docs([r.doc.id for r in batch])
         self.keyword.add(d for r in batch for d in self._keyword_docs(r.doc, r.chunks))

@@ -141,6 +141,11 @@ MIGRATIONS: list[str] = [
         packed = (SELECT coalesce(sum(n), 0) FROM posting_blocks);
     DROP TABLE postings;
     """,
+    # 4: the chunks still without a vector (a sync swaps documents in keyword-first and embeds
+    # after; a killed one resumes from here), found without reading the others
+    """
+    CREATE INDEX IF NOT EXISTS chunks_unembedded ON chunks(seq) WHERE embedding IS NULL;
+    """,
 ]
 
 

@@ -17,6 +17,7 @@ from docshelf.store.base import DocState, DocumentRecord, Replacement, StoreStat
 from docshelf.store.history import BuildLog, check_model
 from docshelf.store.postgres import ops
 from docshelf.store.postgres.maintenance import PgMaintenance
+from docshelf.store.postgres.pending import PgPending
 from docshelf.store.postgres.reembed import PgReembed
 from docshelf.store.postgres.schema import migrate
 from docshelf.store.postgres.search import PgSearch
@@ -65,7 +66,7 @@ def _driver() -> tuple[Any, Any, Any, Any]:
     return psycopg, register_vector, Jsonb, ConnectionPool
 
 
-class PostgresStore(PgSearch, PgReembed, PgMaintenance, BuildLog):
+class PostgresStore(PgSearch, PgReembed, PgMaintenance, PgPending, BuildLog):
     """Store in a PostgreSQL database with pgvector; ``data_dir`` keeps only local state (locks)."""
 
     def __init__(
@@ -363,11 +364,14 @@ class PostgresStore(PgSearch, PgReembed, PgMaintenance, BuildLog):
 
     # ----- status -----
     def stats(self) -> StoreStats:
-        per: dict[str, dict[str, int]] = {name: {"documents": 0, "chunks": 0} for name in self.collections()}
+        empty = {"documents": 0, "chunks": 0, "embedded": 0}
+        per: dict[str, dict[str, int]] = {name: dict(empty) for name in self.collections()}
         for name, docs in self._q("SELECT collection, COUNT(*) FROM documents GROUP BY collection"):
-            per.setdefault(name, {"documents": 0, "chunks": 0})["documents"] = docs
-        for name, chunks in self._q("SELECT collection, COUNT(*) FROM chunks GROUP BY collection"):
-            per.setdefault(name, {"documents": 0, "chunks": 0})["chunks"] = chunks
+            per.setdefault(name, dict(empty))["documents"] = docs
+        for name, chunks, embedded in self._q(
+            "SELECT collection, COUNT(*), COUNT(embedding) FROM chunks GROUP BY collection"
+        ):
+            per.setdefault(name, dict(empty)).update(chunks=chunks, embedded=embedded)
         model, dim = self.model()
         generation = self.generation()
         return StoreStats(

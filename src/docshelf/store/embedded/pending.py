@@ -1,0 +1,134 @@
+"""Chunks swapped in before their vectors (SQLite): listed for the embedding phase, given their
+vectors afterwards, counted for `status` and the search note.
+
+A chunk without a vector has a row in ``unembedded`` (schema 5). Giving it its vector writes the
+chunk again under a new seq: the dense side keeps in step by seq (the rows above the last one it
+read, and the HNSW file's rows up to its own highest), so it then reads the chunk as a new row,
+vector and all, as it reads a chunk a sync swaps in.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+import numpy as np
+
+from docshelf.embed.base import Vectors
+from docshelf.store.base import Unembedded
+from docshelf.store.embedded.ops import CHUNK_COLS, SQLiteTx
+
+__all__ = ["SQLitePending"]
+
+_T = TypeVar("_T")
+_C_COLS = ", ".join(f"c.{col.strip()}" for col in CHUNK_COLS.split(","))
+_KEY = 1 + [col.strip() for col in CHUNK_COLS.split(",")].index("embed_key")  # in (seq, *CHUNK_COLS)
+_PAGE_SQL = (
+    "SELECT u.seq, c.id, c.doc_id, d.collection, d.path, c.embed_key, d.title, c.heading_path, c.text "
+    "FROM unembedded u JOIN chunks c ON c.seq = u.seq JOIN documents d ON d.id = c.doc_id "
+    "WHERE u.seq > ? ORDER BY u.seq LIMIT ?"
+)
+_IN_COLLECTIONS_SQL = (
+    "SELECT count(*) FROM unembedded u JOIN chunks c ON c.seq = u.seq JOIN documents d ON d.id = c.doc_id "
+    "WHERE d.collection IN ({})"
+)
+
+
+def _absent(exc: sqlite3.OperationalError) -> bool:
+    """An index from before schema 5, opened read-only (nothing migrates it): it has no table, and
+    every chunk of it has its vector."""
+    return "no such table" in str(exc)
+
+
+class SQLitePending:
+    """Mixed into the SQLite store; needs its read and write connections and its generation."""
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        raise NotImplementedError
+
+    def _tx(self) -> SQLiteTx:
+        raise NotImplementedError
+
+    def _bump(self) -> None:
+        raise NotImplementedError
+
+    def _read(self, query: Callable[[sqlite3.Connection], _T], default: _T) -> _T:
+        try:
+            return query(self._db)
+        except sqlite3.OperationalError as exc:
+            if _absent(exc):
+                return default
+            raise
+
+    def unembedded_chunks(self, after: int, limit: int) -> list[Unembedded]:
+        rows: list[Any] = self._read(lambda db: db.execute(_PAGE_SQL, (after, limit)).fetchall(), [])
+        return [
+            Unembedded(r[0], r[1], r[2], r[3], r[4], r[5], r[6], tuple(json.loads(r[7])), r[8]) for r in rows
+        ]
+
+    def missing_vectors(self, collections: Sequence[str] = ()) -> int:
+        if not collections:
+            return int(self._read(lambda db: db.execute("SELECT count(*) FROM unembedded").fetchone()[0], 0))
+        sql = _IN_COLLECTIONS_SQL.format(",".join("?" * len(collections)))
+        return int(self._read(lambda db: db.execute(sql, list(collections)).fetchone()[0], 0))
+
+    def chunk_count(self, collections: Sequence[str] = ()) -> int:
+        if not collections:
+            return int(self._db.execute("SELECT count(*) FROM chunks").fetchone()[0])
+        sql = (
+            "SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.doc_id "
+            f"WHERE d.collection IN ({','.join('?' * len(collections))})"
+        )
+        return int(self._db.execute(sql, list(collections)).fetchone()[0])
+
+    def missing_by_collection(self) -> dict[str, int]:
+        """Chunks still without a vector, per collection (those with none missing left out)."""
+        sql = (
+            "SELECT d.collection, count(*) FROM unembedded u JOIN chunks c ON c.seq = u.seq "
+            "JOIN documents d ON d.id = c.doc_id GROUP BY d.collection"
+        )
+        return dict(self._read(lambda db: db.execute(sql).fetchall(), []))
+
+    def without_vectors(self, chunk_ids: Sequence[str]) -> set[str]:
+        if not chunk_ids or not self.missing_vectors():
+            return set()
+        found: set[str] = set()
+        for i in range(0, len(chunk_ids), 500):
+            part = list(chunk_ids[i : i + 500])
+            sql = (
+                "SELECT c.id FROM chunks c JOIN unembedded u ON u.seq = c.seq "
+                f"WHERE c.id IN ({','.join('?' * len(part))})"
+            )
+            rows: list[Any] = self._read(lambda db, s=sql, p=part: db.execute(s, p).fetchall(), [])  # type: ignore[misc]
+            found.update(str(r[0]) for r in rows)
+        return found
+
+    def add_vectors(self, vectors: Mapping[str, Vectors]) -> int:
+        keys = list(vectors)
+        if not keys:
+            return 0
+        with self._tx() as conn:
+            rows: list[tuple[object, ...]] = []
+            for i in range(0, len(keys), 500):
+                part = keys[i : i + 500]
+                rows += conn.execute(
+                    f"SELECT c.seq, {_C_COLS} FROM unembedded u JOIN chunks c ON c.seq = u.seq "
+                    f"WHERE c.embed_key IN ({','.join('?' * len(part))})",
+                    part,
+                ).fetchall()
+            if not rows:
+                return 0
+            rows.sort(key=lambda r: int(r[0]))  # type: ignore[call-overload]
+            used = {str(r[_KEY]) for r in rows}
+            conn.executemany(
+                "INSERT OR IGNORE INTO vectors(key, vector) VALUES(?, ?)",
+                [(k, np.asarray(vectors[k], dtype=np.float32).tobytes()) for k in used],
+            )
+            conn.executemany("DELETE FROM chunks WHERE seq = ?", [(r[0],) for r in rows])  # unembedded too
+            marks = ",".join("?" * (len(rows[0]) - 1))
+            conn.executemany(f"INSERT INTO chunks({CHUNK_COLS}) VALUES({marks})", [r[1:] for r in rows])
+            self._bump()
+        return len(rows)
