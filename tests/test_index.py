@@ -109,24 +109,34 @@ class ExplodingEmbedder(HashEmbedder):
         return super().embed_documents(texts)
 
 
-def test_embed_failure_keeps_old_version(settings, corpus: Path) -> None:  # type: ignore[no-untyped-def]
+def test_embed_failure_leaves_the_new_version_keyword_searchable_until_a_later_sync(  # type: ignore[no-untyped-def]
+    settings, corpus: Path
+) -> None:
     rt = Stages(settings, embedder=ExplodingEmbedder())
     try:
         rt.indexer().sync("test", [corpus])
-        old = rt.store.document_chunks(rt.store.document_states("test")["notes/glossary.txt"].id)
         f = corpus / "notes" / "glossary.txt"
         f.write_text("EXPLODE\n\nSLO means something new now.\n", encoding="utf-8")
         (corpus / "notes" / "extra.md").write_text("# Extra\n\nA healthy new file.\n", encoding="utf-8")
         report = rt.indexer().sync("test", [corpus])
-        assert [s.path for s in report.skipped if "embedding failed" in s.reason] == ["notes/glossary.txt"]
-        assert report.added == ["notes/extra.md"]  # the rest of the batch went on
+        assert list(report.embedding_failed) == ["test/notes/glossary.txt"]
+        assert report.updated == ["notes/glossary.txt"] and report.added == ["notes/extra.md"]
+        assert not report.skipped  # it is indexed: by keyword now, by meaning once the model takes it
         state = rt.store.document_states("test")["notes/glossary.txt"]
-        assert rt.store.document_chunks(state.id) == old
-        hits = rt.searcher().search("error budget reliability", mode="keyword").hits
+        new = rt.store.document_chunks(state.id)
+        assert "EXPLODE" in new[0].text
+        assert rt.store.without_vectors([c.id for c in new]) == {new[0].id}
+        assert report.vectors_missing == rt.store.missing_vectors() == 1
+        hits = rt.searcher().search("something new", mode="keyword").hits
         assert hits and hits[0].path == "notes/glossary.txt"
-        assert any(s.path == "notes/glossary.txt" for _, s in rt.store.skipped("test"))
+        extra = rt.store.document_chunks(rt.store.document_states("test")["notes/extra.md"].id)
+        assert not rt.store.without_vectors([c.id for c in extra])  # the rest of the batch went on
     finally:
         rt.close()
+    with Stages(settings, embedder=HashEmbedder()) as healthy:  # the model works again: the next sync
+        report = healthy.indexer().sync("test", [corpus])
+        assert report.vectors_missing == 0 and not report.embedding_failed
+        assert report.vectors is not None and report.vectors.filled == 1
 
 
 def test_model_change_is_refused_until_reembed(settings, corpus: Path) -> None:  # type: ignore[no-untyped-def]

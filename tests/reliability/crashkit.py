@@ -217,7 +217,7 @@ class CrashRig:
     def _check_converged(self, expected: dict[int, int], result: TrialResult) -> None:
         db = self.data / "docshelf.db"
         try:
-            docs = _read_docs(db)
+            docs = _read_docs(db, embedded=True)
         except (sqlite3.Error, ValueError) as exc:
             result.corrupt.append(f"database unreadable after re-index: {exc}")
             return
@@ -229,8 +229,10 @@ class CrashRig:
         result.corrupt.extend(_open_problems(self.data, search_markers=expected))
 
 
-def _read_docs(db: Path) -> dict[str, tuple[int, int]]:
-    """{path: (doc number, version)} after checking integrity and that each doc is whole."""
+def _read_docs(db: Path, embedded: bool = False) -> dict[str, tuple[int, int]]:
+    """{path: (doc number, version)} after checking integrity and that each doc is whole: a chunk
+    without a vector must be one the store records as still to embed (keyword-first), and with
+    ``embedded`` (after a run that finished) there may be none."""
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
         check = conn.execute("PRAGMA integrity_check").fetchall()
@@ -256,12 +258,19 @@ def _read_docs(db: Path) -> dict[str, tuple[int, int]]:
                 raise ValueError(f"{path}: mixed versions (row hash v{version}, chunks {versions})")
             if paras != list(range(_PARAS[version])):
                 raise ValueError(f"{path}: v{version} is incomplete (paragraphs {paras})")
+            waiting = "unembedded" in tables
+            recorded = " AND seq NOT IN (SELECT seq FROM unembedded)" if waiting else ""
             missing = conn.execute(
-                "SELECT COUNT(*) FROM chunks WHERE doc_id=? AND embed_key NOT IN (SELECT key FROM vectors)",
+                "SELECT COUNT(*) FROM chunks WHERE doc_id=? AND embed_key NOT IN (SELECT key FROM vectors)"
+                + recorded,
                 (doc_id,),
             ).fetchone()[0]
             if missing:
                 raise ValueError(f"{path}: {missing} chunks without a vector")
+            if embedded and waiting:
+                sql = "SELECT COUNT(*) FROM chunks c JOIN unembedded u ON u.seq = c.seq WHERE c.doc_id=?"
+                if pending := conn.execute(sql, (doc_id,)).fetchone()[0]:
+                    raise ValueError(f"{path}: {pending} chunks still waiting for a vector")
             out[path] = (d, version)
         return out
     finally:

@@ -55,9 +55,10 @@ def assert_one_line_error(proc: subprocess.CompletedProcess[str], exit_code: int
         assert word in errors[0], errors[0]
 
 
-def versions(data: Path) -> dict[int, int]:
-    """{doc: version} of a store whose every document is whole (raises otherwise)."""
-    return dict(_read_docs(data / "docshelf.db").values())
+def versions(data: Path, embedded: bool = False) -> dict[int, int]:
+    """{doc: version} of a store whose every document is whole (raises otherwise); ``embedded``:
+    and whose every chunk has its vector."""
+    return dict(_read_docs(data / "docshelf.db", embedded).values())
 
 
 @contextlib.contextmanager
@@ -105,7 +106,7 @@ def test_disk_full_is_a_clear_error_and_keeps_the_index(tmp_path: Path, how: str
             subprocess.run(["mount", "-o", "remount,size=64m", str(data)], check=True)
         again = cli(data, "index")
         assert again.returncode == 0, again.stderr
-        assert versions(data) == {d: 2 if d < 3 or d >= 8 else 1 for d in range(200)}
+        assert versions(data, embedded=True) == {d: 2 if d < 3 or d >= 8 else 1 for d in range(200)}
 
 
 def test_read_only_data_dir_is_a_clear_error_and_keeps_the_index(tmp_path: Path) -> None:
@@ -130,7 +131,7 @@ def test_read_only_data_dir_is_a_clear_error_and_keeps_the_index(tmp_path: Path)
                 path.chmod(path.stat().st_mode | 0o200)
         assert versions(data) == dict.fromkeys(range(6), 1)
         assert cli(data, "index").returncode == 0
-        assert versions(data) == {d: 2 if d < 3 else 1 for d in range(6)}
+        assert versions(data, embedded=True) == {d: 2 if d < 3 else 1 for d in range(6)}
 
 
 class DyingEmbedder(HashEmbedder):
@@ -147,7 +148,9 @@ class DyingEmbedder(HashEmbedder):
         return super().embed_documents(texts)
 
 
-def test_embedder_dying_mid_batch_keeps_old_versions(settings: Settings, tmp_path: Path) -> None:
+def test_embedder_dying_mid_batch_leaves_every_edit_keyword_searchable(
+    settings: Settings, tmp_path: Path
+) -> None:
     corpus = tmp_path / "corpus"
     write_corpus(corpus, range(12), 1)
     settings.chunk.max_tokens, settings.embed.batch_size = 16, 2
@@ -156,15 +159,15 @@ def test_embedder_dying_mid_batch_keeps_old_versions(settings: Settings, tmp_pat
     write_corpus(corpus, range(12), 2)
     with Stages(settings, embedder=DyingEmbedder(budget=30)) as rt:
         report = rt.indexer().sync("test", [corpus])
-    failed = {s.path for s in report.skipped if "embedding failed, old version kept" in s.reason}
-    assert report.updated and failed and len(report.updated) + len(failed) == 12
-    got = versions(settings.store.data_dir)
-    assert got == {d: 1 if f"f{d:03d}.txt" in failed else 2 for d in range(12)}
-    with Stages(settings, embedder=HashEmbedder()) as rt:
-        rt.indexer().sync("test", [corpus])
-        assert versions(settings.store.data_dir) == dict.fromkeys(range(12), 2)
+        assert len(report.updated) == 12 and report.embedding_failed  # every edit in, whole
+        assert report.vectors_missing == rt.store.missing_vectors() > 0
         hits = rt.searcher().search("m005v2p08", mode="keyword").hits
         assert hits and hits[0].path == "f005.txt"
+    assert versions(settings.store.data_dir) == dict.fromkeys(range(12), 2)
+    with Stages(settings, embedder=HashEmbedder()) as rt:
+        again = rt.indexer().sync("test", [corpus])  # the model works again: the vectors follow
+        assert again.unchanged == 12 and again.vectors_missing == 0
+    assert versions(settings.store.data_dir, embedded=True) == dict.fromkeys(range(12), 2)
 
 
 def _damage_segments(kw: Path) -> None:
@@ -239,4 +242,4 @@ def test_sqlite_busy_is_a_clear_error_and_releases_the_store(settings: Settings,
         worker.start()
         worker.join(timeout=60)
         assert done.is_set(), "the store lock was left held by the failed transaction"
-    assert versions(settings.store.data_dir) == dict.fromkeys(range(5), 2)
+    assert versions(settings.store.data_dir, embedded=True) == dict.fromkeys(range(5), 2)

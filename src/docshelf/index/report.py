@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from docshelf.index.vectors import EmbedRun
 from docshelf.types import SkippedFile
 
 __all__ = ["SyncReport", "group_skipped", "reason_kind", "reason_of"]
@@ -24,10 +25,19 @@ class SyncReport:
     excluded: list[str] = field(default_factory=list)  # rag: false
     skipped: list[SkippedFile] = field(default_factory=list)
     chunks_written: int = 0
-    chunks_embedded: int = 0
-    seconds: float = 0.0
+    chunks_embedded: int = 0  # texts the model embedded (in its second phase, for any sync's chunks)
+    seconds: float = 0.0  # both phases
     git_commit: str | None = None
     git_dirty: bool | None = None
+    started: float = 0.0  # unix seconds
+    keyword_seconds: float = 0.0  # until every new and changed file was keyword-searchable
+    vectors: EmbedRun | None = None  # the second phase (None: not run, ``keyword_only``)
+    vectors_missing: int = 0  # chunks of the index still without a vector when it ended
+
+    @property
+    def embedding_failed(self) -> dict[str, str]:
+        """Documents ("collection/path") with chunks the model failed on, and why."""
+        return {} if self.vectors is None else self.vectors.failed
 
     def skipped_by_kind(self) -> dict[str, list[str]]:
         """Skipped paths grouped by the kind of reason ("binary file", "no parser for .xyz",
@@ -48,6 +58,10 @@ class SyncReport:
             "chunks_written": self.chunks_written,
             "chunks_embedded": self.chunks_embedded,
             "seconds": round(self.seconds, 3),
+            "keyword_seconds": round(self.keyword_seconds, 3),
+            "vectors_missing": self.vectors_missing,
+            "embedding_failed": self.embedding_failed,
+            "embedding_elsewhere": bool(self.vectors and self.vectors.busy),
             "git_commit": self.git_commit,
             "git_dirty": self.git_dirty,
         }

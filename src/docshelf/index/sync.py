@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -12,28 +13,31 @@ from docshelf.analyze import Analyzer
 from docshelf.analyze.language import count_language
 from docshelf.analyze.scripts import script_words
 from docshelf.config import Settings, check_collection
-from docshelf.embed.base import Embedder, Vectors
+from docshelf.embed.base import Embedder
 from docshelf.errors import DocshelfError
 from docshelf.index import changes
 from docshelf.index.ids import content_hash
 from docshelf.index.lock import WriterLock
-from docshelf.index.pipeline import EmbedPipeline
 from docshelf.index.plan import SyncPlan, plan_sync
 from docshelf.index.prepare import Counter, Pending, prepare
 from docshelf.index.reembed import reembed_store
 from docshelf.index.report import SyncReport, group_skipped, reason_kind, reason_of
 from docshelf.index.scope import record_excluded, record_languages, record_scripts, skip_records
+from docshelf.index.vectors import EmbedRun, embed_pending
 from docshelf.parse import ParserRegistry, default_registry
 from docshelf.sources.regular import FileRefused, read_regular
 from docshelf.sources.walk import kept_by
 from docshelf.store.base import BuildRecord, Replacement, Store
 from docshelf.types import SkippedFile, SourceFile
 
-__all__ = ["Indexer", "Progress", "SyncReport", "group_skipped", "reason_kind"]
+__all__ = ["EmbedRun", "Indexer", "Progress", "SyncReport", "group_skipped", "reason_kind"]
 
 log = logging.getLogger("docshelf.index")
 
-Progress = Callable[[str, int, int], None]  # (phase, done, total)
+# (phase, done, total): "index" counts files parsed and swapped in (keyword-searchable), "vectors"
+# chunks given their vector, "reembed" chunks re-embedded. A callback that also takes a keyword
+# argument ``current`` is told the file being read (or embedded) too, before the work on it.
+Progress = Callable[[str, int, int], None]
 _T = TypeVar("_T")
 
 _PUBLISH_S = 2.0
@@ -60,9 +64,9 @@ class Indexer:
         self.settings = settings
         self.registry = registry or default_registry(settings)
         self.progress = progress or (lambda phase, done, total: None)
+        self._current = _takes_current(self.progress)
         self.counter = Counter(embedder)
         self._scripts: dict[str, float] = {}  # words per writing system swapped in (the "no match" note)
-        self._pipeline = EmbedPipeline(store, embedder)
         self.max_tokens = max(16, min(settings.chunk.max_tokens, embedder.max_tokens - _HEADER_RESERVE))
 
     # ----- public -----
@@ -87,8 +91,14 @@ class Indexer:
     def sync(
         self, collection: str, roots: Sequence[Path] = (), skipped: Sequence[SkippedFile] = (),
         force: bool = False, scope: Sequence[Path] | None = None, changed: Sequence[Path] | None = None,
+        keyword_only: bool = False,
     ) -> SyncReport:  # fmt: skip
         """Index new and changed files under the collection's roots; drop vanished ones.
+
+        Keyword first, vectors after: each new or changed file is parsed, chunked and swapped in
+        (searchable by keyword, listable, readable, citable) without waiting for the model; then
+        the chunks still without a vector, this sync's and any an interrupted one left, are
+        embedded (``embed_pending``), unless ``keyword_only``.
 
         ``skipped`` (e.g. URLs that could not be fetched) is recorded with the files this sync
         skips, under the same writer lock; ``force`` re-parses unchanged files too (after the
@@ -98,14 +108,29 @@ class Indexer:
         created, updated or removed.
         """
         check_collection(collection)
-        return self._locked(lambda: self._sync(collection, roots, skipped, force, scope, changed), collection)
+        report = self._locked(
+            lambda: self._sync(collection, roots, skipped, force, scope, changed), collection
+        )  # fmt: skip
+        if not keyword_only:
+            report.vectors = self.embed_pending()
+            report.chunks_embedded = report.vectors.embedded
+        report.vectors_missing = self.store.missing_vectors()
+        report.seconds = time.time() - report.started
+        return report
+
+    def embed_pending(self, stop: Callable[[], bool] = lambda: False) -> EmbedRun:
+        """Give every chunk still without a vector its vector (the second phase of a sync, resumable:
+        the store lists what is left); ``stop()`` ends it between batches. Other writers go on
+        between its batches; while another process embeds this index, it leaves the work to it."""
+        self.store.check_model(self.embedder.name, self.embedder.dim)
+        step = self.settings.embed.batch_size * 4
+        return embed_pending(self.store, self.embedder, self._locked, step, self._report, stop)
 
     def _sync(
         self, collection: str, roots: Sequence[Path], skipped: Sequence[SkippedFile], force: bool,
         scope: Sequence[Path] | None = None, changed: Sequence[Path] | None = None,
     ) -> SyncReport:  # fmt: skip
         started = time.time()
-        self._pipeline.reset()  # a batch left by a failed sync is not written
         # no counts and no passages: a new index, not one from before the counts (nothing to backfill)
         uncounted = any(self.store.get_meta(key) is None for key in ("scripts", "languages"))
         fresh = uncounted and next(iter(self.store.iter_chunks()), None) is None
@@ -127,19 +152,22 @@ class Indexer:
                 "from the database (no re-embedding)"
             )
             self.store.rebuild_keyword_index()
+        plan.report.started = started
         self._swap_changed(plan, force)
         self._finish(plan, started, fresh)
+        plan.report.keyword_seconds = plan.report.seconds
         return plan.report
 
     def _swap_changed(self, plan: SyncPlan, force: bool) -> None:
-        """Read, parse, embed and swap in every new or changed file of the plan (``force``: every
-        file); a file that cannot be read or parsed now keeps its indexed version."""
+        """Read, parse and swap in every new or changed file of the plan (``force``: every file),
+        with the vectors the store already has for its text; a file that cannot be read or parsed
+        now keeps its indexed version."""
         report, files = plan.report, plan.files
         batch: list[Pending] = []
         batch_chunks = 0
         published = time.monotonic()
         for done, (rel, f) in enumerate(sorted(files.items()), start=1):
-            self.progress("index", done, len(files))
+            self._report("index", done - 1, len(files), rel)
             state = plan.states.get(rel)
             if plan.held_elsewhere(f):
                 report.skipped.append(
@@ -180,10 +208,11 @@ class Indexer:
             batch.append(pending)
             batch_chunks += len(pending.chunks)
             if batch_chunks >= self.settings.embed.batch_size * 4:
-                self._submit(batch, report)  # embedded while the next batch is parsed
+                self._write(batch, report)
                 batch, batch_chunks = [], 0
                 published = self._publish(published)
-        self._flush(batch, report)
+        self._write(batch, report)
+        self._report("index", len(files), len(files), None)
 
     def _finish(self, plan: SyncPlan, started: float, fresh: bool) -> None:
         """Remove what is gone, record the counts, the skips and the build."""
@@ -277,42 +306,33 @@ class Indexer:
         return prepare(self.settings, self.registry, self.counter, self.max_tokens, self.embedder.name,
                        collection, f, data, digest, is_new)  # fmt: skip
 
-    def _embed(self, texts: dict[str, str]) -> dict[str, Vectors]:
-        cached = self.store.cached_vectors(list(texts))
-        missing = [k for k in texts if k not in cached]
-        if missing:
-            vectors = self.embedder.embed_documents([texts[k] for k in missing])
-            cached.update(zip(missing, vectors, strict=False))
-        return cached
+    def _report(self, phase: str, done: int, total: int, current: str | None) -> None:
+        if self._current:
+            self.progress(phase, done, total, current=current)  # type: ignore[call-arg]
+        else:
+            self.progress(phase, done, total)
 
-    def _submit(self, batch: list[Pending], report: SyncReport) -> None:
-        """Embed ``batch`` in the background; the batch before it is swapped in meanwhile."""
-        texts = {k: t for p in batch for k, t in p.texts.items()}
-        self._pipeline.submit(texts, lambda vectors: self._write(batch, vectors, report))
-
-    def _flush(self, batch: list[Pending], report: SyncReport) -> None:
-        """Embed a batch and swap it in (after the one in flight)."""
-        if batch:
-            self._submit(batch, report)
-        self._pipeline.drain()
-
-    def _write(self, batch: list[Pending], vectors: dict[str, Vectors], report: SyncReport) -> None:
-        """Swap the batch in; isolate failures per document (embedded alone after a batch failed)."""
-        ready: list[tuple[Pending, Replacement]] = []
+    def _write(self, batch: list[Pending], report: SyncReport) -> None:
+        """Swap the batch in, each document whole, with the vectors its text already has (unchanged
+        or moved text); the rest of its chunks wait for theirs (``embed_pending``)."""
+        if not batch:
+            return
+        known = self.store.cached_vectors([k for p in batch for k in p.texts])
+        self.store.replace_documents(
+            [Replacement(p.doc, p.chunks, {k: known[k] for k in p.texts if k in known}) for p in batch]
+        )
         for pending in batch:
-            rel = pending.doc.path
-            try:
-                mine = {k: vectors[k] for k in pending.texts} if vectors else self._embed(pending.texts)
-            except Exception as exc:
-                log.warning("embedding failed for %s: %s", rel, exc)
-                report.skipped.append(SkippedFile(rel, f"embedding failed, old version kept: {exc}"))
-                continue
-            ready.append((pending, Replacement(pending.doc, pending.chunks, mine)))
-        self.store.replace_documents([r for _, r in ready])
-        for pending, _ in ready:
             script_words((c.text for c in pending.chunks), self._scripts)
             if self.analyzer is not None:
                 count_language(self.analyzer.language, [c.text for c in pending.chunks], self._languages)
             report.chunks_written += len(pending.chunks)
-            report.chunks_embedded += len(pending.texts)
             (report.added if pending.is_new else report.updated).append(pending.doc.path)
+
+
+def _takes_current(progress: Callable[..., None]) -> bool:
+    """Whether a progress callback takes the current file (a ``current`` keyword argument)."""
+    try:
+        inspect.signature(progress).bind("index", 0, 0, current=None)
+    except (TypeError, ValueError):
+        return False
+    return True

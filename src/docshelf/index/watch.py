@@ -71,13 +71,19 @@ class Watcher:
         self.settings = settings
         self.roots = [Path(r).expanduser().resolve() for r in roots]
         self.on_sync = on_sync or (lambda report: None)
-        # what one sync does; replaceable (tests inject failures here)
-        self.sync_fn: Callable[[], SyncReport] = lambda: self.indexer.sync(self.collection, self.roots)
+        # what one sync does; replaceable (tests inject failures here). Keyword first: the vectors
+        # are computed on a thread of their own (``_embed_loop``), so an edit made meanwhile is
+        # keyword-searchable within a sync, not after the model has caught up with a large tree
+        self.sync_fn: Callable[[], SyncReport] = lambda: self.indexer.sync(
+            self.collection, self.roots, keyword_only=True
+        )
         # a sync of just the files events named: it costs the same with any number of files
         self.changed_fn: Callable[[list[Path]], SyncReport] = lambda paths: self.indexer.sync(
-            self.collection, self.roots, changed=paths
+            self.collection, self.roots, changed=paths, keyword_only=True
         )
         self._stop = threading.Event()
+        self._vectors_due = threading.Event()
+        self._embedder: threading.Thread | None = None
         self._supervisor: threading.Thread | None = None
         self._worker: threading.Thread | None = None
         self._worker_error: BaseException | None = None
@@ -95,6 +101,7 @@ class Watcher:
             "last_error": None,
             "last_error_at": None,
             "restarts": 0,
+            "vectors": None,  # the last embedding pass: chunks filled, still missing, seconds
         }
 
     # ----- control -----
@@ -107,12 +114,18 @@ class Watcher:
             target=self._supervise, name="docshelf-watch-supervisor", daemon=True
         )
         self._supervisor.start()
+        self._vectors_due.set()  # what an earlier run (or process) left without vectors: resumed
+        self._embedder = threading.Thread(target=self._embed_loop, name="docshelf-watch-vectors", daemon=True)
+        self._embedder.start()
 
     def stop(self, timeout: float = 10.0) -> None:
         self._stop.set()
         if self._supervisor is not None:
             self._supervisor.join(timeout)
             self._supervisor = None
+        if self._embedder is not None:  # it stops between batches (one batch: a few seconds)
+            self._embedder.join(timeout)
+            self._embedder = None
         self.health["state"] = "stopped"
         self._save_health()
 
@@ -159,6 +172,30 @@ class Watcher:
             )  # fmt: skip
             if self._stop.wait(min(_MAX_BACKOFF_S, 0.1 * 2 ** min(failures - 1, 10))):
                 break
+
+    # ----- vectors -----
+    def _embed_loop(self) -> None:
+        """Compute the vectors of what the syncs swapped in, after each sync, until stopped. A
+        failure (the model, the store) is recorded and tried again at the next sync."""
+        while not self._stop.is_set():
+            if not self._vectors_due.wait(_TICK_MS / 1000):
+                continue
+            self._vectors_due.clear()
+            try:
+                run = self.indexer.embed_pending(self._stop.is_set)
+            except DocshelfError as exc:
+                self._record_error(f"computing vectors: {exc}")
+                log.warning("docshelf watch (%s): computing vectors failed: %s", self.collection, exc)
+                continue
+            except Exception as exc:  # the watcher goes on keyword-first; the next sync retries
+                log.exception("docshelf watch (%s): computing vectors failed", self.collection)
+                self._record_error(f"computing vectors: {type(exc).__name__}: {exc}")
+                continue
+            if run.filled or run.failed:
+                self.health["vectors"] = {
+                    "filled": run.filled, "missing": run.remaining, "seconds": round(run.seconds, 3),
+                }  # fmt: skip
+                self._save_health()
 
     # ----- worker -----
     def _work(self) -> None:
@@ -249,6 +286,7 @@ class Watcher:
             self._record_error(str(exc))
             log.warning("docshelf watch (%s): sync failed: %s", self.collection, exc)
             return False
+        self._vectors_due.set()
         self.health["syncs"] += 1
         self.health["last_sync_at"] = time.time()
         self.health["last_sync"] = {

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from docshelf.embed.prepare import listen as on_model_preparation
     from docshelf.index.report import SyncReport, group_skipped, reason_kind
     from docshelf.index.sync import Progress
+    from docshelf.index.vectors import EmbedRun
     from docshelf.index.watch import Watcher
     from docshelf.search.confidence import Evidence
     from docshelf.search.results import Hit, SearchResult
@@ -63,6 +64,7 @@ __all__ = [
     "CollectionStatus",
     "CopyReport",
     "DocumentRecord",
+    "EmbedRun",
     "EvalRun",
     "Evidence",
     "ForgetReport",
@@ -109,6 +111,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "group_skipped": ("docshelf.index.report", "group_skipped"),
     "reason_kind": ("docshelf.index.report", "reason_kind"),
     "Progress": ("docshelf.index.sync", "Progress"),
+    "EmbedRun": ("docshelf.index.vectors", "EmbedRun"),
     "Watcher": ("docshelf.index.watch", "Watcher"),
     "Evidence": ("docshelf.search.confidence", "Evidence"),
     "Hit": ("docshelf.search.results", "Hit"),

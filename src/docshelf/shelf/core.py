@@ -184,15 +184,21 @@ class Shelf:
     def index(
         self, targets: Sequence[str | Path] = (), collection: str | None = None, *,
         reconfigure: bool = False, progress: Progress | None = None, refetch: bool = True,
+        keyword_only: bool = False,
     ) -> IndexReport:  # fmt: skip
         """Index folders, files under indexed folders, web pages and Drive links (none: re-sync).
 
+        Keyword first, vectors after: every new or changed file is searchable by keyword (and
+        listable, readable, citable) once parsed; then the chunks still without a vector are
+        embedded (this sync's, and any an interrupted one left), unless ``keyword_only``.
         The first index of a collection records its settings; ``reconfigure`` replaces them with
         this shelf's (and re-parses every file when chunking or parsing changed).
         """
         from docshelf.shelf import indexing
 
-        return indexing.index(self._parts, targets, collection, reconfigure, progress, refetch)
+        return indexing.index(
+            self._parts, targets, collection, reconfigure, progress, refetch, keyword_only=keyword_only
+        )
 
     def ingest(
         self, target: str, collection: str | None = None, *, allowed: Sequence[Path] = (),
@@ -216,7 +222,11 @@ class Shelf:
             raise NotFoundError(f"no collection {collection!r}; known: {', '.join(names) or 'none'}")
         # a collection whose last root was forgotten has nothing to sync
         wanted = [collection] if collection else [n for n in names if self.roots(n)]
-        return [self.index((), name, progress=progress, refetch=False) for name in wanted]
+        # every collection keyword-searchable first; the last sync's second phase embeds for all
+        return [
+            self.index((), name, progress=progress, refetch=False, keyword_only=name != wanted[-1])
+            for name in wanted
+        ]
 
     def forget(self, target: str, collection: str | None = None) -> ForgetReport:
         """Remove a document (path, id, URI), a whole root folder, or what a URL brought in."""

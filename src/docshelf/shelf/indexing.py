@@ -26,7 +26,7 @@ __all__ = ["forget", "index", "ingest"]
 
 def index(
     parts: Parts, targets: Sequence[str | Path], collection: str | None, reconfigure: bool,
-    progress: Progress | None, refetch: bool, agent: bool = False,
+    progress: Progress | None, refetch: bool, agent: bool = False, keyword_only: bool = False,
 ) -> IndexReport:  # fmt: skip
     """Sync exactly ``targets`` (folders, files, URLs) into their collection; none: every root.
     An ``agent``'s URLs may not reach local or private addresses (``web.agent_private_hosts``).
@@ -78,7 +78,9 @@ def index(
         raise SourceError(f"nothing was fetched from {url}: {why or 'it has no page or file to index'}")
     scope = None if not targets or plan.force else [*fetched.roots, *inner, *named.files]
     indexer = parts.indexer(collection, progress, plan.settings)
-    report = indexer.sync(collection, fetched.roots, fetched.skipped, force=plan.force, scope=scope)
+    report = indexer.sync(
+        collection, fetched.roots, fetched.skipped, force=plan.force, scope=scope, keyword_only=keyword_only
+    )
     _left_out(parts, collection, named.files, report)
     return IndexReport(report, fetched.fetched, fetched.unchanged, plan.origin, plan.changes, plan.notes)
 
