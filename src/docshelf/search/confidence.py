@@ -26,6 +26,7 @@ __all__ = [
     "UNREADABLE_NOTE",
     "Evidence",
     "confidence",
+    "coverage_note",
     "nearest_neighbours",
     "telling",
     "vector",
@@ -128,3 +129,13 @@ def nearest_neighbours(
     scripts = [scripts_of([t]) for t in query_terms]
     # a term without letters (`422`, `0.110.0`) is matched exactly whatever the index's script
     return any(not s for s in scripts) or bool(set().union(*scripts) & index_scripts)
+
+
+def coverage_note(missing: int, total: int) -> str:
+    """What a search says while vectors are still being computed: how much semantic search covers
+    (rounded down: "100%" only once every chunk has its vector)."""
+    share = 1 - missing / total if total else 0.0
+    return (
+        f"semantic search covers {int(share * 100)}% of chunks so far; the others are matched by "
+        "keyword only until their vectors are computed (`docshelf index` finishes them)"
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -24,6 +25,10 @@ __all__ = [
 ]
 
 Ranked = Sequence[tuple[str, float]]
+# per list, the ids it could not rank at all (the dense side: chunks whose vector is not computed
+# yet); such an id is fused from the other lists alone, their weights made whole again, where
+# being absent from a list otherwise counts against it
+Unscored = Mapping[str, AbstractSet[str]]
 # For a query in another language than the passages, a lone keyword hit stands out no further
 # than a clear top hit of a full list: uncapped (z 8.5 among 74), one name shared by an English
 # question and a Chinese paragraph outweighed the dense side the cross-language rule trusts
@@ -32,7 +37,7 @@ LONE_CAP = 3.0
 
 
 def weighted_rrf(
-    lists: Mapping[str, Ranked], weights: Mapping[str, float], k: int = 60
+    lists: Mapping[str, Ranked], weights: Mapping[str, float], k: int = 60, unscored: Unscored | None = None
 ) -> list[tuple[str, float]]:
     """Reciprocal rank fusion: sum of weight / (k + rank) over the lists an id appears in."""
     fused: dict[str, float] = {}
@@ -40,10 +45,25 @@ def weighted_rrf(
         w = weights.get(name, 1.0)
         for rank, (item, _) in enumerate(ranked, start=1):
             fused[item] = fused.get(item, 0.0) + w / (k + rank)
+    _made_whole(fused, {n: weights.get(n, 1.0) for n in lists}, unscored)
     return sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-def convex_combination(lists: Mapping[str, Ranked], weights: Mapping[str, float]) -> list[tuple[str, float]]:
+def _made_whole(fused: dict[str, float], weights: Mapping[str, float], unscored: Unscored | None) -> None:
+    """Scale the fused score of each id some lists could not rank up by the share of the weight
+    of the lists that could (in place): as if those had ranked it as the others did."""
+    total = sum(weights.values())
+    if not unscored or not total:
+        return
+    for item in fused:
+        absent = sum(w for name, w in weights.items() if item in unscored.get(name, ()))
+        if 0 < absent < total:
+            fused[item] *= total / (total - absent)
+
+
+def convex_combination(
+    lists: Mapping[str, Ranked], weights: Mapping[str, float], unscored: Unscored | None = None
+) -> list[tuple[str, float]]:
     """Min-max normalise each list's scores, then a weighted sum (absent = 0)."""
     fused: dict[str, float] = {}
     total = sum(weights.get(n, 1.0) for n in lists) or 1.0
@@ -56,12 +76,13 @@ def convex_combination(lists: Mapping[str, Ranked], weights: Mapping[str, float]
         w = weights.get(name, 1.0) / total
         for item, score in ranked:
             fused[item] = fused.get(item, 0.0) + w * (score - lo) / span
+    _made_whole(fused, {n: weights.get(n, 1.0) for n, ranked in lists.items() if ranked}, unscored)
     return sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
 def zscore_combination(
     lists: Mapping[str, Ranked], weights: Mapping[str, float], lone_cap: float = float("inf"),
-    lone_scale: float = 1.0,
+    lone_scale: float = 1.0, unscored: Unscored | None = None,
 ) -> list[tuple[str, float]]:  # fmt: skip
     """Standardise each list's scores (z-score), then a weighted sum.
 
@@ -69,7 +90,9 @@ def zscore_combination(
     absent from a retriever's top candidates is evidence against it. Chosen by
     measurement on train/dev splits (see docs/benchmarks.md): z-scores keep a
     weak dense list from swamping BM25 better than min-max or RRF. A list of one hit (all
-    scores alike) stands out by at most ``lone_cap``, times ``lone_scale``.
+    scores alike) stands out by at most ``lone_cap``, times ``lone_scale``. An id in
+    ``unscored[name]`` is not given that list's lowest z-score: that list could not rank it at
+    all, so it is fused from the others (``_made_whole``).
     """
     normed: dict[str, dict[str, float]] = {}
     floors: dict[str, float] = {}
@@ -98,9 +121,13 @@ def zscore_combination(
     for name, z in normed.items():
         w = weights.get(name, 1.0) / total
         missing = w * floors[name]
+        blind = unscored.get(name, ()) if unscored else ()
         for item in fused:
             got = z.get(item)
+            if got is None and item in blind:
+                continue
             fused[item] += missing if got is None else w * got
+    _made_whole(fused, {n: weights.get(n, 1.0) for n in normed}, unscored)
     return sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
@@ -220,16 +247,17 @@ def hybrid_weights(
 
 def fuse_hybrid(
     settings: SearchSettings, lists: dict[str, list[tuple[str, float]]], coverage: float,
-    other_language: bool, model_weight: float,
+    other_language: bool, model_weight: float, unscored: Unscored | None = None,
 ) -> list[tuple[str, float]]:  # fmt: skip
     """The hybrid ranking of one query's candidate lists, as the searcher makes it (and the tuning
-    scripts in bench/ replay it)."""
+    scripts in bench/ replay it). ``unscored``: per list, the ids it could not rank (chunks still
+    without a vector, for the dense side): those are ranked by the other lists alone."""
     weights = hybrid_weights(settings, lists, coverage, other_language, model_weight)
     if settings.fusion == "zscore":
         # across languages the cap bounds a lone hit (a shared name is all the keyword side has
         # there, and the coverage of a Chinese question in English passages is always low)
         cap, scale = (LONE_CAP, 1.0) if other_language else (float("inf"), lone_scale(coverage))
-        return zscore_combination(lists, weights, cap, scale)
+        return zscore_combination(lists, weights, cap, scale, unscored)
     if settings.fusion == "convex":
-        return convex_combination(lists, weights)
-    return weighted_rrf(lists, weights, settings.rrf_k)
+        return convex_combination(lists, weights, unscored)
+    return weighted_rrf(lists, weights, settings.rrf_k, unscored)

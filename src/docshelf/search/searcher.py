@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from docshelf.search.confidence import (
     UNREADABLE_NOTE,
     Evidence,
     confidence,
+    coverage_note,
     nearest_neighbours,
     telling,
 )
@@ -184,16 +186,33 @@ class Searcher:
             terms, vec, n, flt, keyword=mode in ("hybrid", "keyword"), coverage=mode != "semantic",
             alternatives=alternatives,
         )  # fmt: skip
-        fused = self._fuse(lists, mode, query, len(terms), coverage, reads)
+        unembedded, covers = self._unembedded(lists, flt) if "semantic" in lists else (set(), None)
+        fused = self._fuse(lists, mode, query, len(terms), coverage, reads, unembedded)
         feedback = mode == "hybrid" and self.settings.dense_feedback and applies(query, len(terms), coverage)
         if feedback and vec is not None:
             again = self._with_feedback(ready_vector(vec), fused, lists, n, flt, reads)
-            fused = self._fuse(again, mode, query, len(terms), coverage, reads) if again else fused
+            if again:
+                fused = self._fuse(again, mode, query, len(terms), coverage, reads, unembedded)
         hits, shares = self._hydrate(fused, lists, query, qtokens, alternatives, k, snippets, reads)
-        self._calibrate(hits, shares, lists, mode, coverage)
+        self._calibrate(hits, shares, lists, mode, coverage, unembedded)
         note = self._nearest_note(query, terms, hits) if hits else self._why_empty(terms, flt)
+        note = "; ".join(n for n in (note, covers) if n) or None
         # index_age and stale_documents: the shelf stamps them (one freshness tracker per process)
         return SearchResult(query, mode, hits, (time.perf_counter() - started) * 1000, note)
+
+    def _unembedded(
+        self, lists: dict[str, list[tuple[str, float]]], flt: SearchFilter
+    ) -> tuple[set[str], str | None]:
+        """While a sync's vectors are still being computed: the keyword hits the dense side could
+        not rank (no vector yet: fused by keyword alone, not counted against), and the note that
+        says how much of the index semantic search covers so far. One cheap count otherwise."""
+        missing = self.store.missing_vectors(flt.collections)
+        if not missing:
+            return set(), None
+        ranked = {cid for cid, _ in lists["semantic"]}
+        unembedded = self.store.without_vectors([c for c, _ in lists.get("keyword", ())]) - ranked
+        total = self.store.chunk_count(flt.collections)
+        return unembedded, coverage_note(missing, total)
 
     def _embed(self, query: str) -> Vectors:
         """The query's vector, kept: an agent pages through one query's hits (each page searches
@@ -236,14 +255,16 @@ class Searcher:
 
     def _fuse(
         self, lists: dict[str, list[tuple[str, float]]], mode: str, query: str, terms: int, coverage: float,
-        reads: _Reads,
+        reads: _Reads, unembedded: AbstractSet[str] = frozenset(),
     ) -> list[tuple[str, float]]:  # fmt: skip
         """One ranking from the candidate lists: a single mode's own list as it is; in hybrid mode
-        both fused (fuse_hybrid) with this query's dense share and the other-language flag."""
+        both fused (fuse_hybrid) with this query's dense share and the other-language flag, the
+        ``unembedded`` chunks (no vector yet) by keyword alone."""
         if mode != "hybrid":
             return next(iter(lists.values()), [])
         other = self.other_language(query, lists, reads)
-        return fuse_hybrid(self.settings, lists, coverage, other, self._model_weight(query, terms))
+        weight = self._model_weight(query, terms)
+        return fuse_hybrid(self.settings, lists, coverage, other, weight, {"semantic": unembedded})
 
     def _model_weight(self, query: str, terms: int) -> float:
         """The embedder's dense share for this query of ``terms`` analysed terms: its question
@@ -272,9 +293,10 @@ class Searcher:
 
     def _calibrate(
         self, hits: list[Hit], shares: list[float], lists: dict[str, list[tuple[str, float]]], mode: str,
-        coverage: float,
+        coverage: float, unembedded: AbstractSet[str] = frozenset(),
     ) -> None:  # fmt: skip
-        """Each hit's confidence from the evidence the retrievers gave (search/confidence.py)."""
+        """Each hit's confidence from the evidence the retrievers gave (search/confidence.py); a
+        hit without a vector yet by the keyword fit (no dense evidence is not evidence against)."""
         cosine = dict(lists.get("semantic", []))
         model = self.embedder.name if self.embedder is not None else "*"
         for position, (hit, share) in enumerate(zip(hits, shares, strict=True), start=1):
@@ -283,7 +305,8 @@ class Searcher:
                 semantic_rank=hit.ranks.get("semantic"), semantic_score=cosine.get(hit.chunk_id),
                 position=position, coverage=coverage,
             )  # fmt: skip
-            hit.confidence, hit.evidence = confidence(evidence, model, mode), evidence
+            fit = "keyword" if hit.chunk_id in unembedded else mode
+            hit.confidence, hit.evidence = confidence(evidence, model, fit), evidence
 
     def _nearest_note(self, query: str, terms: list[str], hits: list[Hit]) -> str | None:
         """The note for top hits that share no word with the query (see nearest_neighbours)."""
