@@ -138,10 +138,11 @@ def test_status_is_one_line_per_collection(cli: CliRunner, corpus: Path, tmp_pat
     lines = out.splitlines()
     top = next(i for i, line in enumerate(lines) if line.startswith("collection"))
     assert "hash-64" in " ".join(lines[:top]) and str(full["data_dir"]) in " ".join(lines[:top])
-    header = ["collection", "documents", "chunks", "last", "build", "commit", "stale", "skipped"]
+    header = ["collection", "documents", "chunks", "vectors", "last", "build", "commit", "stale", "skipped"]
     assert lines[top].split() == header
     rows = {line.split()[0]: line.split() for line in lines[top + 1 : top + 3]}
-    assert rows["samples"][1:3] == [str(n) for n in counts["samples"]] and rows["samples"][-2:] == ["0", "6"]
+    assert rows["samples"][1:4] == [*map(str, counts["samples"]), "100%"]
+    assert rows["samples"][-2:] == ["0", "6"]
     assert rows["work"][1:3] == [str(n) for n in counts["work"]] and rows["work"][-2:] == ["1", "0"]
     assert "just now" in lines[top + 1]
     assert any("on disk since indexed: 1 changed" in line for line in lines)

@@ -46,9 +46,19 @@ def index(
     skipped: Annotated[
         bool, typer.Option("--skipped", help="list every skipped file with its reason, not only the counts")
     ] = False,
+    keyword_only: Annotated[
+        bool,
+        typer.Option(
+            "--keyword-only",
+            help="stop once every file is keyword-searchable; a later `docshelf index` computes the vectors",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Index folders: the first run indexes everything, later runs only what changed."""
+    """Index folders: the first run indexes everything, later runs only what changed.
+
+    Every new or changed file is searchable by keyword as soon as it is read; the vectors for
+    semantic search are computed after (an interrupted run leaves them to the next)."""
     from docshelf.shelf import is_url
 
     folders = [Path(p) for p in paths or [] if not is_url(p)]
@@ -59,14 +69,12 @@ def index(
                 bar.add_task("re-embedding", total=None)
                 count = shelf.reembed()
             err.print(data(f"re-embedded {count} chunks with {shelf.model_name}"))
-        with progress_bar(not as_json and sys.stderr.isatty()) as bar:
-            task = bar.add_task("indexing", total=None)
+        from docshelf.cli.progress import IndexProgress  # rich.progress: ~0.1 s to import
 
-            def progress(phase: str, done: int, total: int) -> None:
-                bar.update(task, completed=done, total=total)
-
+        with IndexProgress(not as_json and sys.stderr.isatty()) as progress:
             done = shelf.index(
-                paths or [], collection, reconfigure=loaded.explicit, progress=progress
+                paths or [], collection, reconfigure=loaded.explicit, progress=progress,
+                keyword_only=keyword_only,
             )  # fmt: skip
     report = done.sync
     if as_json:

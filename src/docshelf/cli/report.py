@@ -19,6 +19,7 @@ __all__ = [
     "index_summary",
     "skipped_lines",
     "skipped_summary",
+    "vector_lines",
 ]
 
 SHOWN_PER_REASON = 3  # paths named per reason where a summary names paths
@@ -62,6 +63,23 @@ def skipped_lines(skipped: Sequence[tuple[str, str]], shown: int | None = SHOWN_
     return lines
 
 
+def vector_lines(missing: int, skipped: bool, failed: dict[str, str], elsewhere: bool) -> list[Text]:
+    """What `index` says about the chunks still without a vector (keyword-searchable meanwhile)."""
+    if not missing:
+        return []
+    if elsewhere:
+        why = "another docshelf process is computing them"
+    elif skipped:
+        why = "`docshelf index` computes them (--keyword-only skipped that)"
+    elif failed:
+        reason, docs = next(iter(failed.values())), _first(list(failed))
+        why = f"the model failed on some ({reason}) in {docs}; the next `docshelf index` retries"
+    else:
+        why = "the next `docshelf index` computes them"
+    chunks = f"{missing} chunk{'' if missing == 1 else 's'}"
+    return [data(f"{chunks} without a vector yet (found by keyword meanwhile): {why}", "yellow")]
+
+
 def commit_line(commit: str | None, dirty: bool | None) -> Text | None:
     """The corpus's git commit, and a warning when its tree had uncommitted changes."""
     if not commit:
@@ -92,14 +110,19 @@ def skipped_summary(skipped: Sequence[tuple[str, str]], shown: int = KINDS_SHOWN
 def index_summary(done: IndexReport, skipped: bool = False) -> list[Text]:
     """The lines `index` ends with; ``skipped``: every skipped file with its reason."""
     r = done.sync
+    # the time until everything was keyword-searchable too, when the vectors took long after it
+    late = r.seconds - r.keyword_seconds >= 1
+    first = f" (keyword-searchable after {r.keyword_seconds:.1f}s)" if late else ""
     lines = [
         Text.assemble(
             data(r.collection, "bold"),
             f": {len(r.added)} added, {len(r.updated)} updated, {len(r.removed)} removed, "
             f"{r.unchanged} unchanged; {r.chunks_written} chunk{'' if r.chunks_written == 1 else 's'} in "
-            f"{r.seconds:.1f}s",
+            f"{r.seconds:.1f}s{first}",
         )
     ]
+    busy = bool(r.vectors and r.vectors.busy)
+    lines += vector_lines(r.vectors_missing, r.vectors is None, r.embedding_failed, busy)
     if r.excluded:
         lines.append(data(f"{len(r.excluded)} excluded (rag: false): {_first(r.excluded)}"))
     pairs = [(s.path, s.reason) for s in r.skipped]

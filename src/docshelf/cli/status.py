@@ -16,7 +16,7 @@ from docshelf.cli.output import data, out, print_json
 from docshelf.cli.render import wrapped
 from docshelf.cli.report import skipped_lines
 
-__all__ = ["ago", "columns", "register", "size"]
+__all__ = ["ago", "columns", "register", "share", "size"]
 
 
 def ago(ts: float | None, now: float | None = None) -> str:
@@ -66,11 +66,16 @@ def _table(d: dict[str, Any], stale_by: dict[str, int], skipped_by: dict[str, in
         when = ago(datetime.fromisoformat(finished).timestamp()) if finished else "never"
         commit = (build.get("git_commit") or "-")[:7] + (" dirty" if build.get("git_dirty") else "")
         rows.append([
-            c["name"], str(c["documents"]), str(c["chunks"]), when, commit,
+            c["name"], str(c["documents"]), str(c["chunks"]), share(c["vector_share"]), when, commit,
             str(stale_by.get(c["name"], 0)), str(skipped_by.get(c["name"], 0)),
         ])  # fmt: skip
-    header = ["collection", "documents", "chunks", "last build", "commit", "stale", "skipped"]
-    return columns(header, rows, right=(1, 2, 5, 6))
+    header = ["collection", "documents", "chunks", "vectors", "last build", "commit", "stale", "skipped"]
+    return columns(header, rows, right=(1, 2, 3, 6, 7))
+
+
+def share(value: float) -> str:
+    """A share as a whole percentage, rounded down: 100% only when it is all."""
+    return f"{int(value * 100)}%"
 
 
 def _watch_lines(watch: dict[str, dict[str, Any]]) -> list[Text]:
@@ -112,6 +117,9 @@ def _print_summary(d: dict[str, Any]) -> None:
         )
     if behind := _behind(d):
         _say(data(f"on disk since indexed: {behind}: docshelf index (list: --stale)", "yellow"))
+    if missing := sum(c["chunks"] - c["embedded"] for c in d["collections"]):
+        _say(data(f"{missing} chunks have no vector yet: semantic search leaves them out, keyword search "
+                  "finds them; `docshelf index` computes them", "yellow"))  # fmt: skip
     if pending := d.get("reembed_pending"):
         done = f"{pending['staged']} of {pending['chunks']} chunks done"
         _say(data(f"a re-embed to {pending['model']} is unfinished ({done}): docshelf index with that "

@@ -75,7 +75,8 @@ async def _indexing(shelf: Shelf, ctx: Context, job: Callable[[Progress], T]) ->
                 sent = now
                 phase, done, total = now
                 try:
-                    await ctx.report_progress(done, total, f"{phase}: {done}/{total} files")
+                    unit = "files" if phase == "index" else "chunks"  # "vectors", "reembed"
+                    await ctx.report_progress(done, total, f"{phase}: {done}/{total} {unit}")
                 except Exception:  # progress is best effort; the work goes on
                     log.debug("progress report failed", exc_info=True)
 

@@ -105,7 +105,7 @@ def status_of(
                 CollectionStatus(
                     name, counts["documents"], counts["chunks"], store.collection_roots(name),
                     store.last_build(name), None if rec is None else rec.values,
-                    None if rec is None else rec.origin,
+                    None if rec is None else rec.origin, counts.get("embedded"),
                 )
             )  # fmt: skip
         skipped = [{"collection": c, "path": s.path, "reason": s.reason} for c, s in store.skipped()]

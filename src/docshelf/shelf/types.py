@@ -164,12 +164,22 @@ class CollectionStatus:
     last_build: BuildRecord | None
     settings: dict[str, Any] | None  # the recorded settings that shape this collection
     settings_origin: str | None
+    embedded: int | None = None  # chunks whose vector is computed (None: not counted)
+
+    @property
+    def vector_share(self) -> float:
+        """The share of its chunks semantic search covers (1.0 with no chunks or none counted)."""
+        if self.embedded is None or not self.chunks:
+            return 1.0
+        return self.embedded / self.chunks
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "documents": self.documents,
             "chunks": self.chunks,
+            "embedded": self.chunks if self.embedded is None else self.embedded,
+            "vector_share": round(self.vector_share, 4),
             "roots": self.roots,
             "last_build": build_dict(self.last_build),
             "settings": self.settings,

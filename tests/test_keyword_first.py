@@ -1,0 +1,139 @@
+"""While vectors are still being computed: chunks without one are ranked by keyword alone (never
+counted against for a dense side that could not rank them), searches say how much semantic search
+covers, and `status` shows the share per collection."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from docshelf.search.confidence import coverage_note
+from docshelf.search.fusion import convex_combination, weighted_rrf, zscore_combination
+from docshelf.shelf import Shelf
+from docshelf.testing import Stages
+
+KEYWORD = [("a", 9.0), ("b", 5.0), ("c", 4.0), ("d", 1.0)]
+SEMANTIC = [("b", 0.9), ("c", 0.8), ("d", 0.7), ("e", 0.1)]
+WEIGHTS = {"keyword": 0.5, "semantic": 0.5}
+
+
+def _rank(fused: list[tuple[str, float]]) -> list[str]:
+    return [item for item, _ in fused]
+
+
+def test_an_id_the_dense_side_could_not_rank_is_fused_from_its_keyword_score_alone() -> None:
+    lists = {"keyword": KEYWORD, "semantic": SEMANTIC}
+    floored = dict(zscore_combination(lists, WEIGHTS))
+    fused = dict(zscore_combination(lists, WEIGHTS, unscored={"semantic": {"a"}}))
+    kw = dict(zscore_combination({"keyword": KEYWORD}, {"keyword": 1.0}))
+    assert fused["a"] == pytest.approx(kw["a"])  # its keyword z-score, not half of it plus a floor
+    assert fused["a"] > floored["a"]
+    assert {k: v for k, v in fused.items() if k != "a"} == {k: v for k, v in floored.items() if k != "a"}
+    assert _rank(zscore_combination(lists, WEIGHTS, unscored={"semantic": {"a"}}))[0] == "a"
+
+
+def test_every_fusion_makes_an_unranked_id_whole_from_the_lists_that_could_rank_it() -> None:
+    lists = {"keyword": KEYWORD, "semantic": SEMANTIC}
+    blind = {"semantic": {"a"}}
+    for plain, whole in (
+        (convex_combination(lists, WEIGHTS), convex_combination(lists, WEIGHTS, blind)),
+        (weighted_rrf(lists, WEIGHTS, 60), weighted_rrf(lists, WEIGHTS, 60, blind)),
+    ):
+        assert dict(whole)["a"] == pytest.approx(dict(plain)["a"] * 2)  # half the weight could rank it
+        assert dict(whole)["b"] == dict(plain)["b"]
+
+
+def test_the_coverage_note_rounds_down() -> None:
+    assert coverage_note(66, 100).startswith("semantic search covers 34% of chunks so far")
+    assert "covers 99%" in coverage_note(1, 1000)
+    assert "covers 0%" in coverage_note(5, 5)
+
+
+def _notes(tmp_path: Path) -> Path:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    texts = {
+        "zanzibar.md": "# Zanzibar\n\nThe zanzibar ferry leaves the harbour at dawn.\n",
+        "ferry.md": "# Ferries\n\nA ferry crosses the strait twice a day.\n",
+        "bread.md": "# Bread\n\nKnead the dough and let it rise overnight.\n",
+        "tea.md": "# Tea\n\nSteep the leaves for three minutes.\n",
+    }
+    for name, text in texts.items():
+        (corpus / name).write_text(text, "utf-8")
+    return corpus
+
+
+@pytest.mark.usefixtures("backend")
+def test_a_hybrid_search_ranks_chunks_without_vectors_by_keyword_and_says_how_far_it_got(
+    runtime: Stages, tmp_path: Path
+) -> None:
+    runtime.indexer().sync("test", [_notes(tmp_path)], keyword_only=True)
+    store = runtime.store
+    waiting = store.unembedded_chunks(0, 100)
+    others = [u for u in waiting if u.path != "zanzibar.md"]
+    late = runtime.embedder.embed_documents([u.text for u in others])  # any vectors: the model's own
+    assert store.add_vectors({u.embed_key: v for u, v in zip(others, late, strict=True)}) == len(others)
+    store.commit()
+    missing, total = store.missing_vectors(), store.chunk_count()
+    assert missing == len(waiting) - len(others) > 0
+
+    result = runtime.searcher().search("zanzibar ferry", mode="hybrid")
+    top = result.hits[0]
+    assert top.path == "zanzibar.md" and "semantic" not in top.ranks  # found, by keyword alone
+    assert result.note is not None and f"covers {int((1 - missing / total) * 100)}%" in result.note
+    keyword = runtime.searcher().search("zanzibar ferry", mode="keyword").hits[0]
+    assert top.confidence == keyword.confidence  # judged as a keyword hit, not as a weak hybrid one
+    assert runtime.searcher().search("zanzibar ferry", mode="semantic").note == result.note
+
+    runtime.indexer().embed_pending()
+    done = runtime.searcher().search("zanzibar ferry", mode="hybrid")
+    assert done.note is None and "semantic" in done.hits[0].ranks
+
+
+@pytest.mark.usefixtures("backend")
+def test_status_shows_the_share_of_chunks_with_vectors_per_collection(shelf: Shelf, tmp_path: Path) -> None:
+    shelf.index([_notes(tmp_path)], "notes", keyword_only=True)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "a.md").write_text("# A\n\nalpha\n", "utf-8")
+    shelf.index([other], "other")  # its second phase embeds what the index lacks: both collections
+    got = {c.name: (c.chunks, c.embedded, c.vector_share) for c in shelf.status().collections}
+    assert got["notes"][1] == got["notes"][0] and got["notes"][2] == 1.0
+    shelf.index([tmp_path / "corpus"], "notes", keyword_only=True)  # nothing new: still all there
+    (tmp_path / "corpus" / "new.md").write_text("# New\n\nfresh words here\n", "utf-8")
+    shelf.index([tmp_path / "corpus"], "notes", keyword_only=True)
+    status = shelf.status()
+    notes = next(c for c in status.collections if c.name == "notes")
+    assert notes.embedded == notes.chunks - 1 and 0 < notes.vector_share < 1
+    row = next(c for c in status.as_dict()["collections"] if c["name"] == "notes")
+    assert row["embedded"] == notes.embedded and row["vector_share"] == round(notes.vector_share, 4)
+    assert json.dumps(status.as_dict())  # what `status --json` and the MCP tool send
+
+
+def test_an_index_from_before_the_table_of_chunks_to_embed_opens_read_only_and_migrates(
+    runtime: Stages, tmp_path: Path
+) -> None:
+    import sqlite3
+
+    from docshelf.analyze import Analyzer
+    from docshelf.store.embedded import SQLiteStore
+
+    runtime.indexer().sync("test", [_notes(tmp_path)], keyword_only=True)
+    data = runtime.store.data_dir
+    runtime.close()
+    with sqlite3.connect(data / "docshelf.db") as db:  # as schema 4 left it (every chunk embedded then)
+        db.execute("DROP TABLE unembedded")
+        db.execute("PRAGMA user_version = 4")
+    old = SQLiteStore(data, Analyzer(["english"]), read_only=True)
+    try:  # nothing may be written, so nothing migrates: it reads as fully embedded, as it was
+        assert old.missing_vectors() == 0 and old.unembedded_chunks(0, 10) == []
+        assert old.without_vectors(["x"]) == set() and old.stats().documents == 4
+    finally:
+        old.close()
+    new = SQLiteStore(data, Analyzer(["english"]))
+    try:  # a writable open migrates, and finds the chunks that have no vector
+        assert new.missing_vectors() == new.chunk_count() == 4
+    finally:
+        new.close()
