@@ -410,7 +410,7 @@ def _fused_weights(
     seen: list[float] = []
     real = searcher_module.fuse_hybrid
     monkeypatch.setattr(
-        searcher_module, "fuse_hybrid", lambda s, lists, c, o, w, *u: seen.append(w) or real(s, lists, c, o, w, *u)
+        searcher_module, "fuse_hybrid", lambda s, ls, c, o, w, *u: seen.append(w) or real(s, ls, c, o, w, *u)
     )
     settings.search.dense_feedback = False  # it fuses a short statement twice, at the same weight
     with Stages(settings, embedder=Asking()) as rt:
