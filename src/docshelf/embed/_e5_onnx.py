@@ -167,6 +167,10 @@ class OnnxEncoder:
 
     def __call__(self, seqs: Ids) -> F32:
         """Mean-pooled last hidden states for one batch (padded to its longest)."""
+        return self.run(self.feed(seqs))
+
+    def feed(self, seqs: Ids) -> dict[str, Any]:
+        """The session's inputs for one batch: word rows (padded) and the mask."""
         lens = [len(s) for s in seqs]
         width = max(lens)
         mask = np.zeros((len(seqs), width), dtype=np.int64)
@@ -175,7 +179,11 @@ class OnnxEncoder:
         ids = np.fromiter((t for s in seqs for t in s), dtype=np.int64, count=sum(lens))
         word = np.zeros((len(seqs), width, self.weights.header.hidden), dtype=np.float32)
         word[mask.astype(bool)] = self.weights.word_rows(ids)
-        out = self.session.run(["pooled"], {"word": word, "mask": mask})[0]
+        return {"word": word, "mask": mask}
+
+    def run(self, feed: dict[str, Any]) -> F32:
+        """The session alone on one batch's inputs."""
+        out = self.session.run(["pooled"], feed)[0]
         pooled: F32 = np.asarray(out, dtype=np.float32)
         return pooled
 

