@@ -266,6 +266,14 @@ class SearchSettings(_Section):
         "on, the writer folds them into the index at its next commit",
     )  # fmt: skip
     ann_threads: int = Field(2, ge=1, description="threads building the HNSW index (and ranking it exactly)")
+    helper: Literal["auto", "on", "off"] = Field(
+        "auto", description="CLI: `docshelf search` starts a per-user background process that keeps the "
+        "index open and the model loaded, and later searches ask it (it only reads; exits when idle); "
+        "auto: when run from a terminal",
+    )  # fmt: skip
+    helper_idle_s: float = Field(
+        600.0, gt=0, description="CLI: the search helper exits after this many idle seconds"
+    )
 
 
 class ParseSettings(_Section):

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from docshelf.cli import ask, doctor, index, live, migrate, read, search, serve, status
+from docshelf.cli import ask, doctor, helper, index, live, migrate, read, search, serve, status
 from docshelf.cli.logs import setup_logging
 
 __all__ = ["app", "main"]
@@ -33,7 +33,7 @@ def _root(
     setup_logging(verbose)
 
 
-for _module in (index, search, read, status, serve, live, doctor, ask, migrate):
+for _module in (index, search, read, status, serve, live, doctor, ask, migrate, helper):
     _module.register(app)
 
 

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -12,9 +15,9 @@ from docshelf.cli.common import ConfigOpt, DataDirOpt, JsonOpt, handle_errors, l
 from docshelf.cli.output import data, err, out, print_json, progress_bar
 
 if TYPE_CHECKING:
-    from docshelf.shelf import Mode
+    from docshelf.shelf import Mode, SearchRequest, Shelf
 
-__all__ = ["register"]
+__all__ = ["given_shelf", "register"]
 
 
 def search(
@@ -33,12 +36,17 @@ def search(
         typer.Option("--rerank/--no-rerank", help="cross-encoder rerank of the top hits (rerank.model)"),
     ] = None,
     ids: Annotated[bool, typer.Option("--ids", help="show chunk ids (for `docshelf show`)")] = False,
+    no_helper: Annotated[
+        bool, typer.Option("--no-helper", help="search in this process only; start no search helper")
+    ] = False,
     config: ConfigOpt = None,
     data_dir: DataDirOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Search the index: one block per hit with its citation, heading path and snippet."""
-    from docshelf.cli import render
+    """Search the index: one block per hit with its citation, heading path and snippet.
+
+    The first search starts a background helper (search.helper) that keeps the index open and the
+    model loaded; later searches with the same settings ask it, so they skip both."""
     from docshelf.shelf import SearchRequest
 
     if mode not in (None, "hybrid", "keyword", "semantic"):
@@ -47,9 +55,46 @@ def search(
         query, k, mode, tuple(collection or ()), path, tuple(tag or ()), tuple(file_type or ()),  # type: ignore[arg-type]
         include_superseded, rerank,
     )  # fmt: skip
-    with open_shelf(load(config, data_dir, None, read_only=True)) as shelf:
-        result = shelf.search(req)
-        searched = len(collection) if collection else len(shelf.collections())
+    given = _GIVEN.get()
+    if given is not None:  # the search helper answers with the shelf it keeps open
+        _show(given, req, collection, ids, as_json)
+        return
+    loaded = load(config, data_dir, None, read_only=True)
+    try:
+        with open_shelf(loaded) as shelf:
+            _show(shelf, req, collection, ids, as_json)
+    finally:
+        wanted = loaded.settings.search.helper
+        if not no_helper and (wanted == "on" or (wanted == "auto" and _interactive())):
+            from docshelf.cli import helper
+
+            warm = (mode or loaded.settings.search.mode) != "keyword"
+            helper.start(config, data_dir, warm, loaded.settings.search.helper_idle_s)
+
+
+_GIVEN: ContextVar[Shelf | None] = ContextVar("docshelf_search_shelf", default=None)
+
+
+@contextmanager
+def given_shelf(shelf: Shelf) -> Iterator[None]:
+    """Searches in this context use ``shelf`` (the search helper's, open and loaded)."""
+    token = _GIVEN.set(shelf)
+    try:
+        yield
+    finally:
+        _GIVEN.reset(token)
+
+
+def _interactive() -> bool:
+    """Run from a terminal (not a script's pipe): where repeated searches by a person are likely."""
+    return any(stream.isatty() for stream in (sys.stdin, sys.stdout))
+
+
+def _show(shelf: Shelf, req: SearchRequest, collection: list[str] | None, ids: bool, as_json: bool) -> None:
+    from docshelf.cli import render
+
+    result = shelf.search(req)
+    searched = len(collection) if collection else len(shelf.collections())
     if as_json:
         print_json(result.as_dict(with_text=True))  # highlights index into text
         return

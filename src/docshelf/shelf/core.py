@@ -164,6 +164,12 @@ class Shelf:
 
         return summary(self._parts)
 
+    def recount_stale(self) -> None:
+        """Count the files changed on disk again at the next search, as a new process would (a
+        long-lived reader that is not a server, such as the CLI's search helper); a server's
+        background tracker keeps its own count up to date."""
+        self._parts.drop_tracker()
+
     def status(self, stale_limit: int | None = 200) -> Status:
         """Counts, model, recorded settings, builds, skipped and stale files."""
         from docshelf.shelf.status import status

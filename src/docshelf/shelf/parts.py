@@ -275,6 +275,12 @@ class Parts:
             )
         return self._tracker
 
+    def drop_tracker(self) -> None:
+        """Forget a one-shot tracker's count (a server's background one is kept)."""
+        if self._tracker is not None and not self.background:
+            self._tracker.close()
+            self._tracker = None
+
     def kept_tracker(self) -> StaleTracker | None:
         """A server's background tracker, if one runs (its last pass answers `status`)."""
         return self._tracker if self.background else None
