@@ -176,6 +176,33 @@ def test_watcher_indexes_creates_edits_and_deletes(watched: tuple[Watcher, Stage
     assert health["restarts"] == 0 and health["alive"] is True
 
 
+def test_watcher_embeds_after_its_keyword_syncs_and_resumes_what_a_run_left(
+    tmp_path: Path, docs: Path
+) -> None:
+    data = tmp_path / "data"
+    writer = Stages(_settings(data, debounce_ms=100, rescan_s=0))
+    reader = Stages(_settings(data))
+    try:
+        writer.indexer().sync("live", [docs], keyword_only=True)  # as an interrupted `index` leaves it
+        assert reader.store.missing_vectors() > 0
+        watcher = Watcher(writer.indexer(), "live", writer.settings.watch, [docs])
+        watcher.start()
+        try:
+            _wait_for(lambda: reader.store.missing_vectors() == 0)  # resumed at start
+            (docs / "late.md").write_text("# Late\n\nThe bandicootbay roster.\n")
+            _wait_for(lambda: _hits(reader, "bandicootbay") == ["late.md"])
+            _wait_for(lambda: reader.store.missing_vectors() == 0)
+            assert _hits(reader, "bandicootbay", "semantic")[0] == "late.md"
+            _wait_for(
+                lambda: bool((read_health(reader.store.get_meta)["live"].get("vectors") or {}).get("filled"))
+            )
+        finally:
+            watcher.stop()
+    finally:
+        reader.close()
+        writer.close()
+
+
 def test_watcher_sees_node_modules_and_a_dotted_folder_moved_away(
     watched: tuple[Watcher, Stages], docs: Path, tmp_path: Path
 ) -> None:

@@ -123,8 +123,10 @@ class Watcher:
         if self._supervisor is not None:
             self._supervisor.join(timeout)
             self._supervisor = None
-        if self._embedder is not None:  # it stops between batches (one batch: a few seconds)
-            self._embedder.join(timeout)
+        if self._embedder is not None:
+            # it stops between batches (one: seconds); a process that exits while it is inside
+            # onnxruntime dies of SIGABRT, so it is given the time a slow batch may take
+            self._embedder.join(max(timeout, 300.0))
             self._embedder = None
         self.health["state"] = "stopped"
         self._save_health()
