@@ -1,8 +1,9 @@
-"""Embedding one batch in the background while the next is parsed and chunked.
+"""Embedding one batch in the background while the last is written and the next is read.
 
-The embedding models release the GIL while they compute, so the parse of batch n+1 (Python, and
-OCR in a subprocess) overlaps the embedding of batch n instead of waiting for it. Store reads and
-writes stay on the caller's thread; only ``embed_documents`` runs on the other.
+The embedding models release the GIL while they compute, so the second phase of a sync
+(index/vectors.py) writes batch n-1 and reads the chunks of batch n+1 while batch n embeds, and
+the model never waits for the store. Store reads and writes stay on the caller's thread; only
+``embed_documents`` runs on the other.
 """
 
 from __future__ import annotations
@@ -55,3 +56,10 @@ class EmbedPipeline:
     def reset(self) -> None:
         """Forget a batch left in flight by a failed run (it is not written)."""
         self._inflight = None
+
+    def close(self) -> None:
+        """Let the embedding thread go once it is idle (a batch in flight is left to finish)."""
+        self._inflight = None
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+            self._pool = None

@@ -154,7 +154,7 @@ def _embed_all(
             pipeline.submit(texts, functools.partial(write, page, texts))
         pipeline.drain()
     finally:
-        pipeline.reset()
+        pipeline.close()
     report("vectors", run.filled, max(total, run.filled), None)
     return after
 
