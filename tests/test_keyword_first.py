@@ -109,7 +109,11 @@ def test_status_shows_the_share_of_chunks_with_vectors_per_collection(shelf: She
     assert notes.embedded == notes.chunks - 1 and 0 < notes.vector_share < 1
     row = next(c for c in status.as_dict()["collections"] if c["name"] == "notes")
     assert row["embedded"] == notes.embedded and row["vector_share"] == round(notes.vector_share, 4)
-    assert json.dumps(status.as_dict())  # what `status --json` and the MCP tool send
+    from docshelf.server.tools import status_payload
+
+    mcp = next(c for c in status_payload(shelf)["collections"] if c["name"] == "notes")  # index_status
+    assert (mcp["chunks"], mcp["embedded"]) == (notes.chunks, notes.embedded)
+    assert json.dumps(status.as_dict())  # what `status --json` sends
 
 
 def test_an_index_from_before_the_table_of_chunks_to_embed_opens_read_only_and_migrates(
