@@ -15,8 +15,9 @@ its wall time:
 
 With --baseline-src (the ``src`` folder of a checkout from before keyword-first, e.g.
 ``git worktree add /tmp/old 3888ab9`` then ``/tmp/old/src``), that docshelf indexes the same corpus
-into another folder first (its full index: the "today" figure), and the ratio full / today is
-printed (target <= 1.0). Every figure comes with the machine and the load before and after.
+into another folder before each run (its full index: the "today" figure), and the ratio full /
+today is printed, of wall and of CPU time (target <= 1.0). --rounds alternates the two that many
+times (medians). Every figure comes with the machine and the load before and after.
 A full run at the default size takes about an hour per index on two quiet cores.
 """
 
@@ -26,7 +27,9 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -51,14 +54,19 @@ def cpu() -> str:
     return platform.processor() or "unknown CPU"
 
 
-def index(corpus: Path, data: Path, env: dict[str, str]) -> tuple[dict[str, Any], float]:
+def index(corpus: Path, data: Path, env: dict[str, str]) -> tuple[dict[str, Any], float, float]:
+    """`docshelf index CORPUS --json` into a fresh ``data``: its report, wall and CPU seconds."""
+    shutil.rmtree(data, ignore_errors=True)
     cmd = [sys.executable, "-m", "docshelf", "index", str(corpus), "--json", "--data-dir", str(data)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode:
         sys.exit(f"index failed ({proc.returncode}): {proc.stderr[-2000:]}")
-    return json.loads(proc.stdout), wall
+    cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return json.loads(proc.stdout), wall, cpu_s
 
 
 def found(marker: str, data: Path, env: dict[str, str]) -> bool:
@@ -75,6 +83,7 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path)
     parser.add_argument("--work", type=Path)
     parser.add_argument("--baseline-src", type=Path, help="src folder of an older docshelf checkout")
+    parser.add_argument("--rounds", type=int, default=1, help="alternated runs of each (medians)")
     parser.add_argument("--keep", action="store_true", help="keep the indexes")
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="docshelf-kwfirst-"))
@@ -90,26 +99,31 @@ def main() -> None:
     print(
         f"machine: {cpu()}, {os.cpu_count()} cores, Python {platform.python_version()}; corpus {files} files"
     )
-    today = None
-    if args.baseline_src:
-        old = {**env, "PYTHONPATH": str(args.baseline_src)}
-        shutil.rmtree(work / "today", ignore_errors=True)
+    todays: list[tuple[float, float]] = []
+    news: list[tuple[float, float, float]] = []
+    for r in range(1, args.rounds + 1):  # alternated: a change in the machine's load hits both
+        if args.baseline_src:
+            old = {**env, "PYTHONPATH": str(args.baseline_src)}
+            before = load()
+            report, wall, cpu_s = index(corpus, work / "today", old)
+            todays.append((wall, cpu_s))
+            print(f"round {r}, today's index ({args.baseline_src}): {report['added']} files, "
+                  f"{report['chunks_written']} chunks, {wall:.1f}s, CPU {cpu_s:.0f}s "
+                  f"({before} -> {load()})")  # fmt: skip
         before = load()
-        report, today = index(corpus, work / "today", old)
-        print(f"today's index ({args.baseline_src}): {report['added']} files, "
-              f"{report['chunks_written']} chunks, {today:.1f}s ({before} -> {load()})")  # fmt: skip
-    shutil.rmtree(work / "new", ignore_errors=True)
-    before = load()
-    report, wall = index(corpus, work / "new", env)
-    embed = report["seconds"] - report["keyword_seconds"]
-    keyword = wall - embed
-    print(f"keyword first: {report['added']} files, {report['chunks_written']} chunks; every file keyword-"
-          f"searchable after {keyword:.1f}s, every chunk with its vector after {wall:.1f}s "
-          f"({report['chunks_embedded']} texts embedded in {report['embed_seconds']:.1f}s; "
-          f"{before} -> {load()})")  # fmt: skip
+        report, wall, cpu_s = index(corpus, work / "new", env)
+        keyword = wall - (report["seconds"] - report["keyword_seconds"])
+        news.append((keyword, wall, cpu_s))
+        print(f"round {r}, keyword first: {report['added']} files, {report['chunks_written']} chunks; every "
+              f"file keyword-searchable after {keyword:.1f}s, every chunk with its vector after {wall:.1f}s, "
+              f"CPU {cpu_s:.0f}s ({report['chunks_embedded']} texts embedded in "
+              f"{report['embed_seconds']:.1f}s; {before} -> {load()})")  # fmt: skip
+    keyword, wall, cpu_s = (statistics.median(x) for x in zip(*news, strict=True))
     print(f"keyword-searchable / full hybrid: {keyword / wall:.3f} (target <= 0.2)")
-    if today is not None:
-        print(f"full hybrid / today's full index: {wall / today:.3f} (target <= 1.0)")
+    if todays:
+        today, today_cpu = (statistics.median(x) for x in zip(*todays, strict=True))
+        print(f"full hybrid / today's full index: wall {wall / today:.3f}, CPU {cpu_s / today_cpu:.3f} "
+              "(target <= 1.0; medians)")  # fmt: skip
     sys.path.insert(0, str(HERE))
     from gen_corpus import marker
 
