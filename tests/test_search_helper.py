@@ -204,3 +204,14 @@ def test_an_idle_helper_exits_and_removes_its_socket(rig: dict[str, str]) -> Non
     while (sock.exists() or _helper_pids(sock)) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not sock.exists() and not _helper_pids(sock)
+
+
+def test_a_search_that_fails_starts_no_helper(rig: dict[str, str], tmp_path: Path) -> None:
+    cwd = rig["XDG_DATA_HOME"]
+    missing = {**rig, "DOCSHELF_STORE__DATA_DIR": str(tmp_path / "nothing-here")}
+    failed = _search(missing, "deploy")
+    assert failed.returncode != 0 and "error:" in failed.stderr
+    # a helper exists as soon as the search that starts it has returned (its Popen did)
+    assert not _helper_pids(Path(f"search-{quick.helper_key(None, None, cwd, missing)}.sock"))
+    assert _search(rig, "deploy").returncode == 0  # the check can tell: one that answers starts it
+    assert _helper_pids(Path(f"search-{quick.helper_key(None, None, cwd, rig)}.sock"))

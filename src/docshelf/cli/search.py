@@ -60,12 +60,17 @@ def search(
         _show(given, req, collection, ids, as_json)
         return
     loaded = load(config, data_dir, None, read_only=True)
+    answered = False  # with hits or without: an index that opens is one to keep open
     try:
         with open_shelf(loaded) as shelf:
             _show(shelf, req, collection, ids, as_json)
+        answered = True
+    except typer.Exit:
+        answered = True
+        raise
     finally:
         wanted = loaded.settings.search.helper
-        if not no_helper and (wanted == "on" or (wanted == "auto" and _interactive())):
+        if answered and not no_helper and (wanted == "on" or (wanted == "auto" and _interactive())):
             from docshelf.cli import helper
 
             warm = (mode or loaded.settings.search.mode) != "keyword"
