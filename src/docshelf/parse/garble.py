@@ -11,7 +11,7 @@ Vietnamese look as odd to a cheap test.)
 
 from __future__ import annotations
 
-import unicodedata
+import re
 
 __all__ = ["garbled"]
 
@@ -22,18 +22,28 @@ _NARROW_SPAN = 600
 _MIN_DISTINCT = 12
 _MAX_RARE_HANGUL = 0.1  # syllables outside KS X 1001's 2,350; real text has next to none
 _MAX_NOT_TEXT = 0.1
+# (regular expressions: a long PDF's pages are checked one by one, character loops cost)
+_LETTER = re.compile(r"[^\W\d_]")
+_NOT_TEXT = re.compile("[\ue000-\uf8ff\U000f0000-\U0010ffff\ufffd-\uffff]")  # private use, not characters
+_SUSPECT = re.compile(
+    "[\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3\ue000-\uf8ff\U000f0000-\U0010ffff\ufffd-\uffff]"
+)
+_HANGUL = re.compile("[\uac00-\ud7a3]")
+_HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff]")
 
 
 def garbled(text: str) -> bool:
     """True when ``text`` looks like mojibake (see the module's notes)."""
-    letters = [ch for ch in text if ch.isalpha()]
-    not_text = sum(1 for ch in text if ch == "\ufffd" or unicodedata.category(ch) in ("Co", "Cn"))
-    if len(letters) + not_text < _MIN_LETTERS:
+    if not _SUSPECT.search(text):
         return False
-    if not_text > _MAX_NOT_TEXT * (len(letters) + not_text):
+    letters = len(_LETTER.findall(text))
+    not_text = len(_NOT_TEXT.findall(text))
+    if letters + not_text < _MIN_LETTERS:
+        return False
+    if not_text > _MAX_NOT_TEXT * (letters + not_text):
         return True
-    hangul = [ord(ch) for ch in letters if "\uac00" <= ch <= "\ud7a3"]
-    han = [ord(ch) for ch in letters if "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf"]
+    hangul = [ord(ch) for ch in _HANGUL.findall(text)]
+    han = [ord(ch) for ch in _HAN.findall(text)]
     for codes in (hangul, han):
         # a dozen different letters, not a word repeated ("日本" in every row of a table)
         if len(set(codes)) >= _MIN_DISTINCT and max(codes) - min(codes) < _NARROW_SPAN:
