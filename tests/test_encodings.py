@@ -115,3 +115,12 @@ def test_binary_with_nuls_is_still_refused() -> None:
         decode_text(b"\x01\x00\x02\x00\x03\x00\x04\x00" * 50, "x.txt")
     with pytest.raises(ParseError, match=r"NUL|no text encoding fits"):
         decode_text(b"MZ\x90\x00\x03\x00\x00\x00\x04\x00\x00\x00\xff\xff\x00\x00" * 40, "x.txt")
+
+
+def test_a_file_chosen_by_name_in_utf16_without_a_bom_reads_as_text() -> None:
+    """A README saved as UTF-16 by a Windows editor: its NULs fall in place, it is no binary."""
+    from docshelf.parse.decode import looks_like_text
+
+    text = "Installation\n\nRun the installer, then restart the service.\n" * 4
+    assert looks_like_text(text.encode("utf-16-le")) and looks_like_text(text.encode("utf-16-be"))
+    assert not looks_like_text(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 4)

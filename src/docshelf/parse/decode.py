@@ -261,8 +261,8 @@ def looks_like_text(head: bytes) -> bool:
     binaries without NULs in their first bytes still have (text almost never does)."""
     if head.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return True  # UTF-16/32 text is all NULs to a byte sniff; the parser checks the rest
-    if b"\x00" in head:
-        return False
+    if b"\x00" in head:  # UTF-16/32 without a BOM is text whose NULs fall in place
+        return bomless_utf(head) is not None
     try:  # incremental: a multi-byte character cut at the end of ``head`` is no error
         text = codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
     except UnicodeDecodeError:
