@@ -22,7 +22,7 @@ class DocshelfError(Exception):
 
 
 class ConfigError(DocshelfError):
-    """A setting or config file is invalid."""
+    """A setting, a config file or an argument is invalid."""
 
     exit_code = 2
 

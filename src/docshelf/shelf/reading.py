@@ -78,7 +78,7 @@ def find_document(store: Store, ref: str, collection: str | None) -> DocumentRec
     path = check_relative(ref)
     found = [d for d in (store.get_document(name, path) for name in names) if d is not None]
     if len(found) > 1:
-        raise DocshelfError(
+        raise ConfigError(
             f"{path!r} is in several collections ({', '.join(d.collection for d in found)}); "
             "pass the collection or the docshelf:// URI"
         )
@@ -286,15 +286,15 @@ def read_range(
     elif lines != (None, None):
         first, last = lines[0] or 1, lines[1] or total_lines
         if first > max(total_lines, 1):
-            raise DocshelfError(f"{doc.path} has {total_lines} lines; start line {first} is past the end")
+            raise ConfigError(f"{doc.path} has {total_lines} lines; start line {first} is past the end")
         if last < first:
-            raise DocshelfError(f"end line {last} is before start line {first}")
+            raise ConfigError(f"end line {last} is before start line {first}")
         start = index.line_start(first)
         end = index.line_start(last + 1) if last < total_lines else len(text)
     elif chars != (None, None):
         start, end = chars[0] or 0, min(len(text), chars[1] if chars[1] is not None else len(text))
         if start > len(text) or (start == len(text) and text):
-            raise DocshelfError(
+            raise ConfigError(
                 f"{doc.path} has {len(text)} characters; start character {start} is past the end"
             )
     body = text[start:end]

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from docshelf.embed.base import Vectors
-from docshelf.errors import DocshelfError
+from docshelf.errors import ConfigError
 from docshelf.types import Chunk, SkippedFile
 
 __all__ = [
@@ -84,13 +84,13 @@ _STARS = re.compile(r"\*{2,}")
 
 
 def simplify_glob(glob: str) -> str:
-    """``glob`` with each run of ``*`` made one (the same matches); DocshelfError for a glob too
+    """``glob`` with each run of ``*`` made one (the same matches); ConfigError for a glob too
     long or too wild to be a real path pattern: Python's fnmatch takes seconds per path on those
     and PostgreSQL's regex engine refuses them, so both stores refuse them alike."""
     simple = _STARS.sub("*", glob)
     wild = sum(simple.count(c) for c in "*?[")
     if len(simple) > _MAX_GLOB_CHARS or wild > _MAX_GLOB_WILDCARDS:
-        raise DocshelfError(
+        raise ConfigError(
             f"the path glob is too complex ({len(simple):,} characters, {wild:,} wildcards; at most "
             f"{_MAX_GLOB_CHARS:,} and {_MAX_GLOB_WILDCARDS}): use a pattern such as 'runbooks/*.md'"
         )
