@@ -16,7 +16,16 @@ from typing import TYPE_CHECKING, Any
 
 from docshelf.shelf import reading, searching
 from docshelf.shelf.parts import Parts
-from docshelf.shelf.types import ForgetReport, IndexReport, PassageWindow, SearchRequest, Status, TextRange
+from docshelf.shelf.types import (
+    ForgetReport,
+    GrepRequest,
+    GrepResult,
+    IndexReport,
+    PassageWindow,
+    SearchRequest,
+    Status,
+    TextRange,
+)
 
 if TYPE_CHECKING:
     from docshelf.answer import Answer
@@ -123,6 +132,14 @@ class Shelf:
         """Hybrid (or keyword / semantic) search; ``options`` are SearchRequest fields."""
         req = request if isinstance(request, SearchRequest) else SearchRequest(request, **options)
         return searching.search(self._parts, req)
+
+    def grep(self, request: GrepRequest | str, /, **options: Any) -> GrepResult:
+        """Every line a phrase (or, with ``regex=True``, an RE2 regular expression) matches, cited as
+        ``path:LINE`` or ``file.pdf#page=N``; ``options`` are GrepRequest fields."""
+        from docshelf.shelf import grep as grep_use
+
+        req = request if isinstance(request, GrepRequest) else GrepRequest(request, **options)
+        return grep_use.grep(self._parts, req)
 
     def read_passage(self, chunk_id: str, before: int = 0, after: int = 0) -> PassageWindow:
         """A search hit's stored passage with up to ``before``/``after`` neighbours."""

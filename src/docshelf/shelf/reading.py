@@ -48,9 +48,6 @@ def document_uri(doc: DocumentRecord) -> str:
     return uri_for(doc.collection, doc.path)
 
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
-
-
 def parse_uri(uri: str) -> tuple[str, str]:
     """(collection, path) of a ``docshelf://collection/path`` URI, percent-decoded once."""
     collection, _, path = uri[len(SCHEME) :].partition("/")
@@ -132,24 +129,11 @@ class DocumentText:
 
 
 def _from_chunks(store: Store, doc: DocumentRecord) -> str:
-    """Rebuild the text from stored chunks at their offsets. What no chunk holds (front matter,
-    blank lines between sections) is blank, with as many line breaks as the chunks' line numbers
-    say, so a cited line range reads the same lines as it did from the file."""
-    chunks = sorted(store.document_chunks(doc.id), key=lambda c: (c.char_start, -c.char_end))
-    end = max((c.char_end for c in chunks), default=0)
-    buf = [" "] * end
-    pos = breaks = 0  # text placed so far ends at ``pos`` and holds ``breaks`` line breaks
-    for c in chunks:
-        if c.char_start > pos:  # a gap: its line breaks go at its end, right before the chunk
-            n = max(0, min(c.line_start - 1 - breaks, c.char_start - pos))
-            buf[c.char_start - n : c.char_start] = "\n" * n
-            breaks += n
-            pos = c.char_start
-        buf[c.char_start : c.char_start + len(c.text)] = c.text
-        if c.char_end > pos:
-            breaks += len(_LINE_BREAK.findall(c.text, pos - c.char_start))
-            pos = c.char_end
-    return "".join(buf)
+    """Rebuild the text from stored chunks at their offsets (blank where no chunk holds text, with
+    the line breaks the chunks' line numbers say), so a cited line range reads the same lines."""
+    from docshelf.search.grep import stitch
+
+    return stitch(store.document_chunks(doc.id))
 
 
 def load_text(

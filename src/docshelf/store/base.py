@@ -113,6 +113,24 @@ class SearchFilter:
         if self.path_glob:
             object.__setattr__(self, "path_glob", simplify_glob(self.path_glob))
 
+    def admits(self, doc: DocumentRecord) -> bool:
+        """Whether ``doc`` passes every part of the filter (checked in Python, one record at a time)."""
+        import fnmatch
+
+        if self.collections and doc.collection not in self.collections:
+            return False
+        if not self.include_superseded and doc.lifecycle == "superseded":
+            return False
+        if self.path_glob and not fnmatch.fnmatchcase(doc.path, self.path_glob):
+            return False
+        if self.tags and not set(self.tags) & set(doc.tags):
+            return False
+        if self.file_types and doc.file_type not in self.file_types:
+            return False
+        if self.modified_after is not None and doc.mtime_ns < self.modified_after * 1e9:
+            return False
+        return self.modified_before is None or doc.mtime_ns <= self.modified_before * 1e9
+
     def needs_doc_ids(self) -> bool:
         """True when the filter cannot be expressed by collection and lifecycle alone."""
         return bool(
@@ -184,6 +202,10 @@ class Catalog(Protocol):
     def get_documents(self, doc_ids: Sequence[str]) -> dict[str, DocumentRecord]: ...
     def get_chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]: ...
     def document_chunks(self, doc_id: str) -> list[Chunk]: ...
+    def chunks_of(self, doc_ids: Sequence[str]) -> dict[str, list[Chunk]]:
+        """Each document's chunks in order, for many documents in few reads (grep's verification)."""
+        ...
+
     def iter_chunks(self) -> Iterator[Chunk]: ...
     def stats(self) -> StoreStats: ...
     def reembed_pending(self) -> dict[str, Any] | None: ...
@@ -287,6 +309,12 @@ class Retriever(Protocol):
         self, terms: Sequence[str], k: int, flt: SearchFilter, alternatives: Alternatives | None = None
     ) -> list[tuple[str, float]]: ...
     def vector_search(self, query: Vectors, k: int, flt: SearchFilter) -> list[tuple[str, float]]: ...
+    def grep_documents(self, pieces: Sequence[str], collections: Sequence[str] = ()) -> list[str] | None:
+        """Ids of the documents in whose chunks each of ``pieces`` (3+ characters, no blanks) occurs,
+        ignoring case: a superset of those a grep pattern with these pieces matches, found through
+        a trigram index. None when there is no such index to ask (the caller scans)."""
+        ...
+
     def candidates(
         self, terms: Sequence[str], query: Vectors | PendingVector | None, k: int, flt: SearchFilter,
         keyword: bool = True, coverage: bool = False, alternatives: Alternatives | None = None,

@@ -250,6 +250,12 @@ class MemoryStore:
     def document_chunks(self, doc_id: str) -> list[Chunk]:
         return list(self._chunks.get(doc_id, []))
 
+    def chunks_of(self, doc_ids: Sequence[str]) -> dict[str, list[Chunk]]:
+        return {d: list(self._chunks.get(d, [])) for d in doc_ids}
+
+    def grep_documents(self, pieces: Sequence[str], collections: Sequence[str] = ()) -> list[str] | None:
+        return None  # no substring index: grep scans, as on a store made before one
+
     def iter_chunks(self) -> Iterator[Chunk]:
         for chunks in list(self._chunks.values()):
             yield from chunks

@@ -17,6 +17,8 @@ from docshelf.store.embedded.sql import matching_doc_ids
 
 __all__ = ["SQLiteSearch"]
 
+_FEW = 50  # documents left after which grep looks up no more pieces
+
 
 class SQLiteSearch:
     """Mixed into the SQLite store; needs its connection, keyword index and model metadata."""
@@ -38,6 +40,31 @@ class SQLiteSearch:
     def filter_doc_ids(self, flt: SearchFilter) -> list[str] | None:
         """Document ids passing the filter, or None when the filter needs no id list."""
         return matching_doc_ids(self._db, flt)
+
+    def grep_documents(self, pieces: Sequence[str], collections: Sequence[str] = ()) -> list[str] | None:
+        """Documents whose chunks hold every piece, through the trigram table (a chunk holding all of
+        a piece's trigrams may not hold the piece: the caller checks the text)."""
+        try:
+            self._db.execute("SELECT 1 FROM chunk_grams LIMIT 0")
+        except sqlite3.OperationalError:
+            return None  # no trigram table: an index opened read-only before it, or a SQLite without FTS5
+        where, args = "", list[str]()
+        if collections:
+            where = f" AND d.collection IN ({','.join('?' * len(collections))})"
+            args = list(collections)
+        found: set[str] | None = None
+        for piece in pieces:
+            grams = dict.fromkeys(piece[i : i + 3] for i in range(len(piece) - 2))
+            match = " AND ".join('"' + g.replace('"', '""') + '"' for g in grams)
+            sql = (
+                "SELECT DISTINCT c.doc_id FROM chunks c JOIN documents d ON d.id = c.doc_id "
+                f"WHERE c.seq IN (SELECT rowid FROM chunk_grams WHERE chunk_grams MATCH ?){where}"
+            )
+            ids = {r[0] for r in self._db.execute(sql, [match, *args])}
+            found = ids if found is None else found & ids
+            if len(found) <= _FEW:  # checking a few documents costs less than narrowing them further
+                break
+        return sorted(found or ())
 
     def keyword_coverage(self, terms: Sequence[str]) -> float:
         return self.keyword.coverage(terms)

@@ -330,6 +330,16 @@ class SQLiteStore(SQLiteSearch, SQLiteReembed, SQLiteWrites, BuildLog):
         rows = self._db.execute(f"SELECT {CHUNK_COLS} FROM chunks WHERE doc_id=? ORDER BY ordinal", (doc_id,))
         return [_chunk(r) for r in rows]
 
+    def chunks_of(self, doc_ids: Sequence[str]) -> dict[str, list[Chunk]]:
+        out: dict[str, list[Chunk]] = {d: [] for d in doc_ids}
+        unique = list(out)
+        for i in range(0, len(unique), 500):
+            part = unique[i : i + 500]
+            sql = f"SELECT {CHUNK_COLS} FROM chunks WHERE doc_id IN ({','.join('?' * len(part))})"
+            for row in self._db.execute(sql + " ORDER BY doc_id, ordinal", part):
+                out[row[1]].append(_chunk(row))
+        return out
+
     def iter_chunks(self) -> Iterator[Chunk]:
         cursor = self._db.execute(f"SELECT {CHUNK_COLS} FROM chunks ORDER BY seq")
         while rows := cursor.fetchmany(2000):

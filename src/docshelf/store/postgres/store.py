@@ -349,6 +349,15 @@ class PostgresStore(PgSearch, PgReembed, PgMaintenance, BuildLog):
         rows = self._q(f"SELECT {_CHUNK_COLS} FROM chunks WHERE doc_id=%s ORDER BY ordinal", (doc_id,))
         return [_chunk(r) for r in rows]
 
+    def chunks_of(self, doc_ids: Sequence[str]) -> dict[str, list[Chunk]]:
+        out: dict[str, list[Chunk]] = {d: [] for d in doc_ids}
+        rows = self._q(
+            f"SELECT {_CHUNK_COLS} FROM chunks WHERE doc_id = ANY(%s) ORDER BY doc_id, ordinal", (list(out),)
+        )
+        for row in rows:
+            out[row[1]].append(_chunk(row))
+        return out
+
     def iter_chunks(self) -> Iterator[Chunk]:
         try:
             with (
