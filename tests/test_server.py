@@ -29,7 +29,7 @@ from mcpkit import data, error_text
 # the same tests run against the embedded store and PostgreSQL + pgvector
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("backend")]
 MODES = ["auto", "legacy"]
-ALL_TOOLS = {"search", "read_passage", "read_document", "list_documents", "index_status"}
+ALL_TOOLS = {"search", "read_passage", "read_document", "list_documents", "index_status", "grep"}
 WRITE_TOOLS = {"ingest", "forget", "reindex"}
 
 

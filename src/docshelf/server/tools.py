@@ -207,6 +207,7 @@ def _names(given: list[str] | str | None) -> tuple[str, ...]:
 
 def register_read_tools(server: MCPServer, shelf: Shelf) -> None:
     """Register the tools every server has."""
+    from docshelf.server.grep_tool import register_grep_tool
 
     @tool(server, "Search documents", READ_ONLY)
     async def search(
@@ -297,3 +298,5 @@ def register_read_tools(server: MCPServer, shelf: Shelf) -> None:
         """Counts per collection, model, last build, skipped files with reasons, and files new,
         changed or gone on disk since (stale; new_files counts the new ones)."""
         return await answer(shelf, lambda: status_payload(shelf), ctx)
+
+    register_grep_tool(server, shelf)
