@@ -44,7 +44,7 @@ def _ipynb() -> bytes:
                 "execution_count": 1,
                 "outputs": [],
                 "source": ["import widgets\n", "widgets.frobnicate_widget(42)\n"],
-            },  # fmt: skip
+            },
         ],
         "metadata": {"language_info": {"name": "python"}},
         "nbformat": 4,
