@@ -23,6 +23,7 @@ from docshelf.shelf.locations import Location, parse_location
 from docshelf.shelf.reading import SCHEME, document_uri, uri_for
 from docshelf.shelf.searching import join_notes
 from docshelf.shelf.types import (
+    MAX_GREP,
     MAX_K,
     CollectionStatus,
     ForgetReport,
@@ -59,6 +60,7 @@ if TYPE_CHECKING:
     from docshelf.store.copy import CopyReport
 
 __all__ = [
+    "MAX_GREP",
     "MAX_K",
     "SCHEME",
     "Answer",
