@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from docshelf.errors import (
     AccessError,
     ConfigError,
+    DeclinedError,
     DocshelfError,
     EmbedError,
     ModelMismatchError,
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
         Check,
         Chunk,
         CollectionStatus,
+        Confirm,
         CopyReport,
         DocumentRecord,
         EvalRun,
@@ -75,7 +77,9 @@ __all__ = [
     "Chunk",
     "CollectionStatus",
     "ConfigError",
+    "Confirm",
     "CopyReport",
+    "DeclinedError",
     "DocshelfError",
     "DocumentRecord",
     "EmbedError",
@@ -116,8 +120,8 @@ __all__ = [
 ]
 
 _ERRORS = {
-    "AccessError", "ConfigError", "DocshelfError", "EmbedError", "ModelMismatchError", "NotFoundError",
-    "ParseError", "SourceError", "StoreError",
+    "AccessError", "ConfigError", "DeclinedError", "DocshelfError", "EmbedError", "ModelMismatchError",
+    "NotFoundError", "ParseError", "SourceError", "StoreError",
 }  # fmt: skip
 # pydantic-settings and the shelf load on first use, not on `import docshelf`
 _FROM_CONFIG = {"Settings", "load_settings"}

@@ -65,3 +65,7 @@ class AccessError(DocshelfError):
     """A path lies outside the corpus roots."""
 
     exit_code = 8
+
+
+class DeclinedError(DocshelfError):
+    """The user was asked to confirm a removal and declined it: nothing changed."""

@@ -17,6 +17,7 @@ from pydantic import Field
 from docshelf import __version__
 from docshelf.errors import DocshelfError
 from docshelf.server.calls import answer
+from docshelf.server.icons import tool_icons
 from docshelf.server.limits import decode_cursor, encode_cursor, fit_items, json_tokens
 from docshelf.server.schemas import DocumentList, DocumentRange, IndexStatus, Passages, SearchHits
 from docshelf.shelf import SearchRequest, TextRange, document_uri, iso, join_notes, uri_for
@@ -40,7 +41,9 @@ def tool(
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
         description = " ".join((fn.__doc__ or "").split())
-        server.add_tool(fn, title=title, description=description, annotations=annotations)
+        server.add_tool(
+            fn, title=title, description=description, annotations=annotations, icons=tool_icons(fn.__name__)
+        )
         return fn
 
     return decorate

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from docshelf.embed.prepare import Preparation
     from docshelf.embed.prepare import listen as on_model_preparation
     from docshelf.index.report import SyncReport, group_skipped, reason_kind
-    from docshelf.index.sync import Progress
+    from docshelf.index.sync import Confirm, Progress
     from docshelf.index.watch import Watcher
     from docshelf.search.confidence import Evidence
     from docshelf.search.results import Hit, SearchResult
@@ -68,6 +68,7 @@ __all__ = [
     "Check",
     "Chunk",
     "CollectionStatus",
+    "Confirm",
     "CopyReport",
     "DocumentRecord",
     "EvalRun",
@@ -121,6 +122,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "group_skipped": ("docshelf.index.report", "group_skipped"),
     "reason_kind": ("docshelf.index.report", "reason_kind"),
     "Progress": ("docshelf.index.sync", "Progress"),
+    "Confirm": ("docshelf.index.sync", "Confirm"),
     "Watcher": ("docshelf.index.watch", "Watcher"),
     "Evidence": ("docshelf.search.confidence", "Evidence"),
     "Hit": ("docshelf.search.results", "Hit"),

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from docshelf.answer import Answer
     from docshelf.config import Settings
     from docshelf.embed.base import Embedder
-    from docshelf.index.sync import Progress
+    from docshelf.index.sync import Confirm, Progress
     from docshelf.index.watch import Watcher
     from docshelf.search.results import SearchResult
     from docshelf.store.base import DocumentRecord, Store
@@ -213,33 +213,45 @@ class Shelf:
 
     def ingest(
         self, target: str, collection: str | None = None, *, allowed: Sequence[Path] = (),
-        progress: Progress | None = None,
+        progress: Progress | None = None, confirm: Confirm | None = None,
     ) -> IndexReport:  # fmt: skip
         """Index exactly one folder, file, URL or Drive link on behalf of an agent (the MCP `ingest`).
 
         A local path must lie inside ``allowed`` (none given: inside a root already indexed); a new
         folder goes to ``collection``, else its own (named by its docshelf.toml, else by the folder).
+        ``confirm(collection, paths, None)`` is asked, before anything is written, with the documents
+        the sync would remove (maybe none); False raises DeclinedError with nothing changed.
         """
         from docshelf.shelf import indexing
 
-        return indexing.ingest(self._parts, target, collection, allowed, progress)
+        return indexing.ingest(self._parts, target, collection, allowed, progress, confirm)
 
-    def reindex(self, collection: str | None = None, progress: Progress | None = None) -> list[IndexReport]:
-        """Re-sync every collection (or one) with the files on disk."""
+    def reindex(
+        self, collection: str | None = None, progress: Progress | None = None, confirm: Confirm | None = None
+    ) -> list[IndexReport]:
+        """Re-sync every collection (or one) with the files on disk; ``confirm`` as for ``ingest``
+        (a collection declined raises DeclinedError: those synced before it stay synced)."""
         names = self.collections()
         if collection and collection not in names:
             from docshelf.errors import NotFoundError
 
             raise NotFoundError(f"no collection {collection!r}; known: {', '.join(names) or 'none'}")
-        # a collection whose last root was forgotten has nothing to sync
-        wanted = [collection] if collection else [n for n in names if self.roots(n)]
-        return [self.index((), name, progress=progress, refetch=False) for name in wanted]
-
-    def forget(self, target: str, collection: str | None = None) -> ForgetReport:
-        """Remove a document (path, id, URI), a whole root folder, or what a URL brought in."""
         from docshelf.shelf import indexing
 
-        return indexing.forget(self._parts, target, collection)
+        # a collection whose last root was forgotten has nothing to sync
+        wanted = [collection] if collection else [n for n in names if self.roots(n)]
+        return [
+            indexing.index(self._parts, (), name, False, progress, False, confirm=confirm) for name in wanted
+        ]
+
+    def forget(
+        self, target: str, collection: str | None = None, confirm: Confirm | None = None
+    ) -> ForgetReport:
+        """Remove a document (path, id, URI), a whole root folder, or what a URL brought in;
+        ``confirm(collection, paths, root)`` is asked first (False: DeclinedError, nothing removed)."""
+        from docshelf.shelf import indexing
+
+        return indexing.forget(self._parts, target, collection, confirm)
 
     def reembed(self, progress: Progress | None = None) -> int:
         """Embed every stored chunk again with the configured model; returns chunks embedded."""
