@@ -73,6 +73,7 @@ def build(args: argparse.Namespace) -> Path:
     try:
         model = source.model()
         target.set_model(str(model[0]), int(model[1] or 0))
+        target.set_collection_roots("scale", [])  # synthetic.grow writes its copies there
         total = synthetic.grow(source, target, int(model[1] or 0), args.chunks)
         target.commit()
     finally:

@@ -81,9 +81,19 @@ class GrepPattern:
     pieces: tuple[str, ...]
     compiled: Any  # an re2 pattern
 
+    def matches(self, text: str) -> bool:
+        """Whether ``text`` has any match at all (one pass, for a quick look at many documents joined:
+        a document that matches alone matches among others)."""
+        return self.compiled.search(text) is not None
+
     def find(self, text: str) -> Iterator[Found]:
         """Non-empty matches in ``text``, left to right, without overlaps; with ``word`` only those
         with no letter, digit or underscore right before or after them."""
+        if not self.word:  # one pass (each search call would encode the text again)
+            for m in self.compiled.finditer(text):
+                if m.end() > m.start():  # an empty match (``^``, ``a*``) says nothing to show
+                    yield Found(m.start(), m.end())
+            return
         pos = 0
         n = len(text)
         while pos <= n:
@@ -188,17 +198,19 @@ def stitch(chunks: Sequence[Chunk]) -> str:
     matter, blank lines between sections) is blank, with as many line breaks as the chunks' line
     numbers say, so line numbers are those the chunks cite."""
     ordered = sorted(chunks, key=lambda c: (c.char_start, -c.char_end))
-    end = max((c.char_end for c in ordered), default=0)
-    buf = [" "] * end
+    parts: list[str] = []
     pos = breaks = 0  # text placed so far ends at ``pos`` and holds ``breaks`` line breaks
     for c in ordered:
-        if c.char_start > pos:  # a gap: its line breaks go at its end, right before the chunk
-            n = max(0, min(c.line_start - 1 - breaks, c.char_start - pos))
-            buf[c.char_start - n : c.char_start] = "\n" * n
+        if c.char_end <= pos:
+            continue  # inside what is placed already (overlap)
+        if c.char_start > pos:  # a gap: blanks, its line breaks at its end, right before the chunk
+            gap = c.char_start - pos
+            n = max(0, min(c.line_start - 1 - breaks, gap))
+            parts.append(" " * (gap - n) + "\n" * n)
             breaks += n
             pos = c.char_start
-        buf[c.char_start : c.char_start + len(c.text)] = c.text
-        if c.char_end > pos:
-            breaks += len(_LINE_BREAK.findall(c.text, pos - c.char_start))
-            pos = c.char_end
-    return "".join(buf)
+        piece = c.text[pos - c.char_start :]
+        parts.append(piece)
+        breaks += len(_LINE_BREAK.findall(piece))
+        pos = c.char_start + len(c.text)
+    return "".join(parts)

@@ -49,18 +49,17 @@ def _decode_cursor(cursor: str) -> tuple[str, str, int]:
     raise ConfigError("that grep cursor is not one grep gave; pass the cursor of the last result, or none")
 
 
-def _documents(parts: Parts, req: GrepRequest, pattern: GrepPattern) -> tuple[list[DocumentRecord], bool]:
-    """The documents to read, in (collection, path) order, and whether that is all of them (no
-    piece to look up, or no trigram index)."""
+def _documents(
+    parts: Parts, req: GrepRequest, pattern: GrepPattern
+) -> tuple[list[tuple[str, str, str]], bool]:
+    """(id, collection, path) of the documents to read, in (collection, path) order, and whether
+    that is all of them (no piece to look up, or no trigram index)."""
     store = parts.store
-    flt = req.filter()
-    ids = store.grep_documents(pattern.pieces, flt.collections) if pattern.pieces else None
-    if ids is None:
-        docs = [d for d in store.iter_documents() if flt.admits(d)]
-    else:
-        docs = [d for d in store.get_documents(ids).values() if flt.admits(d)]
-    docs.sort(key=lambda d: (d.collection, d.path))
-    return docs, ids is None
+    collections = tuple(req.collections)
+    found = store.grep_documents(pattern.pieces, collections) if pattern.pieces else None
+    if found is not None:
+        return found, False
+    return store.grep_documents((), collections) or [], True
 
 
 def _line_groups(found: Sequence[Found], lines: LineIndex) -> list[tuple[int, int, list[Found]]]:
@@ -79,15 +78,14 @@ def _line_groups(found: Sequence[Found], lines: LineIndex) -> list[tuple[int, in
 class _Doc:
     """One document's text and where its chunks put pages and headings."""
 
-    def __init__(self, doc: DocumentRecord, chunks: list[Chunk]) -> None:
+    def __init__(self, doc: DocumentRecord, chunks: list[Chunk], text: str) -> None:
         from docshelf.chunk import LineIndex
-        from docshelf.search.grep import stitch
 
         self.doc = doc
         self.chunks = sorted(chunks, key=lambda c: c.char_start)
         self.starts = [c.char_start for c in self.chunks]
-        self.text = stitch(self.chunks)
-        self.lines = LineIndex(self.text)
+        self.text = text
+        self.lines = LineIndex(text)
         self.pdf = doc.path.lower().endswith(".pdf")
         self._page_first: dict[int, int] = {}
 
@@ -148,61 +146,81 @@ def _cut(text: str, spans: list[tuple[int, int]]) -> tuple[str, list[tuple[int, 
 
 def grep(parts: Parts, req: GrepRequest) -> GrepResult:
     """The matching lines (or documents, or counts) of ``req``, in document order, from its cursor."""
-    from docshelf.search.grep import compile_pattern
+    from docshelf.search.grep import compile_pattern, stitch
 
     pattern = compile_pattern(req.pattern, regex=req.regex, ignore_case=req.ignore_case, word=req.word)
     began = time.monotonic()
-    docs, scanned = _documents(parts, req, pattern)
+    listed, scanned = _documents(parts, req, pattern)
     skip_to: tuple[str, str] | None = None
     skip = 0
     if req.cursor:
         collection, path, skip = _decode_cursor(req.cursor)
         skip_to = (collection, path)
-        docs = [d for d in docs if (d.collection, d.path) >= skip_to]
+        listed = [d for d in listed if (d[1], d[2]) >= skip_to]
     result = GrepResult(req.pattern, [], [], scanned=scanned)
-    content = req.output == "content"
+    flt = req.filter()
+    store = parts.store
     deadline = began + req.time_limit_s
-    for at in range(0, len(docs), _BATCH):
-        batch = docs[at : at + _BATCH]
-        chunks = parts.store.chunks_of([d.id for d in batch])
-        for doc in batch:
-            if time.monotonic() > deadline:
-                result.timed_out = True
-                result.cursor = _encode_cursor(doc.collection, doc.path, 0)
-                break
-            item = _Doc(doc, chunks.get(doc.id, []))
-            result.documents_read += 1
-            groups = _line_groups(list(pattern.find(item.text)), item.lines)
-            resumed = skip if skip_to == (doc.collection, doc.path) else 0
-            if not groups or resumed >= len(groups):
-                continue
-            full = result.matches if content else result.counts
-            if len(full) == req.max_results:
-                result.cursor = _encode_cursor(doc.collection, doc.path, resumed)
-                break
-            if not resumed:  # a document cut by the previous call was counted there
-                result.counts.append(GrepCount(doc.collection, doc.path, len(groups)))
-            if not content:
-                continue
-            for n, (first, last, found) in enumerate(groups[resumed:], start=resumed):
-                if len(result.matches) == req.max_results:
-                    result.cursor = _encode_cursor(doc.collection, doc.path, n)
-                    break
-                result.matches.append(item.match(first, last, found, req.context))
-            if result.cursor:
+    for at in range(0, len(listed), _BATCH):
+        if time.monotonic() > deadline:
+            result.timed_out = True
+            result.cursor = _encode_cursor(listed[at][1], listed[at][2], 0)
+            break
+        batch = listed[at : at + _BATCH]
+        records = store.get_documents([d[0] for d in batch])
+        docs = [records[d[0]] for d in batch if d[0] in records and flt.admits(records[d[0]])]
+        chunks = store.chunks_of([d.id for d in docs])
+        texts = [stitch(chunks.get(d.id, [])) for d in docs]
+        result.documents_read += len(docs)
+        if not pattern.matches("\n\n".join(texts)):
+            continue  # none of them matches (most of a scan's batches): no line to look at
+        for doc, text in zip(docs, texts, strict=True):
+            found = list(pattern.find(text))
+            if found and _visit(result, req, _Doc(doc, chunks.get(doc.id, []), text), found, skip_to, skip):
                 break
         if result.cursor:
             break
-    result.note = _note(req, result, len(docs), time.monotonic() - began)
+    result.note = _note(req, result, len(listed), time.monotonic() - began, bool(pattern.pieces))
     return result
 
 
-def _note(req: GrepRequest, result: GrepResult, candidates: int, took: float) -> str | None:
+def _visit(
+    result: GrepResult, req: GrepRequest, item: _Doc, found: list[Found], skip_to: tuple[str, str] | None,
+    skip: int,
+) -> bool:  # fmt: skip
+    """Add one document's lines (or its count) to ``result``; True when the cap stops the call there."""
+    doc = item.doc
+    groups = _line_groups(found, item.lines)
+    resumed = skip if skip_to == (doc.collection, doc.path) else 0
+    if resumed >= len(groups):
+        return False
+    content = req.output == "content"
+    if len(result.matches if content else result.counts) == req.max_results:
+        result.cursor = _encode_cursor(doc.collection, doc.path, resumed)
+        return True
+    if not resumed:  # a document cut by the previous call was counted there
+        result.counts.append(GrepCount(doc.collection, doc.path, len(groups)))
+    if not content:
+        return False
+    for n, (first, last, where) in enumerate(groups[resumed:], start=resumed):
+        if len(result.matches) == req.max_results:
+            result.cursor = _encode_cursor(doc.collection, doc.path, n)
+            return True
+        result.matches.append(item.match(first, last, where, req.context))
+    return False
+
+
+def _note(req: GrepRequest, result: GrepResult, candidates: int, took: float, pieces: bool) -> str | None:
     notes: list[str] = []
     if result.scanned:
+        why = (
+            "this index has no trigram index yet (it was made before grep; a `docshelf index` adds it)"
+            if pieces
+            else "no part of the pattern (3 or more characters, no blanks) could be looked up in the "
+            "trigram index"
+        )
         notes.append(
-            "no part of the pattern (3 or more characters, no blanks) could be looked up in the trigram "
-            f"index, so documents were read one by one, within time_limit_s ({req.time_limit_s:g} s)"
+            f"{why}, so documents were read one by one, within time_limit_s ({req.time_limit_s:g} s)"
         )
     if result.timed_out:
         notes.append(

@@ -309,10 +309,13 @@ class Retriever(Protocol):
         self, terms: Sequence[str], k: int, flt: SearchFilter, alternatives: Alternatives | None = None
     ) -> list[tuple[str, float]]: ...
     def vector_search(self, query: Vectors, k: int, flt: SearchFilter) -> list[tuple[str, float]]: ...
-    def grep_documents(self, pieces: Sequence[str], collections: Sequence[str] = ()) -> list[str] | None:
-        """Ids of the documents in whose chunks each of ``pieces`` (3+ characters, no blanks) occurs,
-        ignoring case: a superset of those a grep pattern with these pieces matches, found through
-        a trigram index. None when there is no such index to ask (the caller scans)."""
+    def grep_documents(
+        self, pieces: Sequence[str], collections: Sequence[str] = ()
+    ) -> list[tuple[str, str, str]] | None:
+        """(id, collection, path) of the documents in whose chunks each of ``pieces`` (3+ characters,
+        no blanks) occurs, ignoring case, in (collection, path) order: a superset of those a grep
+        pattern with these pieces matches, found through a trigram index; no pieces: every document.
+        None when there is no such index to ask (the caller reads every document)."""
         ...
 
     def candidates(

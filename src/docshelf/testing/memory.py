@@ -253,8 +253,13 @@ class MemoryStore:
     def chunks_of(self, doc_ids: Sequence[str]) -> dict[str, list[Chunk]]:
         return {d: list(self._chunks.get(d, [])) for d in doc_ids}
 
-    def grep_documents(self, pieces: Sequence[str], collections: Sequence[str] = ()) -> list[str] | None:
-        return None  # no substring index: grep scans, as on a store made before one
+    def grep_documents(
+        self, pieces: Sequence[str], collections: Sequence[str] = ()
+    ) -> list[tuple[str, str, str]] | None:
+        if pieces:
+            return None  # no substring index: grep reads every document, as on a store made before one
+        docs = [d for d in self._docs.values() if not collections or d.collection in collections]
+        return sorted(((d.id, d.collection, d.path) for d in docs), key=lambda r: (r[1], r[2]))
 
     def iter_chunks(self) -> Iterator[Chunk]:
         for chunks in list(self._chunks.values()):

@@ -43,23 +43,32 @@ class PgSearch:
         where = doc_filter(SearchFilter(**{**flt.__dict__, "include_superseded": True}), params)
         return [r[0] for r in self._q(f"SELECT d.id FROM documents d WHERE {where}", params)]
 
-    def grep_documents(self, pieces: Sequence[str], collections: Sequence[str] = ()) -> list[str] | None:
+    def grep_documents(
+        self, pieces: Sequence[str], collections: Sequence[str] = ()
+    ) -> list[tuple[str, str, str]] | None:
         """Documents whose chunks hold every piece (ILIKE, through pg_trgm's index where it is)."""
+        in_collections = " AND d.collection = ANY(%(c)s)" if collections else ""
+        if not pieces:
+            sql = f"SELECT d.id, d.collection, d.path FROM documents d WHERE TRUE{in_collections}"
+            return [
+                tuple(r) for r in self._q(sql + " ORDER BY d.collection, d.path", {"c": list(collections)})
+            ]
         fold = self._unicode_lower()
-        found: set[str] | None = None
-        where = " AND collection = ANY(%(c)s)" if collections else ""
+        found: list[str] | None = None
         for piece in pieces:
             # a server whose lower() knows only ASCII (the C locale) gets any character for the others
             like = "".join(_like_char(ch, fold) for ch in piece)
-            rows = self._q(
-                f"SELECT DISTINCT doc_id FROM chunks WHERE text ILIKE %(p)s{where}",
-                {"p": f"%{like}%", "c": list(collections)},
-            )
-            ids = {str(r[0]) for r in rows}
-            found = ids if found is None else found & ids
+            sql = "SELECT DISTINCT doc_id FROM chunks WHERE text ILIKE %(p)s"
+            params: dict[str, Any] = {"p": f"%{like}%"}
+            if found is not None:
+                sql += " AND doc_id = ANY(%(ids)s)"
+                params["ids"] = found
+            found = [str(r[0]) for r in self._q(sql, params)]
             if len(found) <= _FEW:
                 break
-        return sorted(found or ())
+        sql = f"SELECT d.id, d.collection, d.path FROM documents d WHERE d.id = ANY(%(ids)s){in_collections}"
+        rows = self._q(sql + " ORDER BY d.collection, d.path", {"ids": found or [], "c": list(collections)})
+        return [tuple(r) for r in rows]
 
     def _unicode_lower(self) -> bool:
         if self._lower_unicode is None:
