@@ -8,22 +8,16 @@ chunks give each place once, and a match that crosses a chunk boundary is found 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from docshelf.errors import DocshelfError
 
-if TYPE_CHECKING:
-    from docshelf.types import Chunk
-
-__all__ = ["Found", "GrepPattern", "compile_pattern", "is_word_char", "stitch"]
+__all__ = ["Found", "GrepPattern", "Spanned", "compile_pattern", "is_word_char", "stitch"]
 
 MAX_PATTERN_CHARS = 1000
 MIN_PIECE = 3  # the substring indexes hold trigrams: shorter pieces cannot be looked up
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_SPACE = re.compile(r"\s+")
 # what a blank in a literal phrase matches: any run of spaces and line breaks, so a phrase that a
 # PDF or Word line wraps is still found (RE2's \s is ASCII only, \p{Z} adds no-break spaces)
 _GAP = r"[\s\p{Z}]+"
@@ -193,7 +187,22 @@ def compile_pattern(
     return GrepPattern(pattern, regex, ignore_case, word, tuple(unique), compiled)
 
 
-def stitch(chunks: Sequence[Chunk]) -> str:
+class Spanned(Protocol):
+    """A chunk's text and place: a Chunk, or the TextSpan a store reads for grep."""
+
+    @property
+    def char_start(self) -> int: ...
+    @property
+    def char_end(self) -> int: ...
+    @property
+    def line_start(self) -> int: ...
+    @property
+    def line_end(self) -> int: ...
+    @property
+    def text(self) -> str: ...
+
+
+def stitch(chunks: Sequence[Spanned]) -> str:
     """A document's text rebuilt from its stored chunks at their offsets. What no chunk holds (front
     matter, blank lines between sections) is blank, with as many line breaks as the chunks' line
     numbers say, so line numbers are those the chunks cite."""
@@ -209,8 +218,7 @@ def stitch(chunks: Sequence[Chunk]) -> str:
             parts.append(" " * (gap - n) + "\n" * n)
             breaks += n
             pos = c.char_start
-        piece = c.text[pos - c.char_start :]
-        parts.append(piece)
-        breaks += len(_LINE_BREAK.findall(piece))
+        parts.append(c.text[pos - c.char_start :])
+        breaks = max(breaks, c.line_end - 1)  # a chunk ends on its last line (trimmed: no break after)
         pos = c.char_start + len(c.text)
     return "".join(parts)

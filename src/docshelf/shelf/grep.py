@@ -55,11 +55,11 @@ def _documents(
     """(id, collection, path) of the documents to read, in (collection, path) order, and whether
     that is all of them (no piece to look up, or no trigram index)."""
     store = parts.store
-    collections = tuple(req.collections)
-    found = store.grep_documents(pattern.pieces, collections) if pattern.pieces else None
+    flt = req.filter()
+    found = store.grep_documents(pattern.pieces, flt) if pattern.pieces else None
     if found is not None:
         return found, False
-    return store.grep_documents((), collections) or [], True
+    return store.grep_documents((), flt) or [], True
 
 
 def _line_groups(found: Sequence[Found], lines: LineIndex) -> list[tuple[int, int, list[Found]]]:
@@ -158,7 +158,6 @@ def grep(parts: Parts, req: GrepRequest) -> GrepResult:
         skip_to = (collection, path)
         listed = [d for d in listed if (d[1], d[2]) >= skip_to]
     result = GrepResult(req.pattern, [], [], scanned=scanned)
-    flt = req.filter()
     store = parts.store
     deadline = began + req.time_limit_s
     for at in range(0, len(listed), _BATCH):
@@ -166,17 +165,21 @@ def grep(parts: Parts, req: GrepRequest) -> GrepResult:
             result.timed_out = True
             result.cursor = _encode_cursor(listed[at][1], listed[at][2], 0)
             break
-        batch = listed[at : at + _BATCH]
-        records = store.get_documents([d[0] for d in batch])
-        docs = [records[d[0]] for d in batch if d[0] in records and flt.admits(records[d[0]])]
-        chunks = store.chunks_of([d.id for d in docs])
-        texts = [stitch(chunks.get(d.id, [])) for d in docs]
-        result.documents_read += len(docs)
+        ids = [d[0] for d in listed[at : at + _BATCH]]
+        spans = store.chunk_texts(ids)
+        texts = [stitch(spans.get(i, [])) for i in ids]
+        result.documents_read += len(ids)
         if not pattern.matches("\n\n".join(texts)):
             continue  # none of them matches (most of a scan's batches): no line to look at
-        for doc, text in zip(docs, texts, strict=True):
-            found = list(pattern.find(text))
-            if found and _visit(result, req, _Doc(doc, chunks.get(doc.id, []), text), found, skip_to, skip):
+        hits = [
+            (i, text, found)
+            for i, text in zip(ids, texts, strict=True)
+            if (found := list(pattern.find(text)))
+        ]
+        records = store.get_documents([i for i, _, _ in hits])
+        chunks = store.chunks_of([i for i, _, _ in hits])
+        for i, text, found in hits:
+            if i in records and _visit(result, req, _Doc(records[i], chunks[i], text), found, skip_to, skip):
                 break
         if result.cursor:
             break

@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from docshelf.embed.base import Vectors
 from docshelf.errors import ConfigError
@@ -29,6 +29,7 @@ __all__ = [
     "Store",
     "StoreStats",
     "TermAnalyzer",
+    "TextSpan",
     "Writer",
     "last_versions",
     "own_alternatives",
@@ -36,6 +37,16 @@ __all__ = [
     "report_progress",
     "simplify_glob",
 ]
+
+
+class TextSpan(NamedTuple):
+    """A chunk's text and where it lies in its document (what rebuilding the text needs)."""
+
+    char_start: int
+    char_end: int
+    line_start: int
+    line_end: int
+    text: str
 
 
 class TermAnalyzer(Protocol):
@@ -206,6 +217,11 @@ class Catalog(Protocol):
         """Each document's chunks in order, for many documents in few reads (grep's verification)."""
         ...
 
+    def chunk_texts(self, doc_ids: Sequence[str]) -> dict[str, list[TextSpan]]:
+        """Each document's chunk texts and where they lie, without the rest of a Chunk: what grep
+        reads of every document it scans."""
+        ...
+
     def iter_chunks(self) -> Iterator[Chunk]: ...
     def stats(self) -> StoreStats: ...
     def reembed_pending(self) -> dict[str, Any] | None: ...
@@ -309,13 +325,12 @@ class Retriever(Protocol):
         self, terms: Sequence[str], k: int, flt: SearchFilter, alternatives: Alternatives | None = None
     ) -> list[tuple[str, float]]: ...
     def vector_search(self, query: Vectors, k: int, flt: SearchFilter) -> list[tuple[str, float]]: ...
-    def grep_documents(
-        self, pieces: Sequence[str], collections: Sequence[str] = ()
-    ) -> list[tuple[str, str, str]] | None:
-        """(id, collection, path) of the documents in whose chunks each of ``pieces`` (3+ characters,
-        no blanks) occurs, ignoring case, in (collection, path) order: a superset of those a grep
-        pattern with these pieces matches, found through a trigram index; no pieces: every document.
-        None when there is no such index to ask (the caller reads every document)."""
+    def grep_documents(self, pieces: Sequence[str], flt: SearchFilter) -> list[tuple[str, str, str]] | None:
+        """(id, collection, path) of the documents passing ``flt`` in whose chunks each of ``pieces``
+        (3+ characters, no blanks) occurs, ignoring case, in (collection, path) order: a superset of
+        those a grep pattern with these pieces matches, found through a trigram index; no pieces:
+        every document passing ``flt``. None when there is no such index to ask (the caller reads
+        every document)."""
         ...
 
     def candidates(

@@ -41,42 +41,37 @@ class SQLiteSearch:
         """Document ids passing the filter, or None when the filter needs no id list."""
         return matching_doc_ids(self._db, flt)
 
-    def grep_documents(
-        self, pieces: Sequence[str], collections: Sequence[str] = ()
-    ) -> list[tuple[str, str, str]] | None:
+    def grep_documents(self, pieces: Sequence[str], flt: SearchFilter) -> list[tuple[str, str, str]] | None:
         """Documents whose chunks hold every piece, through the trigram table (a chunk holding all of
         a piece's trigrams may not hold the piece: the caller checks the text)."""
-        where, args = "", list[str]()
-        if collections:
-            where = f"collection IN ({','.join('?' * len(collections))})"
-            args = list(collections)
-        if not pieces:
-            sql = f"SELECT id, collection, path FROM documents {'WHERE ' + where if where else ''}"
-            return [tuple(r) for r in self._db.execute(sql + " ORDER BY collection, path", args)]
-        try:
-            self._db.execute("SELECT 1 FROM chunk_grams LIMIT 0")
-        except sqlite3.OperationalError:
-            return None  # no trigram table: an index opened read-only before it, or a SQLite without FTS5
+        conds, args = ["TRUE"], list[str]()
+        if flt.collections:
+            conds.append(f"collection IN ({','.join('?' * len(flt.collections))})")
+            args = list(flt.collections)
+        if not flt.include_superseded:
+            conds.append("lifecycle IS NOT 'superseded'")
         found: set[str] | None = None
-        for piece in pieces:
-            grams = dict.fromkeys(piece[i : i + 3] for i in range(len(piece) - 2))
-            match = " AND ".join('"' + g.replace('"', '""') + '"' for g in grams)
-            sql = (
-                "SELECT DISTINCT doc_id FROM chunks "
-                "WHERE seq IN (SELECT rowid FROM chunk_grams WHERE chunk_grams MATCH ?)"
-            )
-            ids = {r[0] for r in self._db.execute(sql, [match])}
-            found = ids if found is None else found & ids
-            if len(found) <= _FEW:  # checking a few documents costs less than narrowing them further
-                break
-        rows: list[tuple[str, str, str]] = []
-        unique = sorted(found or ())
-        for i in range(0, len(unique), 500):
-            part = unique[i : i + 500]
-            sql = f"SELECT id, collection, path FROM documents WHERE id IN ({','.join('?' * len(part))})"
-            sql += f" AND {where}" if where else ""
-            rows.extend(tuple(r) for r in self._db.execute(sql, [*part, *args]))
-        return sorted(rows, key=lambda r: (r[1], r[2]))
+        if pieces:
+            try:
+                self._db.execute("SELECT 1 FROM chunk_grams LIMIT 0")
+            except sqlite3.OperationalError:
+                return None  # no trigram table: an index opened read-only before it, or no FTS5 here
+            for piece in pieces:
+                grams = dict.fromkeys(piece[i : i + 3] for i in range(len(piece) - 2))
+                match = " AND ".join('"' + g.replace('"', '""') + '"' for g in grams)
+                sql = (
+                    "SELECT DISTINCT doc_id FROM chunks "
+                    "WHERE seq IN (SELECT rowid FROM chunk_grams WHERE chunk_grams MATCH ?)"
+                )
+                ids = {r[0] for r in self._db.execute(sql, [match])}
+                found = ids if found is None else found & ids
+                if len(found) <= _FEW:  # checking a few documents costs less than narrowing them further
+                    break
+        where = " AND ".join(conds)
+        sql = f"SELECT id, collection, path FROM documents WHERE {where} ORDER BY collection, path"
+        allowed = self.filter_doc_ids(flt)
+        keep = found if allowed is None else set(allowed) if found is None else found & set(allowed)
+        return [(r[0], r[1], r[2]) for r in self._db.execute(sql, args) if keep is None or r[0] in keep]
 
     def keyword_coverage(self, terms: Sequence[str]) -> float:
         return self.keyword.coverage(terms)

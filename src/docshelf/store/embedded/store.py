@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import sqlite3
@@ -23,6 +24,7 @@ from docshelf.store.base import (
     Progress,
     StoreStats,
     TermAnalyzer,
+    TextSpan,
     report_progress,
 )
 from docshelf.store.embedded.ann import AnnOptions
@@ -48,19 +50,26 @@ __all__ = ["SQLiteStore", "TermAnalyzer", "store_error"]
 log = logging.getLogger(__name__)
 
 
+@functools.lru_cache(maxsize=4096)
+def _strings(value: str) -> tuple[str, ...]:
+    """A stored JSON list of strings (heading paths, tags): the same few come back for every chunk
+    of a document, so each is decoded once (grep reads every chunk of an index)."""
+    return () if value == "[]" else tuple(json.loads(value))
+
+
 def _chunk(row: sqlite3.Row | tuple[Any, ...]) -> Chunk:
     return Chunk(
         id=row[0], doc_id=row[1], ordinal=row[2], text=row[3], char_start=row[4],
         char_end=row[5], line_start=row[6], line_end=row[7],
-        heading_path=tuple(json.loads(row[8])), page=row[9], token_count=row[10], embed_key=row[11],
+        heading_path=_strings(row[8]), page=row[9], token_count=row[10], embed_key=row[11],
     )  # fmt: skip
 
 
 def _doc(row: sqlite3.Row | tuple[Any, ...]) -> DocumentRecord:
     return DocumentRecord(
         id=row[0], collection=row[1], root=row[2], path=row[3], size=row[4], mtime_ns=row[5],
-        content_hash=row[6], file_type=row[7], title=row[8], tags=tuple(json.loads(row[9])),
-        lifecycle=row[10], metadata=json.loads(row[11]), indexed_at=row[12],
+        content_hash=row[6], file_type=row[7], title=row[8], tags=_strings(row[9]),
+        lifecycle=row[10], metadata={} if row[11] == "{}" else json.loads(row[11]), indexed_at=row[12],
     )  # fmt: skip
 
 
@@ -338,6 +347,19 @@ class SQLiteStore(SQLiteSearch, SQLiteReembed, SQLiteWrites, BuildLog):
             sql = f"SELECT {CHUNK_COLS} FROM chunks WHERE doc_id IN ({','.join('?' * len(part))})"
             for row in self._db.execute(sql + " ORDER BY doc_id, ordinal", part):
                 out[row[1]].append(_chunk(row))
+        return out
+
+    def chunk_texts(self, doc_ids: Sequence[str]) -> dict[str, list[TextSpan]]:
+        out: dict[str, list[TextSpan]] = {d: [] for d in doc_ids}
+        unique = list(out)
+        for i in range(0, len(unique), 500):
+            part = unique[i : i + 500]
+            sql = (
+                "SELECT doc_id, char_start, char_end, line_start, line_end, text FROM chunks "
+                f"WHERE doc_id IN ({','.join('?' * len(part))}) ORDER BY doc_id, ordinal"
+            )
+            for row in self._db.execute(sql, part):
+                out[row[0]].append(TextSpan(row[1], row[2], row[3], row[4], row[5]))
         return out
 
     def iter_chunks(self) -> Iterator[Chunk]:

@@ -43,17 +43,9 @@ class PgSearch:
         where = doc_filter(SearchFilter(**{**flt.__dict__, "include_superseded": True}), params)
         return [r[0] for r in self._q(f"SELECT d.id FROM documents d WHERE {where}", params)]
 
-    def grep_documents(
-        self, pieces: Sequence[str], collections: Sequence[str] = ()
-    ) -> list[tuple[str, str, str]] | None:
+    def grep_documents(self, pieces: Sequence[str], flt: SearchFilter) -> list[tuple[str, str, str]] | None:
         """Documents whose chunks hold every piece (ILIKE, through pg_trgm's index where it is)."""
-        in_collections = " AND d.collection = ANY(%(c)s)" if collections else ""
-        if not pieces:
-            sql = f"SELECT d.id, d.collection, d.path FROM documents d WHERE TRUE{in_collections}"
-            return [
-                tuple(r) for r in self._q(sql + " ORDER BY d.collection, d.path", {"c": list(collections)})
-            ]
-        fold = self._unicode_lower()
+        fold = self._unicode_lower() if pieces else False
         found: list[str] | None = None
         for piece in pieces:
             # a server whose lower() knows only ASCII (the C locale) gets any character for the others
@@ -66,9 +58,15 @@ class PgSearch:
             found = [str(r[0]) for r in self._q(sql, params)]
             if len(found) <= _FEW:
                 break
-        sql = f"SELECT d.id, d.collection, d.path FROM documents d WHERE d.id = ANY(%(ids)s){in_collections}"
-        rows = self._q(sql + " ORDER BY d.collection, d.path", {"ids": found or [], "c": list(collections)})
-        return [tuple(r) for r in rows]
+        params = {}
+        where = doc_filter(flt, params)
+        if found is not None:
+            params["ids"] = found
+            where += " AND d.id = ANY(%(ids)s)"
+        sql = (
+            f"SELECT d.id, d.collection, d.path FROM documents d WHERE {where} ORDER BY d.collection, d.path"
+        )
+        return [(str(r[0]), str(r[1]), str(r[2])) for r in self._q(sql, params)]
 
     def _unicode_lower(self) -> bool:
         if self._lower_unicode is None:
