@@ -108,7 +108,7 @@ MIGRATIONS: list[str] = [
     CREATE INDEX IF NOT EXISTS documents_superseded ON documents(lifecycle) WHERE lifecycle = 'superseded';
     """,
     # 5: grep's substring index: the trigrams of every chunk (case folded), kept by triggers, with no
-    # positions (detail=none: 43% of the chunk text's size where positions cost 2.2 times it) since
+    # positions (detail=none: about half the chunk text's size, where positions cost 2.2 times it) since
     # grep checks each candidate on the text anyway. Skipped where SQLite lacks FTS5's trigrams
     # (grep then scans).
     """
