@@ -124,24 +124,6 @@ class SearchFilter:
         if self.path_glob:
             object.__setattr__(self, "path_glob", simplify_glob(self.path_glob))
 
-    def admits(self, doc: DocumentRecord) -> bool:
-        """Whether ``doc`` passes every part of the filter (checked in Python, one record at a time)."""
-        import fnmatch
-
-        if self.collections and doc.collection not in self.collections:
-            return False
-        if not self.include_superseded and doc.lifecycle == "superseded":
-            return False
-        if self.path_glob and not fnmatch.fnmatchcase(doc.path, self.path_glob):
-            return False
-        if self.tags and not set(self.tags) & set(doc.tags):
-            return False
-        if self.file_types and doc.file_type not in self.file_types:
-            return False
-        if self.modified_after is not None and doc.mtime_ns < self.modified_after * 1e9:
-            return False
-        return self.modified_before is None or doc.mtime_ns <= self.modified_before * 1e9
-
     def needs_doc_ids(self) -> bool:
         """True when the filter cannot be expressed by collection and lifecycle alone."""
         return bool(
