@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from docshelf.shelf.budget import estimate_tokens, prefix_within
 from docshelf.shelf.core import Shelf
 from docshelf.shelf.locations import Location, parse_location
+from docshelf.shelf.pages import PageImage
 from docshelf.shelf.reading import SCHEME, document_uri, uri_for
 from docshelf.shelf.searching import join_notes
 from docshelf.shelf.types import (
@@ -83,6 +84,7 @@ __all__ = [
     "IndexReport",
     "Location",
     "Mode",
+    "PageImage",
     "Passage",
     "PassageWindow",
     "Preparation",

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from docshelf.index.sync import Confirm, Progress
     from docshelf.index.watch import Watcher
     from docshelf.search.results import SearchResult
+    from docshelf.shelf.pages import PageImage
     from docshelf.store.base import DocumentRecord, Store
     from docshelf.store.copy import CopyReport
     from docshelf.types import Summary
@@ -161,6 +162,19 @@ class Shelf:
         registry = parts.registry(doc.collection)
         max_bytes = int(parts.collection_settings(doc.collection).sources.max_file_mb * 1_048_576)
         return reading.read_range(parts.store, registry, doc, lines, chars, page, max_tokens, max_bytes)
+
+    def page_image(
+        self, document: str | DocumentRecord, page: int | None = None, *, chunk_id: str | None = None,
+        width: int = 1000, collection: str | None = None,
+    ) -> PageImage:  # fmt: skip
+        """A PDF page drawn as a PNG ``width`` pixels wide (default: the page of ``chunk_id``), with
+        that passage's lines boxed where the text layer places them."""
+        from docshelf.shelf import pages
+
+        parts = self._parts
+        doc = document if not isinstance(document, str) else self.find_document(document, collection)
+        max_bytes = int(parts.collection_settings(doc.collection).sources.max_file_mb * 1_048_576)
+        return pages.page_image(parts.store, doc, page, chunk_id, width, max_bytes)
 
     def list_documents(
         self, collection: str | None = None, path_glob: str | None = None
