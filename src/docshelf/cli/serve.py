@@ -72,9 +72,10 @@ def serve(
             err.print(data(f"new bearer token (saved in {path}): {token}"))
         elif path is not None:
             err.print(data(f"bearer token: see {path}"))
-        err.print(data(f"docshelf MCP on http://{cfg.host}:{cfg.port}/mcp"))
+        base = f"http://{cfg.host}:{cfg.port}"
+        err.print(data(f"docshelf MCP on {base}/mcp; the web page on {base}/ (log in with the token)"))
         try:
-            anyio.run(serve_http, server, settings, token)
+            anyio.run(serve_http, server, settings, token, shelf)
         except SystemExit as exc:  # uvicorn exits 3 when it cannot bind: that code means a source here
             raise ConfigError(
                 f"the HTTP server could not listen on {cfg.host}:{cfg.port} (exit {exc.code}; the line "
