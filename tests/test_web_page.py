@@ -3,6 +3,7 @@ JSON it hands the page, the path guards, write jobs with cancel, and what the pa
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -12,6 +13,7 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx2
 import pytest
 
 from docshelf.config import Settings
@@ -253,3 +255,31 @@ def test_a_built_wheel_ships_the_page(tmp_path: Path) -> None:
     (built,) = tmp_path.glob("docshelf-*.whl")
     names = set(zipfile.ZipFile(built).namelist())
     assert {f"docshelf/web/static/{p.name}" for p in STATIC.iterdir()} <= names
+
+
+def test_docshelf_ui_prints_a_one_time_login_url_as_its_first_line(
+    shelf: Shelf, docs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shelf.index([docs])
+    shelf.close()
+    monkeypatch.setenv("DOCSHELF_EMBED__MODEL", "hash")
+    data = shelf.settings.store.data_dir
+    cmd = [sys.executable, "-m", "docshelf", "ui", "--no-browser", "--data-dir", str(data)]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=os.environ
+    )
+    try:
+        url = proc.stdout.readline().strip()  # type: ignore[union-attr]
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+/login\?token=[\w-]{24,}", url), url
+        with httpx2.Client(timeout=30) as client:
+            entered = client.get(url)
+            assert entered.status_code == 303 and "httponly" in entered.headers["set-cookie"].lower()
+            base = url.split("/login")[0]
+            hits = client.get(f"{base}/api/search", params={"q": "page someone", "mode": "keyword"}).json()
+            assert hits["hits"][0]["path"] == "runbooks/incident.md"
+        with httpx2.Client(timeout=30) as other:
+            assert other.get(url).status_code == 401  # spent
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert "Traceback" not in proc.stderr.read()  # type: ignore[union-attr]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from docshelf.cli import ask, doctor, grep, index, listing, live, migrate, read, search, serve, status
+from docshelf.cli import ask, doctor, grep, index, listing, live, migrate, read, search, serve, status, ui
 from docshelf.cli.root import DocshelfGroup, root
 
 __all__ = ["app", "main"]
@@ -23,7 +23,7 @@ app = typer.Typer(
 app.callback()(root)  # --data-dir, --config, -v and --version before the command
 
 
-for _module in (index, search, grep, read, listing, status, serve, live, doctor, ask, migrate):
+for _module in (index, search, grep, read, listing, status, serve, ui, live, doctor, ask, migrate):
     _module.register(app)
 
 
