@@ -283,3 +283,20 @@ def test_docshelf_ui_prints_a_one_time_login_url_as_its_first_line(
         proc.terminate()
         proc.wait(timeout=30)
     assert "Traceback" not in proc.stderr.read()  # type: ignore[union-attr]
+
+
+def test_a_passage_of_a_megabyte_reaches_the_page_cut_to_size(
+    shelf: Shelf, settings: Settings, tmp_path: Path
+) -> None:
+    """One 1 MB word is one passage to the chunker: the reader sends a bounded piece from its start."""
+    root = tmp_path / "blob"
+    root.mkdir()
+    (root / "blob.txt").write_text("Intro zebraquokka words. " + "QUJD" * 250_000 + " the tail\n")
+    shelf.index([root])
+    with serve_page(shelf, settings) as page:
+        client = page.client()
+        hit = client.get("/api/search", params={"q": "zebraquokka", "mode": "keyword"}).json()["hits"][0]
+        assert len("".join(p for p, _ in hit["snippet"]["parts"])) < 1000
+        data = client.get("/api/read", params={"chunk": hit["chunk_id"]}).json()
+        assert len(data["text"]) <= 200_000 and data["text"].startswith("Intro zebraquokka")
+        assert "long text" in data["note"] and data["first_line"] == 1

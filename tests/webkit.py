@@ -76,3 +76,70 @@ def serve_page(shelf: Shelf, settings: Settings, mcp: bool = False) -> Iterator[
         server_.should_exit = True
         thread.join(10)
         sock.close()
+
+
+# ----- a real browser: Debian's chromium driven by Playwright (never a downloaded browser) -----
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run",
+]  # fmt: skip
+
+
+def chromium_path() -> str | None:
+    import os
+    import shutil
+
+    given = os.environ.get("DOCSHELF_TEST_CHROMIUM")
+    return given or shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def login(page: object, served: Page) -> None:
+    """Open the page through a fresh one-time login link and wait until it is ready."""
+    page.goto(served.new_link())  # type: ignore[attr-defined]
+    page.wait_for_selector("body[data-ready=true]", state="attached")  # type: ignore[attr-defined]
+
+
+def shown_query(page: object, query: str, timeout: float = 30_000) -> None:
+    """Wait until the hits for ``query`` are on the page (a CSS attribute test: the page's CSP
+    forbids the eval that Playwright's wait_for_function needs)."""
+    quoted = query.replace("\\", "\\\\").replace('"', '\\"')
+    page.wait_for_selector(f'body[data-query="{quoted}"]', state="attached", timeout=timeout)  # type: ignore[attr-defined]
+
+
+def save_screenshot(page: object, name: str) -> None:
+    """With DOCSHELF_WEB_SCREENSHOTS=DIR, a small PNG of the page (256 colours) for docs/web.md."""
+    import io
+    import os
+    from pathlib import Path
+
+    where = os.environ.get("DOCSHELF_WEB_SCREENSHOTS")
+    if not where:
+        return
+    from PIL import Image
+
+    shot = Image.open(io.BytesIO(page.screenshot(type="png")))  # type: ignore[attr-defined]
+    shot.convert("RGB").quantize(256, dither=Image.Dither.NONE).save(Path(where) / name, optimize=True)
+
+
+def launch_browser() -> Iterator[object]:
+    """A headless chromium for a test module, or a skip that says what to install."""
+    import pytest
+
+    try:
+        from playwright.sync_api import Error, sync_playwright
+    except ImportError:
+        pytest.skip("no playwright: `pip install -e '.[dev]'` installs it (it drives Debian's chromium)")
+    path = chromium_path()
+    if path is None:
+        pytest.skip(
+            "no chromium: `apt-get install chromium` (or set DOCSHELF_TEST_CHROMIUM) for the browser tests"
+        )
+    with sync_playwright() as playwright:
+        try:
+            browser = playwright.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
+        except Error as exc:
+            pytest.skip(f"chromium at {path} does not start: {str(exc).splitlines()[0]}")
+        try:
+            yield browser
+        finally:
+            browser.close()

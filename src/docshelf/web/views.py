@@ -9,7 +9,7 @@ from __future__ import annotations
 import bisect
 from typing import TYPE_CHECKING, Any
 
-from docshelf.shelf import document_uri, iso
+from docshelf.shelf import document_uri, iso, join_notes
 
 if TYPE_CHECKING:
     from docshelf.shelf import Chunk, Hit, SearchResult, Shelf, Status
@@ -18,6 +18,7 @@ __all__ = ["hit_row", "reader_payload", "result_payload", "snippet", "status_pay
 
 SNIPPET_CHARS = 280
 READER_TOKENS = 30_000  # about 120 kB of text: more passages are a click away
+READER_CHARS = 200_000  # and never more characters than this, however long one passage is
 
 
 def snippet(text: str, spans: list[tuple[int, int]], width: int = SNIPPET_CHARS) -> dict[str, Any]:
@@ -102,12 +103,21 @@ def reader_payload(shelf: Shelf, chunk_id: str, before: int, after: int) -> dict
     first, last = window[0], window[-1]
     start, end = first.char_start, max(c.char_end for c in window)
     got = shelf.read_range(doc, lines=(first.line_start, last.line_end), max_tokens=READER_TOKENS)
-    if got.char_start > start or got.char_end < end:  # a long line: the lines would not fit
+    if not got.char_start <= target.char_start < max(got.char_end, got.char_start + 1):
+        # a long line: its start is too far from the passage for the lines to fit
         got = shelf.read_range(doc, chars=(start, end), max_tokens=READER_TOKENS)
     text, base, line, note, source = got.text, got.char_start, got.line_start, got.note, got.source
-    if text[target.char_start - base : target.char_end - base] != target.text:
+    shown = text[target.char_start - base : target.char_end - base]
+    if target.char_start < base or not shown or not target.text.startswith(shown):
         text, base, line, source = _stitched(window), first.char_start, first.line_start, "index"
         note = "the file changed since it was indexed: this is the text as it was indexed"
+    long = got.rest is not None or len(text) > READER_CHARS
+    if len(text) > READER_CHARS:  # a passage of megabytes (a 10 MB line is one word to the chunker)
+        cut = max(0, min(target.char_start - base - 200, len(text) - READER_CHARS))
+        line += text.count("\n", 0, cut)
+        text, base = text[cut : cut + READER_CHARS], base + cut
+    if long:
+        note = join_notes(note, f"long text: {len(text):,} characters from the passage on are shown")
     passages = [
         {
             "chunk_id": c.id, "citation": p.citation, "heading": list(c.heading_path), "page": c.page,
