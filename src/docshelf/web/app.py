@@ -28,7 +28,7 @@ from docshelf.errors import AccessError, ConfigError, DocshelfError, NotFoundErr
 from docshelf.shelf import SearchRequest, Shelf
 from docshelf.web.auth import Sessions
 from docshelf.web.jobs import Jobs
-from docshelf.web.views import reader_payload, result_payload, status_payload
+from docshelf.web.views import empty_status, reader_payload, result_payload, status_payload
 
 __all__ = ["ASSETS", "CSP", "PageOptions", "page_app"]
 
@@ -235,10 +235,15 @@ class Page:
 
     async def status(self, request: Request) -> Response:
         def work() -> dict[str, Any]:
+            allowed = [str(p) for p in self.options.allow_ingest]
+            if not self.shelf.exists():  # an empty shelf: what to index, and where from
+                try:
+                    self._ready()
+                except StoreError as exc:
+                    return empty_status(str(exc), self.options.read_only, allowed)
             shelf = self._ready()
             roots = [r for name in shelf.collections() for r in shelf.roots(name)]
-            allowed = [str(p) for p in self.options.allow_ingest] or roots
-            return status_payload(shelf, shelf.status(), self.options.read_only, allowed)
+            return status_payload(shelf, shelf.status(), self.options.read_only, allowed or roots)
 
         return await self._call(request, work)
 

@@ -14,7 +14,7 @@ from docshelf.shelf import document_uri, iso, join_notes
 if TYPE_CHECKING:
     from docshelf.shelf import Chunk, Hit, SearchResult, Shelf, Status
 
-__all__ = ["hit_row", "reader_payload", "result_payload", "snippet", "status_payload"]
+__all__ = ["empty_status", "hit_row", "reader_payload", "result_payload", "snippet", "status_payload"]
 
 SNIPPET_CHARS = 280
 READER_TOKENS = 30_000  # about 120 kB of text: more passages are a click away
@@ -172,4 +172,14 @@ def status_payload(shelf: Shelf, status: Status, read_only: bool, allowed: list[
         "last_build": _build(status.last_build), "skipped": skipped, "skipped_total": len(status.skipped),
         "stale": status.stale, "stale_documents": status.stale_documents, "new_files": status.new_files,
         "index_age": status.index_age, "read_only": read_only, "allowed": allowed,
+    }  # fmt: skip
+
+
+def empty_status(message: str, read_only: bool, allowed: list[str]) -> dict[str, Any]:
+    """The shelf before anything is indexed: the same shape, nothing in it, and what to do."""
+    return {
+        "empty": True, "message": message, "model": None, "model_state": "not loaded", "model_error": None,
+        "dim": None, "documents": 0, "chunks": 0, "size_bytes": 0, "data_dir": None, "store": None,
+        "collections": [], "last_build": None, "skipped": [], "skipped_total": 0, "stale": [],
+        "stale_documents": 0, "new_files": 0, "index_age": None, "read_only": read_only, "allowed": allowed,
     }  # fmt: skip

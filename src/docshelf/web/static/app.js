@@ -451,7 +451,7 @@
 
   function renderShelf(s) {
     const model = `${s.model || "no model recorded"} (${s.model_state}${s.model_error ? ": " + s.model_error : ""})`;
-    $("shelf-summary").textContent = `${s.documents} documents, ${s.chunks} passages, ${size(s.size_bytes)} · model ${model} · ${s.store} in ${s.data_dir}`;
+    $("shelf-summary").textContent = s.empty ? s.message : `${s.documents} documents, ${s.chunks} passages, ${size(s.size_bytes)} · model ${model} · ${s.store} in ${s.data_dir}`;
     $("allowed").textContent = s.allowed.length ? "May index inside: " + s.allowed.map(visible).join(", ") : "Nothing indexed yet: start the server with --allow-ingest DIR to index from here.";
     const rows = s.collections.map((c) => {
       const tr = el("tr");
