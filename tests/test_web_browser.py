@@ -61,7 +61,7 @@ def _type_and_time(page: Any, query: str) -> float:
     """Type ``query`` key by key; milliseconds from the last key to the first hits painted."""
     page.evaluate(
         """() => { window.__keys = [];
-                   document.addEventListener('keydown', e => window.__keys.push(e.timeStamp), true); }"""
+                   document.addEventListener('input', e => window.__keys.push(e.timeStamp), true); }"""
     )
     page.keyboard.type(query, delay=40)
     shown_query(page, query)
