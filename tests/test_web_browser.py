@@ -254,3 +254,55 @@ def test_the_page_fits_a_phone_and_uses_a_wide_monitor(served: Page, browser: An
     else:
         assert hits is not None and reader is not None and hits["x"] + hits["width"] <= reader["x"]
     context.close()
+
+
+def test_office_mail_and_notebook_files_show_their_text_with_headings(
+    shelf: Shelf, settings: Settings, tmp_path: Path, tab: Any
+) -> None:
+    import json
+
+    import docx
+
+    root = tmp_path / "office"
+    root.mkdir()
+    report = docx.Document()
+    report.add_heading("Quarterly results", 1)
+    report.add_paragraph("Revenue grew thanks to the quokka programme.")
+    report.add_heading("Outlook", 2)
+    report.add_paragraph("Next year brings more growth.")
+    report.save(str(root / "report.docx"))
+    (root / "mail.eml").write_text(
+        "From: a@example.com\nTo: b@example.com\nSubject: Quokka sighting\n\nWe saw a quokka today.\n"
+    )
+    cells = [
+        {
+            "cell_type": "markdown",
+            "metadata": {},
+            "source": ["# Counting quokkas\n", "Some intro about quokka."],
+        },
+        {
+            "cell_type": "code",
+            "metadata": {},
+            "execution_count": 1,
+            "outputs": [],
+            "source": ["print('quokka')"],
+        },
+    ]
+    (root / "count.ipynb").write_text(
+        json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    )
+    shelf.index([root])
+    headings = {
+        "report.docx": "Quarterly results",
+        "mail.eml": "Quokka sighting",
+        "count.ipynb": "Counting quokkas",
+    }
+    with serve_page(shelf, settings) as page:
+        login(tab, page)
+        tab.fill("#q", "quokka")
+        shown_query(tab, "quokka")
+        for path, heading in headings.items():
+            tab.locator("#hits a.hit-link", has_text=path).first.click()
+            tab.wait_for_selector(f'#doc-title[title="{path}"]', state="attached")
+            tab.wait_for_selector("#doc-text .line.cited")
+            assert heading in tab.locator("#doc-text .line.h").all_inner_texts()[0], path
