@@ -16,7 +16,7 @@ from docshelf.config import Settings
 from docshelf.embed import HashEmbedder
 from docshelf.shelf import Shelf
 from docshelf.testing.settings import hash_settings
-from webkit import launch_browser, login, save_screenshot, serve_page, shown_query
+from webkit import GatedEmbedder, launch_browser, login, save_screenshot, serve_page, shown_query
 
 RLO = "\u202e"
 HOSTILE = {
@@ -161,14 +161,6 @@ def test_a_10_mb_line_opens_in_a_bounded_piece_and_the_page_stays_responsive(
         _nothing_ran(tab)
 
 
-class _SlowEmbedder(HashEmbedder):
-    """Slow enough that the progress bar is seen moving and a cancel lands half-way."""
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:  # type: ignore[override]
-        time.sleep(0.05)
-        return super().embed_documents(texts)  # type: ignore[no-any-return]
-
-
 def _job(tab: Any, states: str, timeout: float = 60_000) -> str:
     tab.wait_for_selector(", ".join(f'#job[data-state="{s}"]' for s in states.split()), timeout=timeout)
     return str(tab.get_attribute("#job", "data-state"))
@@ -182,8 +174,9 @@ def test_indexing_from_the_page_shows_progress_and_cancels(
     for i in range(150):
         (bulk / f"n{i:03}.md").write_text(f"# Note {i}\n\nStep {i}: drain the queue, restart the worker.\n")
     settings.server.allow_ingest = [tmp_path]
-    settings.embed.batch_size = 1
-    with Shelf(settings, embedder=_SlowEmbedder()) as shelf, serve_page(shelf, settings) as page:
+    settings.embed.batch_size = 1  # a batch every few files: progress moves while one is held
+    embedder = GatedEmbedder()
+    with Shelf(settings, embedder=embedder) as shelf, serve_page(shelf, settings) as page:
         login(tab, page)
         tab.click("#nav-shelf")
         tab.wait_for_selector("#writes", state="visible")
@@ -202,6 +195,8 @@ def test_indexing_from_the_page_shows_progress_and_cancels(
         assert "/150 files" in tab.inner_text("#job-label")
         save_screenshot(tab, "web-shelf.png")
         tab.click("#job-cancel")
+        tab.wait_for_selector("#job-cancel:disabled")
+        embedder.gate.set()  # the held batch goes on; the next file's progress call stops the job
         assert _job(tab, "cancelled done failed") == "cancelled", tab.inner_text("#job")
         assert len(shelf.list_documents()) < 150
         tab.click("#index-form button[type=submit]")

@@ -17,9 +17,8 @@ import httpx2
 import pytest
 
 from docshelf.config import Settings
-from docshelf.embed import HashEmbedder
 from docshelf.shelf import Shelf
-from webkit import TOKEN, Page, serve_page
+from webkit import TOKEN, GatedEmbedder, Page, serve_page
 
 STATIC = Path(__file__).resolve().parents[1] / "src" / "docshelf" / "web" / "static"
 
@@ -167,14 +166,6 @@ def test_reads_stay_inside_the_roots(page: Page, tmp_path: Path) -> None:
     assert client.get("/api/read", params={"chunk": "../../etc/passwd:1-3"}).status_code in (403, 404)
 
 
-class _SlowEmbedder(HashEmbedder):
-    """Slow enough that a test sees the progress and can cancel half-way."""
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:  # type: ignore[override]
-        time.sleep(0.05)
-        return super().embed_documents(texts)  # type: ignore[no-any-return]
-
-
 def _wait(client: object, job: str, until: set[str], timeout: float = 60) -> dict[str, object]:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -191,8 +182,9 @@ def test_an_index_job_reports_progress_and_stops_on_cancel(settings: Settings, t
     for i in range(120):
         (bulk / f"n{i:03}.md").write_text(f"# Note {i}\n\nStep {i}: drain the queue, restart the worker.\n")
     settings.server.allow_ingest = [tmp_path]
-    settings.embed.batch_size = 1  # a few files per batch: the slow embedder paces the progress
-    with Shelf(settings, embedder=_SlowEmbedder()) as slow, serve_page(slow, settings) as page:
+    settings.embed.batch_size = 1  # a batch every few files: progress moves while one is held
+    embedder = GatedEmbedder()
+    with Shelf(settings, embedder=embedder) as slow, serve_page(slow, settings) as page:
         client = page.client()
         headers = {"X-Docshelf-Csrf": page.csrf(client)}
         outside = client.post("/api/jobs", json={"action": "index", "target": "/etc"}, headers=headers).json()
@@ -207,6 +199,7 @@ def test_an_index_job_reports_progress_and_stops_on_cancel(settings: Settings, t
         busy = client.post("/api/jobs", json={"action": "reindex"}, headers=headers)
         assert busy.status_code == 422 and "running" in busy.json()["error"]
         assert client.post(f"/api/jobs/{job['id']}/cancel", json={}, headers=headers).status_code == 200
+        embedder.gate.set()
         done = _wait(client, job["id"], {"cancelled", "done", "failed"})
         assert done["state"] == "cancelled", done
         assert len(slow.list_documents()) < 120  # whole batches written before the cancel stay

@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -14,10 +15,13 @@ from typing import TYPE_CHECKING
 import httpx2
 import uvicorn
 
+from docshelf.embed import HashEmbedder
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from docshelf.config import Settings
+    from docshelf.embed.base import Vectors
     from docshelf.shelf import Shelf
 
 TOKEN = "test-token-0123456789abcdef"
@@ -85,12 +89,14 @@ CHROMIUM_ARGS = [
 ]  # fmt: skip
 
 
+# read at import: each test's clean environment drops DOCSHELF_* variables
+_CHROMIUM = os.environ.get("DOCSHELF_TEST_CHROMIUM")
+
+
 def chromium_path() -> str | None:
-    import os
     import shutil
 
-    given = os.environ.get("DOCSHELF_TEST_CHROMIUM")
-    return given or shutil.which("chromium") or shutil.which("chromium-browser")
+    return _CHROMIUM or shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 def login(page: object, served: Page) -> None:
@@ -107,12 +113,12 @@ def shown_query(page: object, query: str, timeout: float = 30_000) -> None:
 
 
 def save_screenshot(page: object, name: str) -> None:
-    """With DOCSHELF_WEB_SCREENSHOTS=DIR, a small PNG of the page (256 colours) for docs/web.md."""
+    """With WEB_SCREENSHOTS=DIR, a small PNG of the page (256 colours) for docs/web.md (not a
+    DOCSHELF_ variable: the tests clear those)."""
     import io
-    import os
     from pathlib import Path
 
-    where = os.environ.get("DOCSHELF_WEB_SCREENSHOTS")
+    where = os.environ.get("WEB_SCREENSHOTS")
     if not where:
         return
     from PIL import Image
@@ -143,3 +149,20 @@ def launch_browser() -> Iterator[object]:
             yield browser
         finally:
             browser.close()
+
+
+class GatedEmbedder(HashEmbedder):
+    """The hash embedder, holding every batch after the first few until ``gate`` opens: a write
+    job is caught half-way, wherever the machine's speed would have it, to watch and cancel."""
+
+    def __init__(self, free_batches: int = 3) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+        self.free = free_batches
+        self.batches = 0
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        self.batches += 1
+        if self.batches > self.free:
+            self.gate.wait(60)
+        return super().embed_documents(texts)
