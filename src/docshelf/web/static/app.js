@@ -251,7 +251,8 @@
 
   function showModel() {
     const s = state.modelState;
-    $("foot-model").textContent = s === "ready" || !s ? "" : `embedding model: ${s}${s === "loading" ? " (keyword-only hits meanwhile)" : ""}`;
+    const said = { loading: "embedding model: loading (keyword-only hits meanwhile)", failed: "embedding model: failed to load (keyword-only hits; see the Shelf tab)" };
+    $("foot-model").textContent = said[s] || "";
   }
 
   // ----- reading a passage -----
@@ -486,10 +487,16 @@
   }
 
   async function startJob(body) {
+    // the last job's outcome goes: what the page shows from now on is this job's
+    $("job").hidden = false;
+    $("job").dataset.state = "starting";
+    $("job-label").textContent = `${body.action} ${visible(body.target || body.collection || "")}: starting`;
+    $("job-result").textContent = "";
+    $("job-skipped").replaceChildren();
     try {
       trackJob(await api("/api/jobs", { body }), true);
     } catch (e) {
-      $("job").hidden = false;
+      $("job").dataset.state = "failed";
       $("job-label").textContent = e.message;
       $("job-cancel").hidden = true;
       $("job-bar").hidden = true;
