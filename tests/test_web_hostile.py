@@ -127,8 +127,11 @@ def test_hostile_documents_are_shown_as_text_and_run_nothing(
             chunk = tab.locator("#hits a.hit-link").nth(i).get_attribute("data-chunk")
             tab.wait_for_selector(f'#doc-text[data-chunk="{chunk}"]', state="attached")
             _nothing_ran(tab)
-        tab.locator("#hits a.hit-link", has_text="markup.md").click()
-        tab.wait_for_selector("#doc-text .line.cited")
+        markup = tab.locator("#hits a.hit-link", has_text="markup.md").first
+        markup.click()
+        tab.wait_for_selector(
+            f'#doc-text[data-chunk="{markup.get_attribute("data-chunk")}"]', state="attached"
+        )
         assert "<script>window.__pwned = 3</script>" in tab.inner_text("#doc-text")
         _nothing_ran(tab)
     assert dialogs == []
