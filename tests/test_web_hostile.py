@@ -121,6 +121,8 @@ def test_hostile_documents_are_shown_as_text_and_run_nothing(
         # the override shows as a visible code, not as reversed text
         assert "⟨U+202E⟩dm.exe.md" in paths and not any(RLO in p for p in paths)
         assert {p.replace("⟨U+202E⟩", RLO) for p in paths} >= set(HOSTILE)
+        bidi = tab.locator("#hits a.hit-link", has_text="dm.exe.md").first
+        assert "with ⟨U+202E⟩desrever text" in bidi.inner_text()  # the text is not turned round either
         save_screenshot(tab, "web-hostile.png")
         for i in range(len(paths)):
             tab.locator("#hits a.hit-link").nth(i).click()
@@ -133,6 +135,9 @@ def test_hostile_documents_are_shown_as_text_and_run_nothing(
             f'#doc-text[data-chunk="{markup.get_attribute("data-chunk")}"]', state="attached"
         )
         assert "<script>window.__pwned = 3</script>" in tab.inner_text("#doc-text")
+        bidi.click()
+        tab.wait_for_selector(f'#doc-text[data-chunk="{bidi.get_attribute("data-chunk")}"]', state="attached")
+        assert "⟨U+202E⟩desrever" in tab.inner_text("#doc-text") and RLO not in tab.inner_text("#doc-text")
         _nothing_ran(tab)
     assert dialogs == []
 

@@ -15,7 +15,12 @@
   // ----- text that is data -----
   // bidirectional controls in a name can make "gpj.exe" read as "exe.jpg": show them, do not obey them
   const BIDI = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g;
-  const visible = (s) => String(s ?? "").replace(BIDI, (c) => `⟨U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}⟩`);
+  // in document text the marks (LRM, RLM, ALM) stay: right-to-left prose needs them; the
+  // embeddings, overrides and isolates that can reverse what follows are shown
+  const REORDERING = /[\u202A-\u202E\u2066-\u2069]/g;
+  const code = (c) => `⟨U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}⟩`;
+  const visible = (s) => String(s ?? "").replace(BIDI, code);
+  const prose = (s) => String(s ?? "").replace(REORDERING, code);
 
   function el(tag, cls, text) {
     const node = document.createElement(tag);
@@ -152,7 +157,7 @@
   function snippetNode(snippet) {
     const p = el("p", "snippet");
     if (snippet.cut_before) p.append("… ");
-    for (const [piece, marked] of snippet.parts) p.append(marked ? el("mark", null, piece) : piece);
+    for (const [piece, marked] of snippet.parts) p.append(marked ? el("mark", null, prose(piece)) : prose(piece));
     if (snippet.cut_after) p.append(" …");
     return p;
   }
@@ -312,7 +317,7 @@
       row.dataset.line = String(firstLine + n);
       if (s < cited[1] && (e > cited[0] || (e === s && s >= cited[0]))) row.classList.add("cited");
       if (body.trim() && headings.has(body.replace(HEADING_MARKS, "").trim())) row.classList.add("h");
-      const code = el("span", "t");
+      const cell = el("span", "t");
       const cuts = new Set([s, e]);
       for (const [a, b] of ranges) {
         if (a > s && a < e) cuts.add(a);
@@ -322,10 +327,10 @@
       for (let k = 0; k + 1 < points.length; k++) {
         const [a, b] = [points[k], points[k + 1]];
         const classes = ranges.filter(([x, y]) => x <= a && y >= b).map((r) => r[2]);
-        const piece = text.slice(a, b);
-        code.append(classes.length ? el("mark", [...new Set(classes)].join(" "), piece) : piece);
+        const piece = prose(text.slice(a, b));
+        cell.append(classes.length ? el("mark", [...new Set(classes)].join(" "), piece) : piece);
       }
-      row.append(el("span", "n", String(firstLine + n)), code);
+      row.append(el("span", "n", String(firstLine + n)), cell);
       out.append(row);
     }
     return out;
