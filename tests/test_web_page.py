@@ -83,7 +83,8 @@ def test_every_response_carries_a_csp_without_inline_script(page: Page) -> None:
         assert "script-src 'self'" in csp and "unsafe-inline" not in csp and "unsafe-eval" not in csp, path
         assert "frame-ancestors 'none'" in csp and headers["x-content-type-options"] == "nosniff"
     html = client.get("/").text
-    assert "<script src=" in html and not re.search(r"<script>|<script [^>]*>[^<]", html)
+    assert re.search(r'<script type="module" src="/static/app.js"></script>', html)
+    assert not re.search(r"<script>|<script [^>]*>[^<]", html)
     assert not re.search(r"\son[a-z]+=", html) and " style=" not in html
 
 

@@ -38,8 +38,12 @@ CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob:; connect-src 'self'; "
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 )
-ASSETS = {  # served from the package: no build step, no CDN
+ASSETS = {  # served from the package: no build step, no CDN; the scripts are ES modules
     "app.js": "text/javascript; charset=utf-8",
+    "dom.js": "text/javascript; charset=utf-8",
+    "search.js": "text/javascript; charset=utf-8",
+    "reader.js": "text/javascript; charset=utf-8",
+    "shelf.js": "text/javascript; charset=utf-8",
     "app.css": "text/css; charset=utf-8",
     "icon.svg": "image/svg+xml",
 }
