@@ -26,7 +26,9 @@ def _has_display() -> bool:
 
 
 def ui(
-    port: Annotated[int, typer.Option(help="port on 127.0.0.1 (default: a free one)")] = 0,
+    port: Annotated[
+        int, typer.Option(metavar="PORT", help="port on 127.0.0.1 (default: a free one)", show_default=False)
+    ] = 0,
     no_browser: Annotated[
         bool, typer.Option("--no-browser", help="print the login URL instead of opening a browser")
     ] = False,
@@ -35,7 +37,11 @@ def ui(
     ] = False,
     allow_ingest: Annotated[
         list[Path] | None,
-        typer.Option("--allow-ingest", help="a folder the page may index (repeat; default: indexed roots)"),
+        typer.Option(
+            "--allow-ingest",
+            metavar="DIR",
+            help="a folder the page may index (repeat; default: indexed roots)",
+        ),
     ] = None,
     config: ConfigOpt = None,
     data_dir: DataDirOpt = None,
