@@ -197,17 +197,18 @@ def test_filters_narrow_the_hits_and_live_in_the_url(served: Page, tab: Any) -> 
 
 def test_the_token_is_asked_once_and_the_cookie_is_out_of_scripts_reach(served: Page, tab: Any) -> None:
     tab.goto(served.base + "/?q=deploy")
-    assert tab.url.endswith("/login")
+    assert "/login?next=" in tab.url
     save_screenshot(tab, "web-login.png")
     tab.fill("#token", "not the token, not even close")
     tab.click("button[type=submit]")
     assert "not this server's token" in tab.inner_text("main")
     tab.fill("#token", TOKEN)
     tab.click("button[type=submit]")
-    tab.wait_for_selector("body[data-ready=true]", state="attached")
+    shown_query(tab, "deploy")  # back at the search asked for
+    assert tab.url == served.base + "/?q=deploy"
     assert tab.evaluate("document.cookie") == ""  # HttpOnly: no script of the page reads it
-    tab.goto(served.base + "/?q=deploy")
-    shown_query(tab, "deploy")  # no second prompt
+    tab.goto(served.base + "/?q=rollback")
+    shown_query(tab, "rollback")  # no second prompt
     tab.click("#logout button")
     tab.wait_for_url("**/login")
     tab.goto(served.base + "/")

@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import zipfile
 from collections.abc import Iterator
@@ -64,6 +65,19 @@ def test_a_login_link_works_once_and_sets_a_strict_httponly_cookie(page: Page) -
     assert client.get("/api/session").status_code == 200
     again = page.client(login=False).get(link)
     assert again.status_code == 401 and "used already" in again.text
+
+
+def test_the_login_leads_back_to_the_search_asked_for_and_nowhere_else(page: Page) -> None:
+    client = page.client(login=False)
+    asked = client.get("/", params={"q": "page someone", "mode": "keyword"})
+    assert asked.status_code == 303 and asked.headers["location"].startswith("/login?next=")
+    form = client.get(asked.headers["location"]).text
+    assert 'name="next" type="hidden" value="/?q=page+someone&amp;mode=keyword"' in form
+    entered = client.post("/login", data={"token": TOKEN, "next": "/?q=page+someone&mode=keyword"})
+    assert entered.status_code == 303 and entered.headers["location"] == "/?q=page+someone&mode=keyword"
+    for elsewhere in ("https://evil.example/", "//evil.example/", "/\\evil.example", "/login"):
+        other = page.client(login=False).post("/login", data={"token": TOKEN, "next": elsewhere})
+        assert other.headers["location"] == "/", elsewhere
 
 
 def test_the_login_form_takes_the_servers_token_and_refuses_others(page: Page) -> None:
@@ -209,6 +223,31 @@ def test_an_index_job_reports_progress_and_stops_on_cancel(settings: Settings, t
         ).json()
         finished = _wait(client, again["id"], {"done", "failed", "cancelled"})
         assert finished["state"] == "done" and len(slow.list_documents()) == 120, finished
+
+
+def test_a_server_stopping_cancels_the_pages_job_and_waits_for_it(settings: Settings, tmp_path: Path) -> None:
+    """The shelf is closed after the page: a job still writing then would write to a closed store."""
+    bulk = tmp_path / "bulk"
+    bulk.mkdir()
+    for i in range(60):
+        (bulk / f"n{i:03}.md").write_text(f"# Note {i}\n\nStep {i}: drain the queue.\n")
+    settings.server.allow_ingest = [tmp_path]
+    settings.embed.batch_size = 1
+    embedder = GatedEmbedder()
+    with Shelf(settings, embedder=embedder) as shelf:
+        with serve_page(shelf, settings) as page:
+            client = page.client()
+            headers = {"X-Docshelf-Csrf": page.csrf(client)}
+            job = client.post(
+                "/api/jobs", json={"action": "index", "target": str(bulk)}, headers=headers
+            ).json()
+            while client.get(f"/api/jobs/{job['id']}").json()["done"] < 3:
+                time.sleep(0.02)
+            threading.Timer(0.5, embedder.gate.set).start()  # the held batch goes on after the stop began
+        # serve_page's exit closed the page: the job was cancelled and has ended
+        names = [t.name for t in threading.enumerate()]
+        assert not any(n.startswith("docshelf-web-") for n in names), names
+        assert len(shelf.list_documents()) < 60
 
 
 def test_serve_http_serves_the_page_beside_mcp_with_the_same_token(

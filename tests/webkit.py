@@ -49,14 +49,13 @@ class Page:
 def serve_page(shelf: Shelf, settings: Settings, mcp: bool = False) -> Iterator[Page]:
     from docshelf.server.http import http_app, page_only_app
 
+    guarded, page = page_only_app(shelf, settings, TOKEN)
+    app = guarded
     if mcp:
         from docshelf.server.app import build_server
 
         server, _ = build_server(settings, shelf)
-        app = http_app(server, settings, TOKEN, shelf)
-        links = None
-    else:
-        app, links = page_only_app(shelf, settings, TOKEN)
+        app = http_app(server, settings, TOKEN, page)
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)
@@ -71,8 +70,7 @@ def serve_page(shelf: Shelf, settings: Settings, mcp: bool = False) -> Iterator[
         time.sleep(0.02)
 
     def new_link() -> str:
-        assert links is not None, "the MCP server's page has no login links; log in with the token"
-        return f"{base}/login?token={links()}"
+        return f"{base}/login?token={page.login_link_token()}"
 
     try:
         yield Page(base, port, new_link)
@@ -80,6 +78,7 @@ def serve_page(shelf: Shelf, settings: Settings, mcp: bool = False) -> Iterator[
         server_.should_exit = True
         thread.join(10)
         sock.close()
+        page.close()
 
 
 # ----- a real browser: Debian's chromium driven by Playwright (never a downloaded browser) -----

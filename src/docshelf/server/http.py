@@ -12,6 +12,7 @@ import socket
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers
@@ -24,6 +25,7 @@ from docshelf.server.token import MIN_TOKEN_CHARS, TOKEN_FILE, load_or_create_to
 
 if TYPE_CHECKING:
     from docshelf.shelf import Shelf
+    from docshelf.web import WebPage
 
 __all__ = [
     "TOKEN_FILE",
@@ -36,6 +38,7 @@ __all__ = [
 ]
 
 log = logging.getLogger("docshelf.server")
+HOW_SERVE = "`docshelf serve --http` prints it when it makes it."
 _LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
 
 
@@ -75,9 +78,9 @@ def _checks(settings: Settings, host: str) -> tuple[list[str], list[str]]:
     return hosts, origins
 
 
-def _page(shelf: Shelf, settings: Settings, token: str, how: str) -> tuple[ASGIApp, Callable[[], str]]:
-    """The web page over ``shelf`` and what makes a one-time login token; ``how`` says how to get
-    the token, after where it is, on the login form."""
+def _page(shelf: Shelf, settings: Settings, token: str, how: str) -> WebPage:
+    """The web page over ``shelf``; ``how`` says how to get the token, after where it is, on the
+    login form."""
     from docshelf.web import PageOptions, page_app
 
     cfg = settings.server
@@ -86,8 +89,7 @@ def _page(shelf: Shelf, settings: Settings, token: str, how: str) -> tuple[ASGIA
         token, read_only=cfg.read_only, allow_ingest=list(cfg.allow_ingest),
         token_hint=f"The token is in {where}; {how}",
     )  # fmt: skip
-    page, sessions = page_app(shelf, options)
-    return page, sessions.login_link_token
+    return page_app(shelf, options)
 
 
 class _Doors:
@@ -105,19 +107,17 @@ class _Doors:
             await self.page(scope, receive, send)
 
 
-def http_app(server: MCPServer, settings: Settings, token: str, shelf: Shelf | None = None) -> ASGIApp:
-    """The MCP endpoint at /mcp behind the token and the DNS-rebinding checks; with ``shelf``,
-    the web page at every other path behind the same Host/Origin checks and its login."""
+def http_app(server: MCPServer, settings: Settings, token: str, page: WebPage | None = None) -> ASGIApp:
+    """The MCP endpoint at /mcp behind the token and the DNS-rebinding checks; with ``page``, the
+    web page at every other path behind the same Host/Origin checks and its own login."""
     cfg = settings.server
     hosts, origins = _checks(settings, cfg.host)
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
     )
     app: ASGIApp = BearerAuth(server.streamable_http_app(transport_security=security, host=cfg.host), token)
-    if shelf is not None:
-        app = _Doors(
-            app, _page(shelf, settings, token, "`docshelf serve --http` prints it when it makes it.")[0]
-        )
+    if page is not None:
+        app = _Doors(app, page.app)
     return HostGuard(app, hosts, origins)
 
 
@@ -132,18 +132,23 @@ async def serve_http(server: MCPServer, settings: Settings, token: str, shelf: S
     cfg = settings.server
     if cfg.host not in ("127.0.0.1", "localhost", "::1"):
         log.warning("serving on %s: reachable from other machines; the token is the only guard", cfg.host)
+    page = None if shelf is None else _page(shelf, settings, token, HOW_SERVE)
     config = uvicorn.Config(
-        http_app(server, settings, token, shelf), host=cfg.host, port=cfg.port, log_level="warning",
+        http_app(server, settings, token, page), host=cfg.host, port=cfg.port, log_level="warning",
         http=_protocol(settings),
     )  # fmt: skip
-    await uvicorn.Server(config).serve()
+    try:
+        await uvicorn.Server(config).serve()
+    finally:
+        if page is not None:  # a write job from the page stops before the shelf is closed
+            await anyio.to_thread.run_sync(page.close)
 
 
-def page_only_app(shelf: Shelf, settings: Settings, token: str) -> tuple[ASGIApp, Callable[[], str]]:
-    """The web page alone on loopback (`docshelf ui`), and what makes a one-time login token."""
-    page, link_token = _page(shelf, settings, token, "or start `docshelf ui` again for a new login link.")
+def page_only_app(shelf: Shelf, settings: Settings, token: str) -> tuple[ASGIApp, WebPage]:
+    """The web page alone on loopback (`docshelf ui`), behind the Host/Origin checks."""
+    page = _page(shelf, settings, token, "or start `docshelf ui` again for a new login link.")
     hosts, origins = _checks(settings, "127.0.0.1")
-    return HostGuard(page, hosts, origins), link_token
+    return HostGuard(page.app, hosts, origins), page
 
 
 async def serve_page(
@@ -153,7 +158,7 @@ async def serve_page(
     the login URL, with a one-time token, once the port accepts connections."""
     import uvicorn
 
-    app, link_token = page_only_app(shelf, settings, token)
+    app, page = page_only_app(shelf, settings, token)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -168,8 +173,9 @@ async def serve_page(
     sock.listen(128)
     bound = sock.getsockname()[1]
     config = uvicorn.Config(app, log_level="warning", http=_protocol(settings))
-    listening(f"http://127.0.0.1:{bound}/login?token={link_token()}")
+    listening(f"http://127.0.0.1:{bound}/login?token={page.login_link_token()}")
     try:
         await uvicorn.Server(config).serve(sockets=[sock])
     finally:
         sock.close()
+        await anyio.to_thread.run_sync(page.close)

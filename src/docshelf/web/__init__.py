@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from docshelf.web.app import PageOptions, page_app
+    from docshelf.web.app import PageOptions, WebPage, page_app
 
-__all__ = ["PageOptions", "page_app"]
+__all__ = ["PageOptions", "WebPage", "page_app"]
 
 
 def __getattr__(name: str) -> Any:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import anyio.to_thread
 from starlette.applications import Starlette
@@ -30,7 +31,7 @@ from docshelf.web.auth import Sessions
 from docshelf.web.jobs import Jobs
 from docshelf.web.views import empty_status, reader_payload, result_payload, status_payload
 
-__all__ = ["ASSETS", "CSP", "PageOptions", "page_app"]
+__all__ = ["ASSETS", "CSP", "PageOptions", "WebPage", "page_app"]
 
 log = logging.getLogger("docshelf.web")
 
@@ -150,8 +151,11 @@ class Page:
 
     # ----- pages and assets -----
     async def index(self, request: Request) -> Response:
-        if self.sessions.csrf_of(request) is None:
-            return RedirectResponse("/login", status_code=303)
+        if self.sessions.csrf_of(request) is None:  # after the login, back to this search
+            where = (
+                f"/login?next={quote('/?' + request.url.query, safe='')}" if request.url.query else "/login"
+            )
+            return RedirectResponse(where, status_code=303)
         return Response(self.index_html, media_type="text/html; charset=utf-8",
                         headers={"Cache-Control": "no-store"})  # fmt: skip
 
@@ -292,8 +296,17 @@ class Page:
         )
 
 
-def page_app(shelf: Shelf, options: PageOptions) -> tuple[ASGIApp, Sessions]:
-    """The page as an ASGI app, and its sessions (whose ``login_link_token`` makes a login link)."""
+@dataclass
+class WebPage:
+    """The page as an ASGI app, what makes a one-time login token for a link, and ``close()``,
+    which cancels a running write job and waits for it, so the shelf closes under no writer."""
+
+    app: ASGIApp
+    login_link_token: Callable[[], str]
+    close: Callable[[], None]
+
+
+def page_app(shelf: Shelf, options: PageOptions) -> WebPage:
     page = Page(shelf, options)
     routes = [
         Route("/", page.index),
@@ -311,4 +324,4 @@ def page_app(shelf: Shelf, options: PageOptions) -> tuple[ASGIApp, Sessions]:
         Route("/api/jobs/{job}", page.job),
         Route("/api/jobs/{job}/cancel", page.cancel, methods=["POST"]),
     ]
-    return _Secured(Starlette(routes=routes)), page.sessions
+    return WebPage(_Secured(Starlette(routes=routes)), page.sessions.login_link_token, page.jobs.close)

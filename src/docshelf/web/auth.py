@@ -29,6 +29,13 @@ _MAX_SESSIONS = 256
 _MAX_FORM_BYTES = 4096
 
 
+def _next(where: str | None) -> str:
+    """Where to go after logging in: a search of this page (``/?q=...``), never another site."""
+    if not where or not where.startswith("/?") or any(c in where for c in "\\\r\n"):
+        return "/"
+    return where
+
+
 def _digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
@@ -100,21 +107,23 @@ class Sessions:
     async def login(self, request: Request) -> Response:
         if request.method == "GET":
             link = request.query_params.get("token")
+            goto = _next(request.query_params.get("next"))
             if link is None:
-                return self._form(request, None, 200)
+                return self._form(request, None, 200, goto)
             if self._spend_link(link):
-                return self._enter(request)
+                return self._enter(request, goto)
             return self._form(
                 request,
                 "This login link was used already or belongs to an earlier run: paste the token.",
                 401,
             )
         body = await request.body()
-        given = parse_qs(body[:_MAX_FORM_BYTES].decode("utf-8", "replace")).get("token", [""])[0]
+        form = parse_qs(body[:_MAX_FORM_BYTES].decode("utf-8", "replace"))
+        given, goto = form.get("token", [""])[0], _next(form.get("next", [""])[0])
         if given and self._is_token(given):
-            return self._enter(request)
+            return self._enter(request, goto)
         await anyio.sleep(0.5)  # a guess per half second per connection
-        return self._form(request, "That is not this server's token.", 401)
+        return self._form(request, "That is not this server's token.", 401, goto)
 
     async def logout(self, request: Request) -> Response:
         if not self.write_allowed(request):
@@ -124,16 +133,19 @@ class Sessions:
         response.delete_cookie(cookie_name(request), path="/", httponly=True, samesite="strict")
         return response
 
-    def _enter(self, request: Request) -> Response:
-        response = RedirectResponse("/", status_code=303)
+    def _enter(self, request: Request, goto: str = "/") -> Response:
+        response = RedirectResponse(goto, status_code=303)
         response.set_cookie(
             cookie_name(request), self._open(), path="/", httponly=True, samesite="strict",
             secure=request.url.scheme == "https",
         )  # fmt: skip
         return response
 
-    def _form(self, request: Request, message: str | None, status: int) -> Response:
+    def _form(self, request: Request, message: str | None, status: int, goto: str = "/") -> Response:
         page = files("docshelf.web").joinpath("static/login.html").read_text("utf-8")
         said = f'<p class="error" role="alert">{html.escape(message)}</p>' if message else ""
         page = page.replace("<!--message-->", said).replace("<!--hint-->", html.escape(self.hint))
+        page = page.replace(
+            'name="next" type="hidden" value="/"', f'name="next" type="hidden" value="{html.escape(goto)}"'
+        )
         return HTMLResponse(page, status_code=status, headers={"Cache-Control": "no-store"})

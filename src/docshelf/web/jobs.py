@@ -77,6 +77,7 @@ class Jobs:
         self.allowed = allowed
         self._lock = threading.Lock()
         self.last: Job | None = None
+        self._thread: threading.Thread | None = None
 
     def start(self, action: str, target: str | None, collection: str | None) -> Job:
         if action not in ACTIONS:
@@ -91,8 +92,17 @@ class Jobs:
                 )
             job = Job(secrets.token_hex(8), action, target, (collection or "").strip() or None)
             self.last = job
-        threading.Thread(target=self._run, args=(job,), name=f"docshelf-web-{action}", daemon=True).start()
+        self._thread = threading.Thread(target=self._run, args=(job,), name=f"docshelf-web-{action}")
+        self._thread.start()
         return job
+
+    def close(self, wait: float = 60.0) -> None:
+        """Cancel a running job and wait (up to ``wait`` seconds) until it has stopped."""
+        job, thread = self.last, self._thread
+        if job is not None and job.state == "running":
+            job.cancel.set()
+        if thread is not None:
+            thread.join(wait)
 
     def get(self, job_id: str) -> Job | None:
         job = self.last
