@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -109,6 +110,14 @@ def test_typing_the_readme_question_shows_the_runbook_first_and_opens_its_cited_
     box = tab.locator("#doc-text .line.cited").first.bounding_box()
     assert box is not None and 0 <= box["y"] <= 800  # scrolled into view
     save_screenshot(tab, "web-reader.png")
+
+    def first_line() -> int:
+        return int(tab.locator("#doc-text .line").first.get_attribute("data-line") or 0)
+
+    shown_from = first_line()
+    tab.click("#more-before")  # the passage before, on demand
+    tab.wait_for_selector("#more-before", state="hidden")  # the document's first passage is in
+    assert first_line() < shown_from and "open=" in tab.url
     tab.context.grant_permissions(["clipboard-read", "clipboard-write"])
     tab.click("#copy")
     tab.wait_for_selector("#copy[data-copied]")
@@ -218,10 +227,19 @@ def test_the_token_is_asked_once_and_the_cookie_is_out_of_scripts_reach(served: 
 def test_the_shelf_tab_shows_collections_and_a_read_only_server_no_write_controls(
     shelf: Shelf, settings: Settings, tmp_path: Path, browser: Any
 ) -> None:
-    (tmp_path / "notes").mkdir()
-    (tmp_path / "notes" / "a.md").write_text("# A\n\nSome text.\n")
-    (tmp_path / "notes" / "broken.pdf").write_bytes(b"%PDF-1.4 not really")
-    shelf.index([tmp_path / "notes"])
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# A\n\nSome text.\n")
+    (notes / "b.md").write_text("# B\n\nMore text.\n")
+    (notes / "broken.pdf").write_bytes(b"%PDF-1.4 not really")
+    git = ["git", "-C", str(notes), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "notes"], check=True)
+    head = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout
+    shelf.index([notes])
+    (notes / "a.md").write_text("# A\n\nSome text, changed since.\n")
+    (notes / "b.md").unlink()
     settings.server.read_only = True
     with serve_page(shelf, settings) as page:
         context = browser.new_context(viewport={"width": 1280, "height": 800})
@@ -230,10 +248,12 @@ def test_the_shelf_tab_shows_collections_and_a_read_only_server_no_write_control
         tab.click("#nav-shelf")
         tab.wait_for_selector("#collections tbody tr")
         row = tab.locator("#collections tbody tr").first.inner_text()
-        assert "test" in row and str(tmp_path / "notes") in row
+        assert "test" in row and str(notes) in row and head[:10] in row  # the corpus commit of the build
         assert tab.locator("#writes").is_hidden() and tab.locator("#collections button").count() == 0
         tab.click("#skipped summary")
         assert "broken.pdf" in tab.inner_text("#skipped") and "(1)" in tab.inner_text("#skipped-count")
+        stale = tab.inner_text("#stale")
+        assert "a.md" in stale and "b.md" in stale and "(2 changed or gone" in tab.inner_text("#stale-count")
         assert "view=shelf" in tab.url
         context.close()
 

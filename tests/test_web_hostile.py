@@ -214,6 +214,10 @@ def test_indexing_from_the_page_shows_progress_and_cancels(
         )
         tab.wait_for_selector(f"#collections tbody tr:has-text('{bulk}')")
         assert len(shelf.list_documents()) == 150
+        tab.click("#reindex-all")
+        assert _job(tab, "done failed cancelled") == "done" and "150 unchanged" in tab.inner_text(
+            "#job-result"
+        )
         tab.fill("#forget-target", str(bulk))
         tab.click("#forget-form button[type=submit]")
         assert _job(tab, "done failed") == "done" and "forgot 150 documents" in tab.inner_text("#job-result")
