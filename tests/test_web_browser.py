@@ -202,6 +202,13 @@ def test_filters_narrow_the_hits_and_live_in_the_url(served: Page, tab: Any) -> 
     tab.wait_for_url("**types=pdf**")
     tab.wait_for_selector("#hits li", state="detached")
     assert "No hits" in tab.inner_text("#summary")
+    tab.select_option("#f-types", "")
+    tab.select_option("#f-mode", "")
+    tab.fill("#f-glob", "")
+    tab.fill("#q", "xylophone tarantula")  # no document has these words: only nearest neighbours
+    shown_query(tab, "xylophone tarantula")
+    assert tab.locator("#hits li").count() > 0 and "nearest neighbours" in tab.inner_text("#note")
+    assert tab.locator("#hits .matched").first.inner_text() == "found by meaning only"
 
 
 def test_the_token_is_asked_once_and_the_cookie_is_out_of_scripts_reach(served: Page, tab: Any) -> None:
