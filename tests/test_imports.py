@@ -15,7 +15,15 @@ HEAVY = ("numpy", "tantivy", "onnxruntime", "usearch", "psycopg", "Stemmer")
 
 
 @pytest.mark.parametrize(
-    "module", ["docshelf", "docshelf.shelf", "docshelf.server.app", "docshelf.server", "docshelf.cli.main"]
+    "module",
+    [
+        "docshelf",
+        "docshelf.shelf",
+        "docshelf.server.app",
+        "docshelf.server",
+        "docshelf.cli.main",
+        "docshelf.web.app",
+    ],
 )
 def test_front_doors_import_no_heavy_library(module: str) -> None:
     # the MCP server's own modules bring pydantic (the SDK's schemas); the shelf and the CLI do not
