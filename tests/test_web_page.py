@@ -333,3 +333,17 @@ def test_a_passage_of_a_megabyte_reaches_the_page_cut_to_size(
         data = client.get("/api/read", params={"chunk": hit["chunk_id"]}).json()
         assert len(data["text"]) <= 200_000 and data["text"].startswith("Intro zebraquokka")
         assert "long text" in data["note"] and data["first_line"] == 1
+
+
+def test_a_failure_inside_the_shelf_reaches_the_page_as_one_line(
+    page: Page, shelf: Shelf, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("the searcher fell over")
+
+    monkeypatch.setattr(shelf, "search", broken)
+    reply = page.client().get("/api/search", params={"q": "page"})
+    assert reply.status_code == 500
+    assert reply.json()["error"] == (
+        "unexpected RuntimeError: the searcher fell over; this is a docshelf bug, please report it"
+    )

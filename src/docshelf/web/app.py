@@ -133,6 +133,15 @@ class Page:
             body = await anyio.to_thread.run_sync(work)
         except DocshelfError as exc:
             return _error(exc)
+        except OSError as exc:  # a full disk, a data dir gone read-only: one line, as the CLI says it
+            why = (
+                f"{exc.strerror or exc}; check free disk space and the permissions of the data dir and corpus"
+            )
+            return JSONResponse({"error": why}, status_code=503, headers={"Cache-Control": "no-store"})
+        except Exception as exc:  # a bug of ours: one line for the page, the traceback in the log
+            log.exception("web %s failed", request.url.path)
+            why = f"unexpected {type(exc).__name__}: {exc}; this is a docshelf bug, please report it"
+            return JSONResponse({"error": why}, status_code=500, headers={"Cache-Control": "no-store"})
         if isinstance(body, Response):
             return body
         return JSONResponse(body, headers={"Cache-Control": "no-store"})
