@@ -124,3 +124,11 @@ def test_a_file_chosen_by_name_in_utf16_without_a_bom_reads_as_text() -> None:
     text = "Installation\n\nRun the installer, then restart the service.\n" * 4
     assert looks_like_text(text.encode("utf-16-le")) and looks_like_text(text.encode("utf-16-be"))
     assert not looks_like_text(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 4)
+
+
+def test_a_few_bytes_with_a_nul_are_binary_not_utf16() -> None:
+    """`x\\0\\1y` decodes as "x礁" in UTF-16-LE: four bytes are no evidence of text."""
+    from docshelf.bomless import bomless_utf
+
+    assert bomless_utf(b"x\x00\x01y") is None
+    assert bomless_utf("Installation notes\n".encode("utf-16-le")) == "utf-16-le"

@@ -18,6 +18,9 @@ _SAMPLE = 1 << 16
 _WHITESPACE = frozenset("\t\n\r\f\v")
 _NOT_TEXT = frozenset({"Co", "Cn", "Cs"})
 _MAX_NOT_TEXT = 0.01
+# A few bytes prove nothing: `x\0\1y` reads as "x礁" in UTF-16. Text this short in these
+# encodings is rare enough to be read as binary; eight ASCII characters' NULs are evidence.
+_MIN_NULS = 8
 
 
 def bomless_utf(data: bytes) -> str | None:
@@ -29,7 +32,7 @@ def bomless_utf(data: bytes) -> str | None:
     decodes to controls and unassigned code points where they happen to line up.
     """
     sample = data[:_SAMPLE]
-    if b"\x00" not in sample:
+    if sample.count(0) < _MIN_NULS:
         return None
     for codec in _candidates(sample):
         if _reads_as_text(sample, codec):
