@@ -265,9 +265,11 @@ def test_migrate_from_one_postgresql_store_to_another(
         monkeypatch.setenv("DOCSHELF_STORE", target)
         status = json.loads(cli.invoke(app, ["status", "--json"]).stdout)
         assert status["chunks"] == report["chunks"]
-        # set to the target already: the embedded index is what there is to copy (empty: said so)
+        # set to the target already: the embedded index is what there is to copy (none: said so,
+        # and none is made on the way)
         again = cli.invoke(app, ["migrate", "--to", target])
-        assert again.exit_code != 0 and "source index is empty" in again.stderr
+        assert again.exit_code == 7 and "there is no index at" in again.stderr
+        assert not (tmp_path / "data" / "docshelf.db").exists()
     finally:
         with psycopg.connect(pg_server, autocommit=True) as conn:
             conn.execute(f"DROP DATABASE IF EXISTS {target.rpartition('/')[2]} WITH (FORCE)")

@@ -37,6 +37,7 @@ def test_hostile_corpus_indexes_without_a_crash_each_file_accounted_for(tmp_path
     must_skip = [rel for rel, what in expect.items() if what == "skip" and printable(rel) not in skipped]
     assert must_skip == []
     assert all(reason.strip() for reason in skipped.values())
+    assert {rel for rel in expect if rel.startswith("text/utf16-nobom-")} <= set(indexed)
     assert "sparse/huge.txt" in skipped and "too large" in skipped["sparse/huge.txt"]
     assert any("zip bomb" in r for r in skipped.values()) and any("password" in r for r in skipped.values())
     rss = f"peak RSS {peaks.own / 1024:.0f} MB, its children's {peaks.children / 1024:.0f} MB"
