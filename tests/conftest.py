@@ -16,6 +16,37 @@ SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "corpus"
 
 _PROXY_VARS = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
 
+# The slow tier (`pytest -m "not slow"` leaves it out; `pytest -q` runs it): whole modules that run
+# long processes (the soak, SIGKILL trials, the MCP Inspector over npx, real embedding models,
+# PostgreSQL replicas). Tests elsewhere are marked by rule below or by an explicit mark.
+_SLOW_MODULES = {
+    "test_soak.py",  # two servers and a watcher under churn
+    "reliability/test_crash.py",  # SIGKILL trials of `docshelf index`
+    "test_server_e2e.py",  # the MCP Inspector CLI and the SDK client over real processes
+    "test_e5.py",  # the real multilingual-e5 model (conversion, C engine, ONNX)
+    "test_models.py",  # the real USE model
+    "test_replication.py",  # a PostgreSQL primary and replicas
+}
+_TESTS = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark slow: the modules above, every PostgreSQL twin (``backend`` = "postgres") and every
+    test on a PostgreSQL server, and the OCR tests that run Tesseract."""
+    slow = pytest.mark.slow
+    for item in items:
+        module = item.path.relative_to(_TESTS).as_posix() if item.path.is_relative_to(_TESTS) else ""
+        callspec = getattr(item, "callspec", None)
+        params = callspec.params if callspec is not None else {}
+        fixtures = getattr(item, "fixturenames", ())
+        if (
+            module in _SLOW_MODULES
+            or params.get("backend") == "postgres"
+            or "pg_server" in fixtures
+            or any("Tesseract" in str(m.kwargs.get("reason", "")) for m in item.iter_markers("skipif"))
+        ):
+            item.add_marker(slow)
+
 
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
