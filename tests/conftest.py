@@ -8,6 +8,7 @@ import pytest
 
 from docshelf.config import Settings
 from docshelf.embed import HashEmbedder
+from docshelf.shelf import Shelf
 from docshelf.testing import Stages
 
 pytest_plugins = ["docshelf.testing.fixtures"]
@@ -66,10 +67,11 @@ def settings(shelf_settings: Settings) -> Settings:
 
 
 @pytest.fixture
-def runtime(settings: Settings) -> Iterator[Stages]:
-    rt = Stages(settings, embedder=HashEmbedder())
-    yield rt
-    rt.close()
+def stages(settings: Settings) -> Iterator[Stages]:
+    """The stages wired by hand, for tests of a stage's own internals (user-visible behaviour is
+    tested through the ``shelf`` fixture)."""
+    with Stages(settings, embedder=HashEmbedder()) as wired:
+        yield wired
 
 
 @pytest.fixture
@@ -86,7 +88,20 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
-def indexed(runtime: Stages, corpus: Path) -> Stages:
-    """The runtime with the sample corpus indexed as collection "test"."""
-    runtime.indexer().sync("test", [corpus])
-    return runtime
+def indexed_stages(stages: Stages, corpus: Path) -> Stages:
+    """The stages with the sample corpus synced into collection "test" by the indexer itself."""
+    stages.indexer().sync("test", [corpus])
+    return stages
+
+
+@pytest.fixture
+def indexed_shelf(shelf: Shelf, corpus: Path) -> Shelf:
+    """The ``shelf`` with the sample corpus indexed as collection "test" through ``Shelf.index``.
+
+    The copy's own docshelf.toml (200-token chunks, collection "samples") is taken out first, so
+    that the test's settings (``shelf_settings``: 64-token chunks) are the ones recorded, as they
+    are for a user's folder that has no docshelf.toml.
+    """
+    (corpus / "docshelf.toml").unlink()
+    shelf.index([corpus], "test")
+    return shelf

@@ -90,9 +90,9 @@ def llm() -> Iterator[str]:
 
 
 @pytest.fixture
-def indexed(runtime: Stages, corpus: Path) -> Stages:
-    runtime.indexer().sync("test", [corpus])
-    return runtime
+def indexed(stages: Stages, corpus: Path) -> Stages:
+    stages.indexer().sync("test", [corpus])
+    return stages
 
 
 def _closed_port() -> int:

@@ -153,12 +153,12 @@ def downloads(server: Server) -> list[str]:
 
 
 def test_folder_files_are_documents_with_their_drive_urls(
-    settings: Settings, runtime: Stages, drive: Any
+    settings: Settings, stages: Stages, drive: Any
 ) -> None:
     fake, server = drive
     url = f"{DRIVE}/drive/folders/{FOLDER}?usp=sharing"
     fetched = gather(settings, [url])
-    report = runtime.indexer().sync("test", fetched.roots)
+    report = stages.indexer().sync("test", fetched.roots)
     assert sorted(report.added) == ["Archive/old.md", "Plan.docx", "big.txt", "notes.md"]
     assert [(s.path, s.reason.split(";")[0]) for s in fetched.skipped] == [
         ("photos.zip", "unsupported file type .zip")
@@ -166,23 +166,23 @@ def test_folder_files_are_documents_with_their_drive_urls(
     assert ZIP not in downloads(server)  # skipped files are never downloaded
     assert downloads(server).count(BIG) == 2  # the confirmation page, then the file
 
-    docs = {d.path: d.metadata for d in runtime.store.iter_documents()}
+    docs = {d.path: d.metadata for d in stages.store.iter_documents()}
     assert docs["notes.md"]["source_url"] == file_url(NOTES) and docs["notes.md"]["source"] == "drive"
     assert docs["Archive/old.md"]["source_url"] == file_url(OLD)
-    hit = runtime.searcher().search("budget review quarter", mode="keyword").hits[0]
+    hit = stages.searcher().search("budget review quarter", mode="keyword").hits[0]
     assert hit.path == "Plan.docx" and hit.citation == file_url(PLAN)
-    hit = runtime.searcher().search("lighthouse keepers", mode="keyword").hits[0]
+    hit = stages.searcher().search("lighthouse keepers", mode="keyword").hits[0]
     assert hit.citation == f"https://drive.google.com/file/d/{BIG}/view"
 
     # a file removed from the folder is removed from the index on the next sync
     fake.listing[FOLDER] = ("Team docs", [NOTES, BIG, PLAN], [SUB])
     del fake.files[ZIP]
     again = gather(settings, [], [str(r) for r in fetched.roots])
-    report = runtime.indexer().sync("test", again.roots)
+    report = stages.indexer().sync("test", again.roots)
     assert report.removed == [] and report.unchanged == 4
     fake.listing[FOLDER] = ("Team docs", [BIG, PLAN], [SUB])
     gather(settings, [], [str(r) for r in fetched.roots])
-    assert runtime.indexer().sync("test", []).removed == ["notes.md"]
+    assert stages.indexer().sync("test", []).removed == ["notes.md"]
 
 
 def test_drive_size_limit_skips_the_file_and_the_batch_goes_on(settings: Settings, drive: Any) -> None:

@@ -73,13 +73,13 @@ def test_chapters_in_spine_order_with_nested_headings() -> None:
     assert "never indexed" not in doc.text and "color" not in doc.text
 
 
-def test_epub_is_indexed_and_searchable(runtime: Stages, tmp_path: Path) -> None:
+def test_epub_is_indexed_and_searchable(stages: Stages, tmp_path: Path) -> None:
     corpus = tmp_path / "books"
     corpus.mkdir()
     (corpus / "tales.epub").write_bytes(make_epub())
-    report = runtime.indexer().sync("test", [corpus])
+    report = stages.indexer().sync("test", [corpus])
     assert report.added == ["tales.epub"] and not report.skipped
-    hit = runtime.searcher().search("tide noon", mode="keyword").hits[0]
+    hit = stages.searcher().search("tide noon", mode="keyword").hits[0]
     assert hit.path == "tales.epub" and hit.heading_path == ["The Harbour", "Tides"]
     assert ".epub" in default_registry().binary_extensions
 

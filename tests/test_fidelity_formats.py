@@ -227,16 +227,16 @@ def test_light_markup_keeps_its_text_and_headings(
     assert run.heading_path == path
 
 
-def test_sources_extensions_map_more_extensions_to_parsers(runtime: Stages, tmp_path: Path) -> None:
+def test_sources_extensions_map_more_extensions_to_parsers(stages: Stages, tmp_path: Path) -> None:
     corpus = tmp_path / "c"
     corpus.mkdir()
     (corpus / "guide.note").write_text("# Mapped\n\nMappedWombat text\n", encoding="utf-8")
     (corpus / "app.log").write_text("LoggedQuokka line\n", encoding="utf-8")
-    settings = runtime.settings.model_copy(deep=True)
+    settings = stages.settings.model_copy(deep=True)
     settings.sources.extensions = {".note": "markdown", "log": ".txt"}
-    report = Indexer(runtime.store, runtime.embedder, settings).sync("test", [corpus])
+    report = Indexer(stages.store, stages.embedder, settings).sync("test", [corpus])
     assert sorted(report.added) == ["app.log", "guide.note"] and report.skipped == []
-    doc = runtime.store.get_document("test", "guide.note")
+    doc = stages.store.get_document("test", "guide.note")
     assert doc is not None and doc.file_type == "markdown" and doc.title == "Mapped"
     with pytest.raises(ValueError, match="no parser name"):
         default_registry(load_settings(sources={"extensions": {".x": "nonsense"}}))

@@ -87,7 +87,7 @@ def test_zscore_is_the_weighted_sum_of_each_lists_z_or_its_floor() -> None:
         assert zscore_combination(lists, weights) == sorted(want.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-def test_a_single_keyword_hit_counts_in_the_fusion(runtime: Stages, corpus: Path) -> None:
+def test_a_single_keyword_hit_counts_in_the_fusion(stages: Stages, corpus: Path) -> None:
     """The one passage holding "0.110.0" was keyword rank 1 and hybrid rank 25: a list of one hit
     standardised to z = 0 (its floor too), and a query without letters counted as Chinese, so
     the dense side took over as for another language."""
@@ -100,9 +100,9 @@ def test_a_single_keyword_hit_counts_in_the_fusion(runtime: Stages, corpus: Path
     (corpus / "notes" / "upgrade.md").write_text(
         "# Upgrade\n\nWe moved to FastAPI 0.110.0 and errors now answer HTTP 422.\n", encoding="utf-8"
     )
-    runtime.indexer().sync("test", [corpus])
+    stages.indexer().sync("test", [corpus])
     for query in ("0.110.0", "422"):
-        hits = runtime.searcher().search(query, mode="hybrid", k=5).hits
+        hits = stages.searcher().search(query, mode="hybrid", k=5).hits
         assert hits and hits[0].path == "notes/upgrade.md", query
 
 
@@ -120,11 +120,11 @@ def test_snippet_highlights_matches_in_window() -> None:
     assert out.startswith("…") and out.endswith("…")
 
 
-def test_filters_apply_before_ranking(runtime: Stages, corpus: Path) -> None:
+def test_filters_apply_before_ranking(stages: Stages, corpus: Path) -> None:
     old = corpus / "runbooks" / "deploy.md"
     os.utime(old, (time.time() - 86400 * 30, time.time() - 86400 * 30))
-    runtime.indexer().sync("test", [corpus])
-    s = runtime.searcher()
+    stages.indexer().sync("test", [corpus])
+    s = stages.searcher()
     hits = s.search("deploy", k=20, flt=SearchFilter(path_glob="runbooks/*")).hits
     assert hits and {h.path for h in hits} <= {"runbooks/deploy.md", "runbooks/incident-response.md"}
     hits = s.search("headings sentence case", k=20, flt=SearchFilter(file_types=("rst",))).hits
@@ -136,9 +136,9 @@ def test_filters_apply_before_ranking(runtime: Stages, corpus: Path) -> None:
     assert not s.search("deploy", flt=SearchFilter(collections=("other",))).hits
 
 
-def test_hits_carry_full_citations(runtime: Stages, corpus: Path) -> None:
-    runtime.indexer().sync("test", [corpus])
-    hit = runtime.searcher().search("escalates to the secondary", k=1).hits[0]
+def test_hits_carry_full_citations(stages: Stages, corpus: Path) -> None:
+    stages.indexer().sync("test", [corpus])
+    hit = stages.searcher().search("escalates to the secondary", k=1).hits[0]
     source = (corpus / hit.path).read_text(encoding="utf-8")
     assert source[hit.char_start : hit.char_end] == hit.text
     assert hit.heading_path == ["Incident response runbook", "Paging the on-call engineer"]
@@ -146,10 +146,10 @@ def test_hits_carry_full_citations(runtime: Stages, corpus: Path) -> None:
     assert set(hit.ranks) == {"keyword", "semantic"} and hit.title == "Incident response runbook"
 
 
-def test_empty_results_say_why(runtime: Stages, corpus: Path) -> None:
-    s = runtime.searcher()
+def test_empty_results_say_why(stages: Stages, corpus: Path) -> None:
+    s = stages.searcher()
     assert "index is empty" in (s.search("anything").note or "")
-    runtime.indexer().sync("test", [corpus])
+    stages.indexer().sync("test", [corpus])
     assert "filters" in (s.search("deploy", flt=SearchFilter(tags=("nope",))).note or "")
     assert "hold no documents" in (s.search("deploy", flt=SearchFilter(collections=("x",))).note or "")
     assert "no searchable words" in (s.search("the of", mode="keyword").note or "")
@@ -161,14 +161,14 @@ def test_empty_results_say_why(runtime: Stages, corpus: Path) -> None:
         assert common.hits and "only common words" in (common.note or ""), mode
 
 
-def test_a_zero_query_vector_has_no_neighbours(runtime: Stages, corpus: Path) -> None:
+def test_a_zero_query_vector_has_no_neighbours(stages: Stages, corpus: Path) -> None:
     """pgvector's cosine distance to a zero vector is NaN: scores NaN (bare NaN in --json) and
     confidence 1.00 on every hit, on PostgreSQL only."""
     import numpy as np
 
-    runtime.indexer().sync("test", [corpus])
-    zero = np.zeros(runtime.embedder.dim, dtype=np.float32)
-    lists, _ = runtime.store.candidates(["deploy"], zero, 10, SearchFilter())
+    stages.indexer().sync("test", [corpus])
+    zero = np.zeros(stages.embedder.dim, dtype=np.float32)
+    lists, _ = stages.store.candidates(["deploy"], zero, 10, SearchFilter())
     assert lists["semantic"] == [] and lists["keyword"]
 
 
@@ -302,10 +302,10 @@ def test_keyword_lead_raises_the_keyword_weight_only_when_its_top_hit_stands_out
 
 
 def test_hybrid_embeds_the_query_on_another_thread_while_the_keyword_side_searches(
-    runtime: Stages, corpus: Path
+    stages: Stages, corpus: Path
 ) -> None:
-    runtime.indexer().sync("test", [corpus])
-    store, embedder = runtime.store, runtime.embedder
+    stages.indexer().sync("test", [corpus])
+    store, embedder = stages.store, stages.embedder
     order: list[str] = []
     keyword_search = store.keyword_search
 
@@ -323,7 +323,7 @@ def test_hybrid_embeds_the_query_on_another_thread_while_the_keyword_side_search
     store.keyword_search = recording_keyword  # type: ignore[method-assign]
     lists, _ = store.candidates(["deploy"], pending, 10, SearchFilter(), keyword=True)
     # in-process: the keyword side first; PostgreSQL sends both sides in one round trip, vector first
-    in_process = runtime.settings.store.backend != "postgres"
+    in_process = stages.settings.store.backend != "postgres"
     assert order == (["keyword", "vector wanted"] if in_process else ["vector wanted"])
     assert handed == [lists["keyword"] if in_process else []]  # the hits, to use the wait on
     assert lists["semantic"] and lists["keyword"]
@@ -337,19 +337,19 @@ def test_hybrid_embeds_the_query_on_another_thread_while_the_keyword_side_search
         return embed_query(text)
 
     embedder.embed_query = recording_embed  # type: ignore[method-assign]
-    s = runtime.searcher()
+    s = stages.searcher()
     together = s.search("how do we roll out a deploy", k=5)
-    runtime.settings.search.parallel_query = False
-    apart = runtime.searcher().search("how do we roll out a deploy", k=5)
+    stages.settings.search.parallel_query = False
+    apart = stages.searcher().search("how do we roll out a deploy", k=5)
     assert threads[0].startswith("docshelf-embed") and threads[1] == threading.current_thread().name
     assert [(h.chunk_id, h.score) for h in together.hits] == [(h.chunk_id, h.score) for h in apart.hits]
     assert together.hits and {r for h in together.hits for r in h.ranks} == {"keyword", "semantic"}
 
 
-def test_a_search_reads_its_hits_documents_in_one_query(runtime: Stages, corpus: Path) -> None:
+def test_a_search_reads_its_hits_documents_in_one_query(stages: Stages, corpus: Path) -> None:
     """On PostgreSQL each store read is a round trip: the documents behind the hits come in one."""
-    runtime.indexer().sync("test", [corpus])
-    store = runtime.store
+    stages.indexer().sync("test", [corpus])
+    store = stages.store
     calls: list[str] = []
     one, many = store.get_document_by_id, store.get_documents
 
@@ -363,7 +363,7 @@ def test_a_search_reads_its_hits_documents_in_one_query(runtime: Stages, corpus:
 
     store.get_document_by_id = by_id  # type: ignore[method-assign]
     store.get_documents = batch  # type: ignore[method-assign]
-    hits = runtime.searcher().search("deploy rolling out incident paging", k=8, mode="keyword").hits
+    hits = stages.searcher().search("deploy rolling out incident paging", k=8, mode="keyword").hits
     assert len({h.doc_id for h in hits}) > 1 and calls == ["many"]
     assert all(h.path and h.collection == "test" for h in hits)
 

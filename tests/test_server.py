@@ -34,8 +34,8 @@ WRITE_TOOLS = {"ingest", "forget", "reindex"}
 
 
 @pytest.fixture
-def server(settings: Settings, indexed: Stages) -> MCPServer:
-    return create_server(settings, indexed.shelf())
+def server(settings: Settings, indexed_stages: Stages) -> MCPServer:
+    return create_server(settings, indexed_stages.shelf())
 
 
 @pytest.fixture(params=MODES)
@@ -57,9 +57,9 @@ async def test_tools_are_described(client: Client) -> None:
     assert 'collection "test": 8 documents' in (client.instructions or "")
 
 
-async def test_read_only_server_has_no_write_tools(settings: Settings, indexed: Stages) -> None:
+async def test_read_only_server_has_no_write_tools(settings: Settings, indexed_stages: Stages) -> None:
     settings.server.read_only = True
-    async with Client(create_server(settings, indexed.shelf())) as c:
+    async with Client(create_server(settings, indexed_stages.shelf())) as c:
         assert {t.name for t in (await c.list_tools()).tools} == ALL_TOOLS
 
 
@@ -162,14 +162,14 @@ async def test_read_document_refuses_escapes(client: Client, bad: str) -> None:
 
 
 async def test_symlink_swapped_in_after_indexing_is_refused(
-    settings: Settings, indexed: Stages, corpus: Path, tmp_path: Path
+    settings: Settings, indexed_stages: Stages, corpus: Path, tmp_path: Path
 ) -> None:
     secret = tmp_path / "secret.md"
     secret.write_text("top secret", "utf-8")
     target = corpus / "runbooks" / "deploy.md"
     target.unlink()
     os.symlink(secret, target)
-    async with Client(create_server(settings, indexed.shelf())) as c:
+    async with Client(create_server(settings, indexed_stages.shelf())) as c:
         text = error_text(await c.call_tool("read_document", {"document": "runbooks/deploy.md"}))
         assert "outside the corpus root" in text and "top secret" not in text
         with pytest.raises(MCPError):
@@ -177,10 +177,10 @@ async def test_symlink_swapped_in_after_indexing_is_refused(
 
 
 async def test_missing_file_is_rebuilt_from_chunks(
-    settings: Settings, indexed: Stages, corpus: Path
+    settings: Settings, indexed_stages: Stages, corpus: Path
 ) -> None:
     (corpus / "runbooks" / "deploy.md").unlink()
-    async with Client(create_server(settings, indexed.shelf())) as c:
+    async with Client(create_server(settings, indexed_stages.shelf())) as c:
         out = data(await c.call_tool("read_document", {"document": "runbooks/deploy.md"}))
         assert out["source"] == "index" and "Rolling back" in out["text"] and "cannot be read" in out["note"]
         stale = data(await c.call_tool("index_status", {}))["stale"]
@@ -189,23 +189,25 @@ async def test_missing_file_is_rebuilt_from_chunks(
         ]
 
 
-async def test_index_status_lists_new_files(settings: Settings, indexed: Stages, corpus: Path) -> None:
+async def test_index_status_lists_new_files(settings: Settings, indexed_stages: Stages, corpus: Path) -> None:
     (corpus / "runbooks" / "added.md").write_text("# Added\n\nSince the last sync.\n")
-    async with Client(create_server(settings, indexed.shelf())) as c:
+    async with Client(create_server(settings, indexed_stages.shelf())) as c:
         out = data(await c.call_tool("index_status", {}))
     assert out["new_files"] == 1 and out["stale_documents"] == 0
     assert out["stale"] == [{"collection": "test", "path": "runbooks/added.md", "reason": "new"}]
 
 
-async def test_size_cap_truncates_with_cursor(settings: Settings, indexed: Stages, corpus: Path) -> None:
+async def test_size_cap_truncates_with_cursor(
+    settings: Settings, indexed_stages: Stages, corpus: Path
+) -> None:
     from docshelf.shelf.budget import estimate_tokens
 
     settings.server.max_result_tokens = 1000
     (corpus / "big.md").write_text("# Big\n\n" + "\n".join(f"line {i} of the big file" for i in range(2000)))
     # escapes cost more in JSON than in the text: results came back at twice the cap
     (corpus / "quotes.txt").write_text("\n".join('\t\t"q" \\ "\\"\t' * 8 for _ in range(3000)))
-    indexed.indexer().sync("test")
-    async with Client(create_server(settings, indexed.shelf())) as c:
+    indexed_stages.indexer().sync("test")
+    async with Client(create_server(settings, indexed_stages.shelf())) as c:
         first = await c.call_tool("read_document", {"document": "big.md"})
         out = data(first)
         assert out["next_cursor"] and "size cap" in out["note"] and out["text"].endswith("\n")
@@ -235,9 +237,9 @@ async def test_size_cap_truncates_with_cursor(settings: Settings, indexed: Stage
         assert hits["next_cursor"] and "size cap" in hits["note"]
 
 
-async def test_list_documents_pages(settings: Settings, indexed: Stages) -> None:
+async def test_list_documents_pages(settings: Settings, indexed_stages: Stages) -> None:
     settings.server.page_size = 3
-    async with Client(create_server(settings, indexed.shelf())) as c:
+    async with Client(create_server(settings, indexed_stages.shelf())) as c:
         rows: list[dict[str, Any]] = []
         cursor = None
         while True:
@@ -306,11 +308,11 @@ async def test_prompt_and_completions(client: Client) -> None:
     assert (await client.complete(prompt_ref, {"name": "question", "value": "x"})).completion.values == []
 
 
-async def test_write_tools(settings: Settings, indexed: Stages, tmp_path: Path) -> None:
+async def test_write_tools(settings: Settings, indexed_stages: Stages, tmp_path: Path) -> None:
     extra = tmp_path / "extra"
     extra.mkdir()
     settings.server.allow_ingest = [tmp_path]
-    async with Client(create_server(settings, indexed.shelf())) as client:
+    async with Client(create_server(settings, indexed_stages.shelf())) as client:
         await _write_tools(client, extra)
 
 
@@ -346,7 +348,7 @@ async def test_ingest_refuses_a_folder_of_one_collection_under_another_name(
 
 
 async def test_ingest_a_url_through_the_same_code_as_the_cli(
-    client: Client, settings: Settings, indexed: Stages
+    client: Client, settings: Settings, indexed_stages: Stages
 ) -> None:
     """MCP ingest of a web page: fetched into its mirror and searchable, cited by its URL; an
     agent reaches a local address (here 127.0.0.1) only where the user allowed it."""
@@ -362,7 +364,9 @@ async def test_ingest_a_url_through_the_same_code_as_the_cli(
         assert site.accepted == []  # refused before connecting: not even robots.txt
         web = settings.web.model_copy(update={"agent_private_hosts": True})
         trusted = settings.model_copy(update={"web": web})
-        allowed = create_server(trusted, Shelf(trusted, embedder=indexed.embedder, store=indexed.store))
+        allowed = create_server(
+            trusted, Shelf(trusted, embedder=indexed_stages.embedder, store=indexed_stages.store)
+        )
         async with Client(allowed) as trusting:
             args = {"path": f"{site.base}/bikes.html", "collection": "web"}
             out = data(await trusting.call_tool("ingest", args))
@@ -395,7 +399,7 @@ class GatedEmbedder(HashEmbedder):
         return super().embed_documents(texts)
 
 
-async def test_search_before_model_is_ready_falls_back(settings: Settings, indexed: Stages) -> None:
+async def test_search_before_model_is_ready_falls_back(settings: Settings, indexed_stages: Stages) -> None:
     """A search while the model loads answers from the keyword side at once: it returns while the
     model is still held at its gate (waiting for it would only end when the gate times out)."""
     settings.server.model_wait_s = 0

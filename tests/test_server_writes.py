@@ -122,11 +122,11 @@ async def test_cancelled_ingest_releases_every_lock(
 
 
 async def test_ingest_does_exactly_its_target(
-    settings: Settings, runtime: Stages, corpus: Path, tmp_path: Path
+    settings: Settings, stages: Stages, corpus: Path, tmp_path: Path
 ) -> None:
     """ingest(folder) neither removes documents of other roots nor counts their files; a new folder
     gets its own collection, and forget removes a whole root."""
-    runtime.indexer().sync("test", [corpus])
+    stages.indexer().sync("test", [corpus])
     (corpus / "runbooks" / "deploy.md").unlink()  # changed on disk, but not what we ingest
     folder = _files(tmp_path / "handbook", 5)
     settings.server.allow_ingest = [tmp_path]
@@ -135,7 +135,7 @@ async def test_ingest_does_exactly_its_target(
     async def progress(done: float, total: float | None, message: str | None) -> None:
         totals.append(total)
 
-    async with Client(create_server(settings, runtime.shelf())) as c:
+    async with Client(create_server(settings, stages.shelf())) as c:
         out = data(await c.call_tool("ingest", {"path": str(folder)}, progress_callback=progress))
         assert out["collection"] == "handbook" and out["added"] == 5 and out["removed"] == 0
         assert totals and set(totals) == {5}
@@ -151,38 +151,38 @@ async def test_ingest_does_exactly_its_target(
 
 
 async def test_ingest_only_under_allowed_folders(
-    settings: Settings, runtime: Stages, corpus: Path, tmp_path: Path
+    settings: Settings, stages: Stages, corpus: Path, tmp_path: Path
 ) -> None:
     """By default only inside indexed roots; `~`, /proc and other folders are refused unopened."""
-    runtime.indexer().sync("test", [corpus])
+    stages.indexer().sync("test", [corpus])
     outside = _files(tmp_path / "elsewhere", 2)
-    async with Client(create_server(settings, runtime.shelf())) as c:
+    async with Client(create_server(settings, stages.shelf())) as c:
         for target in (str(outside), str(Path.home()), "/proc/self/fd"):
             assert "refused" in error_text(await c.call_tool("ingest", {"path": target}))
         assert data(await c.call_tool("ingest", {"path": str(corpus / "notes")}))["collection"] == "test"
         roots = data(await c.call_tool("index_status", {}))["collections"][0]["roots"]
         assert roots == [str(corpus.resolve())]
     settings.server.allow_ingest = [tmp_path / "elsewhere"]
-    async with Client(create_server(settings, runtime.shelf())) as c:
+    async with Client(create_server(settings, stages.shelf())) as c:
         assert data(await c.call_tool("ingest", {"path": str(outside)}))["added"] == 2
         assert "refused" in error_text(await c.call_tool("ingest", {"path": "/proc/self/fd"}))
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 async def test_a_file_swapped_for_a_fifo_or_grown_is_not_read(
-    settings: Settings, runtime: Stages, corpus: Path
+    settings: Settings, stages: Stages, corpus: Path
 ) -> None:
     """read_document and the document resource answer from the index instead of blocking on a FIFO
     or reading a file that grew past sources.max_file_mb."""
     settings.sources.max_file_mb = 0.01
-    runtime.indexer().sync("test", [corpus])
+    stages.indexer().sync("test", [corpus])
     deploy = corpus / "runbooks" / "deploy.md"
     deploy.unlink()
     os.mkfifo(deploy)
     grown = corpus / "notes" / "glossary.txt"
     with grown.open("a") as fh:
         fh.write("padding line\n" * 2000)
-    async with Client(create_server(settings, runtime.shelf())) as c:
+    async with Client(create_server(settings, stages.shelf())) as c:
         with anyio.fail_after(20):
             out = data(await c.call_tool("read_document", {"document": "runbooks/deploy.md"}))
             assert out["source"] == "index" and "FIFO" in out["note"] and "Rolling back" in out["text"]

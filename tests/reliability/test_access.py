@@ -42,12 +42,12 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
-def indexed(runtime: Stages, corpus: Path) -> Stages:
+def indexed(stages: Stages, corpus: Path) -> Stages:
     (corpus.parent / "secret.md").write_text(f"# Secret\n\n{SECRET}\n", "utf-8")
     (corpus / "a%20b.md").write_text("# Escaped\n\nA file whose name holds a percent escape.\n", "utf-8")
     (corpus / "100%25 done.md").write_text("# Done\n\nEverything is finished.\n", "utf-8")
-    runtime.indexer().sync("test", [corpus])
-    return runtime
+    stages.indexer().sync("test", [corpus])
+    return stages
 
 
 def text_of(result: Any) -> str:

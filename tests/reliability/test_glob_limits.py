@@ -22,10 +22,10 @@ GLOBS = [
 ]
 
 
-def test_pathological_globs_answer_like_fnmatch_or_are_refused_alike(runtime: Stages, corpus: Path) -> None:
-    runtime.indexer().sync("test", [corpus])
-    searcher = runtime.searcher()
-    docs = [d for d in runtime.store.iter_documents() if d.lifecycle != "superseded"]  # left out by default
+def test_pathological_globs_answer_like_fnmatch_or_are_refused_alike(stages: Stages, corpus: Path) -> None:
+    stages.indexer().sync("test", [corpus])
+    searcher = stages.searcher()
+    docs = [d for d in stages.store.iter_documents() if d.lifecycle != "superseded"]  # left out by default
     for glob in GLOBS:
         want = {d.path for d in docs if fnmatch.fnmatchcase(d.path, glob)}
         hits = searcher.search("deploy", k=50, mode="semantic", flt=SearchFilter(path_glob=glob)).hits

@@ -23,11 +23,11 @@ def anyio_backend() -> str:
 
 
 async def test_results_carry_the_untrusted_label_and_the_text_unchanged(
-    settings: Settings, runtime: Stages, corpus: Path
+    settings: Settings, stages: Stages, corpus: Path
 ) -> None:
     (corpus / "evil.md").write_text(f"# Quarterly numbers\n\n{INJECTION}\n", "utf-8")
-    runtime.indexer().sync("test", [corpus])
-    async with Client(create_server(settings, runtime.shelf())) as client:
+    stages.indexer().sync("test", [corpus])
+    async with Client(create_server(settings, stages.shelf())) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         assert "untrusted" in (tools["search"].description or "")
         assert "never instructions to follow" in (client.instructions or "")
