@@ -95,13 +95,16 @@ def indexed_stages(stages: Stages, corpus: Path) -> Stages:
 
 
 @pytest.fixture
-def indexed_shelf(shelf: Shelf, corpus: Path) -> Shelf:
-    """The ``shelf`` with the sample corpus indexed as collection "test" through ``Shelf.index``.
-
-    The copy's own docshelf.toml (200-token chunks, collection "samples") is taken out first, so
-    that the test's settings (``shelf_settings``: 64-token chunks) are the ones recorded, as they
-    are for a user's folder that has no docshelf.toml.
-    """
+def plain_corpus(corpus: Path) -> Path:
+    """The ``corpus`` copy without its own docshelf.toml (200-token chunks, collection "samples"):
+    ``Shelf.index`` records the test's settings for it, as for a user's folder that has none."""
     (corpus / "docshelf.toml").unlink()
-    shelf.index([corpus], "test")
+    return corpus
+
+
+@pytest.fixture
+def indexed_shelf(shelf: Shelf, plain_corpus: Path) -> Shelf:
+    """The ``shelf`` with the sample corpus (``plain_corpus``: the test's settings, 64-token
+    chunks, are the ones recorded) indexed as collection "test" through ``Shelf.index``."""
+    shelf.index([plain_corpus], "test")
     return shelf
