@@ -12,7 +12,7 @@ from docshelf.errors import ParseError
 from docshelf.parse import default_registry
 from docshelf.parse.epub import EpubParser
 from docshelf.parse.limits import ParseLimits
-from docshelf.testing import Stages
+from docshelf.shelf import Shelf
 
 CONTAINER = """<?xml version="1.0"?>
 <container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container">
@@ -73,13 +73,13 @@ def test_chapters_in_spine_order_with_nested_headings() -> None:
     assert "never indexed" not in doc.text and "color" not in doc.text
 
 
-def test_epub_is_indexed_and_searchable(stages: Stages, tmp_path: Path) -> None:
+def test_epub_is_indexed_and_searchable(shelf: Shelf, tmp_path: Path) -> None:
     corpus = tmp_path / "books"
     corpus.mkdir()
     (corpus / "tales.epub").write_bytes(make_epub())
-    report = stages.indexer().sync("test", [corpus])
+    report = shelf.index([corpus], "test").sync
     assert report.added == ["tales.epub"] and not report.skipped
-    hit = stages.searcher().search("tide noon", mode="keyword").hits[0]
+    hit = shelf.search("tide noon", mode="keyword").hits[0]
     assert hit.path == "tales.epub" and hit.heading_path == ["The Harbour", "Tides"]
     assert ".epub" in default_registry().binary_extensions
 

@@ -15,6 +15,7 @@ from docshelf.parse import default_registry
 from docshelf.parse.clean import clean_text
 from docshelf.parse.decode import read_text
 from docshelf.parse.quiet import native_stderr_to_log
+from docshelf.shelf import Shelf
 from docshelf.testing import Stages
 from docshelf.types import ParsedDocument, Section, SkippedFile
 
@@ -64,7 +65,7 @@ def test_clean_text_keeps_offsets() -> None:
 
 
 def test_empty_documents_are_skipped_as_no_text_and_reasons_name_the_file_once(
-    stages: Stages, tmp_path: Path
+    shelf: Shelf, tmp_path: Path
 ) -> None:
     corpus = tmp_path / "c"
     corpus.mkdir()
@@ -72,7 +73,7 @@ def test_empty_documents_are_skipped_as_no_text_and_reasons_name_the_file_once(
     (corpus / "blank.md").write_text("---\ntitle: Only metadata\n---\n\n   \n", encoding="utf-8")
     (corpus / "noise.txt").write_bytes(bytes(range(1, 256)) * 20)
     (corpus / "ok.md").write_text("# Fine\n\nA real paragraph.\n", encoding="utf-8")
-    report = stages.indexer().sync("test", [corpus])
+    report = shelf.index([corpus], "test").sync
     reasons = {s.path: s.reason for s in report.skipped}
     assert report.added == ["ok.md"]
     assert reasons["empty.txt"].startswith("no text") and reasons["blank.md"].startswith("no text")
