@@ -14,14 +14,13 @@ import pytest
 
 from docshelf.config import load_settings
 from docshelf.errors import ParseError
-from docshelf.index.sync import Indexer
 from docshelf.parse import default_registry
 from docshelf.parse.html import HtmlParser
 from docshelf.parse.mail import EmlParser, MboxParser, MsgParser
 from docshelf.parse.notebook import NotebookParser
 from docshelf.parse.odf import OdfParser
 from docshelf.parse.rtf import RtfParser
-from docshelf.testing import Stages
+from docshelf.shelf import Shelf
 from olewriter import write_ole
 
 NS = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
@@ -227,17 +226,16 @@ def test_light_markup_keeps_its_text_and_headings(
     assert run.heading_path == path
 
 
-def test_sources_extensions_map_more_extensions_to_parsers(stages: Stages, tmp_path: Path) -> None:
+def test_sources_extensions_map_more_extensions_to_parsers(shelf: Shelf, tmp_path: Path) -> None:
     corpus = tmp_path / "c"
     corpus.mkdir()
     (corpus / "guide.note").write_text("# Mapped\n\nMappedWombat text\n", encoding="utf-8")
     (corpus / "app.log").write_text("LoggedQuokka line\n", encoding="utf-8")
-    settings = stages.settings.model_copy(deep=True)
-    settings.sources.extensions = {".note": "markdown", "log": ".txt"}
-    report = Indexer(stages.store, stages.embedder, settings).sync("test", [corpus])
+    shelf.settings.sources.extensions = {".note": "markdown", "log": ".txt"}
+    report = shelf.index([corpus], "test").sync
     assert sorted(report.added) == ["app.log", "guide.note"] and report.skipped == []
-    doc = stages.store.get_document("test", "guide.note")
-    assert doc is not None and doc.file_type == "markdown" and doc.title == "Mapped"
+    doc = shelf.find_document("guide.note", "test")
+    assert doc.file_type == "markdown" and doc.title == "Mapped"
     with pytest.raises(ValueError, match="no parser name"):
         default_registry(load_settings(sources={"extensions": {".x": "nonsense"}}))
 

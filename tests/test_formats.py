@@ -24,6 +24,7 @@ from docshelf.parse.office import DocxParser, LegacyOfficeParser, PptxParser
 from docshelf.parse.pdf import PdfParser
 from docshelf.parse.sheets import CsvParser
 from docshelf.parse.xlsx import XlsxParser
+from docshelf.shelf import Shelf
 from docshelf.testing import Stages
 from docshelf.types import Chunk, ParsedDocument, Section
 
@@ -119,14 +120,14 @@ def test_pdf_pages_labels_and_pages_without_text() -> None:
     assert doc.metadata["page_labels"] == ["i", "1", "2"]
 
 
-def test_pdf_hits_cite_the_page_and_its_printed_label(stages: Stages, tmp_path: Path) -> None:
+def test_pdf_hits_cite_the_page_and_its_printed_label(shelf: Shelf, tmp_path: Path) -> None:
     corpus = tmp_path / "pdfs"
     corpus.mkdir()
     (corpus / "r.pdf").write_bytes(SAMPLE_PDF)
-    stages.indexer().sync("test", [corpus])
-    hit = stages.searcher().search("quokka Rottnest", mode="keyword").hits[0]
+    shelf.index([corpus], "test")
+    hit = shelf.search("quokka Rottnest", mode="keyword").hits[0]
     assert (hit.page, hit.page_label, hit.citation) == (3, "2", "r.pdf#page=3")
-    first = stages.searcher().search("revenue north", mode="keyword").hits[0]
+    first = shelf.search("revenue north", mode="keyword").hits[0]
     assert (first.page, first.page_label) == (1, "i")
 
 
