@@ -148,6 +148,7 @@ def test_sources_extensions_map_names_and_files_without_extension(settings: Sett
 
 def test_a_watched_change_to_an_extensionless_file_is_sniffed_too(settings: Settings, docs: Path) -> None:
     """The watcher's targeted sync walks just the changed files, with the same content check."""
+    settings.sources.max_file_mb = 1  # the bomb unpacks to 8: skipped, not chunked and embedded
     with Stages(settings, embedder=HashEmbedder()) as rt:
         rt.indexer().sync("test", [docs])
         (docs / "TODO").write_text("walk the tammar\n")
