@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parent))
 
 from crashkit import cli_env
@@ -24,6 +26,7 @@ DEFAULT_CHUNKS = {"DOCSHELF_CHUNK__MAX_TOKENS": "256", "DOCSHELF_CHUNK__OVERLAP_
                   "DOCSHELF_EMBED__BATCH_SIZE": "32", "DOCSHELF_ANALYZE__DECOMPOUND": "false"}  # fmt: skip
 
 
+@pytest.mark.slow  # a corpus of hostile files through the CLI, each under its limits
 def test_hostile_corpus_indexes_without_a_crash_each_file_accounted_for(tmp_path: Path) -> None:
     root = tmp_path / "hostile"
     expect = make_hostile_corpus(root)

@@ -87,6 +87,7 @@ def test_the_guard_blocks_outbound_connections(offline: NetworkGuard) -> None:
     offline.attempts.clear()
 
 
+@pytest.mark.slow  # the real bundled e5 model (the default settings)
 def test_index_search_and_serve_with_default_settings_offline(
     offline: NetworkGuard, corpus: Path, tmp_path: Path
 ) -> None:
