@@ -12,6 +12,7 @@ import pytest
 from docshelf.embed import HashEmbedder
 from docshelf.embed.base import Vectors
 from docshelf.errors import ModelMismatchError, SourceError
+from docshelf.shelf import Shelf
 from docshelf.store import SQLiteStore
 from docshelf.store.base import SearchFilter
 from docshelf.testing import Stages
@@ -289,20 +290,25 @@ def test_keyword_index_rebuilt_from_sqlite(settings, corpus: Path) -> None:  # t
         rt.close()
 
 
-def test_forget_document_and_root(stages: Stages, corpus: Path, tmp_path: Path) -> None:
+def test_forget_document_and_root(shelf: Shelf, plain_corpus: Path, tmp_path: Path) -> None:
     other = tmp_path / "other"
     other.mkdir()
     (other / "extra.md").write_text("# Extra\n\nkumquat orchard notes\n", encoding="utf-8")
-    stages.indexer().sync("test", [corpus, other])
-    assert stages.indexer().forget("test", "notes/glossary.txt") == ["notes/glossary.txt"]
-    assert "notes/glossary.txt" not in paths(stages)
-    assert stages.indexer().forget("test", str(other)) == ["extra.md"]
-    assert not stages.searcher().search("kumquat orchard", mode="keyword").hits
-    report = stages.indexer().sync("test")  # known roots only: the forgotten root stays out
-    assert "extra.md" not in paths(stages) and "notes/glossary.txt" in report.added
+    shelf.index([plain_corpus, other], "test")
+
+    def indexed() -> set[str]:
+        return {d.path for d in shelf.list_documents("test")}
+
+    assert shelf.forget("notes/glossary.txt", "test").removed == ["notes/glossary.txt"]
+    assert "notes/glossary.txt" not in indexed()
+    gone = shelf.forget(str(other), "test")
+    assert gone.removed == ["extra.md"] and gone.root == str(other.resolve())
+    assert not shelf.search("kumquat orchard", mode="keyword").hits
+    report = shelf.index([], "test").sync  # known roots only: the forgotten root stays out
+    assert "extra.md" not in indexed() and "notes/glossary.txt" in report.added
 
 
-def test_git_commit_recorded(stages: Stages, corpus: Path) -> None:
+def test_git_commit_recorded(shelf: Shelf, plain_corpus: Path) -> None:
     import subprocess
 
     git = shutil.which("git")
@@ -310,12 +316,13 @@ def test_git_commit_recorded(stages: Stages, corpus: Path) -> None:
         pytest.skip("git not installed")
     env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin"}  # fmt: skip
+    corpus = plain_corpus
     for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "x"]):
         subprocess.run([git, "-C", str(corpus), *cmd], check=True, env=env)
     head = subprocess.run([git, "-C", str(corpus), "rev-parse", "HEAD"], capture_output=True, text=True)
-    report = stages.indexer().sync("test", [corpus])
+    report = shelf.index([corpus], "test").sync
     assert report.git_commit == head.stdout.strip() and report.git_dirty is False
-    build = stages.store.last_build("test")
+    build = shelf.status().collections[0].last_build
     assert build is not None and build.git_commit == report.git_commit
 
 
