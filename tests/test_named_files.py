@@ -130,14 +130,13 @@ def test_sources_extensions_map_names_and_files_without_extension(settings: Sett
     (docs / "app.log").write_text("a log line\n")
     (docs / "x.md.gz").write_bytes(_gz("# X\n"))
     settings.sources.extensions = {"": "", "Jenkinsfile": "shell", "log": "text", ".gz": ""}
-    with Stages(settings, embedder=HashEmbedder()) as rt:
-        sync = rt.indexer().sync("test", [docs])
+    with Shelf(settings, embedder=HashEmbedder()) as opened:
+        sync = opened.index([docs], "test").sync
         assert sorted(sync.added) == ["Jenkinsfile", "Jenkinsfile.prod", "README", "app.log"]
         skipped = {s.path: s.reason for s in sync.skipped}
         assert skipped["notes"] == "no parser for files without an extension"
         assert skipped["x.md.gz"] == "no parser for .md.gz" and len(skipped) == 2
-        doc = rt.store.get_document("test", "Jenkinsfile.prod")
-        assert doc is not None and doc.file_type == "shell"
+        assert opened.find_document("Jenkinsfile.prod", "test").file_type == "shell"
     for key in ("(none)", ""):  # either key; a name mapped away leaves its files out
         reg = default_registry(load_settings(sources={"extensions": {key: "markdown", "readme": ""}}))
         assert getattr(reg.for_path("notes"), "name", None) == "markdown"
