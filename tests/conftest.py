@@ -18,12 +18,13 @@ SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "corpus"
 _PROXY_VARS = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
 
 # The slow tier (`pytest -m "not slow"` leaves it out; `pytest -q` runs it): whole modules that run
-# long processes (the soak, SIGKILL trials, the MCP Inspector over npx, real embedding models,
+# long processes (the soak, SIGKILL trials, MCP clients over Node, real embedding models,
 # PostgreSQL replicas). Tests elsewhere are marked by rule below or by an explicit mark.
 _SLOW_MODULES = {
     "test_soak.py",  # two servers and a watcher under churn
     "reliability/test_crash.py",  # SIGKILL trials of `docshelf index`
     "test_server_e2e.py",  # the MCP Inspector CLI and the SDK client over real processes
+    "test_server_clients_next.py",  # Inspector 2.x and the conformance suite on Node 22
     "test_e5.py",  # the real multilingual-e5 model (conversion, C engine, ONNX)
     "test_models.py",  # the real USE model
     "test_replication.py",  # a PostgreSQL primary and replicas
@@ -33,7 +34,8 @@ _TESTS = Path(__file__).resolve().parent
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark slow: the modules above, every PostgreSQL twin (``backend`` = "postgres") and every
-    test on a PostgreSQL server, and the OCR tests that run Tesseract."""
+    test on a PostgreSQL server, the web page's tests in a browser (Chromium, ``browser``) and
+    the OCR tests that run Tesseract."""
     slow = pytest.mark.slow
     for item in items:
         module = item.path.relative_to(_TESTS).as_posix() if item.path.is_relative_to(_TESTS) else ""
@@ -44,6 +46,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             module in _SLOW_MODULES
             or params.get("backend") == "postgres"
             or "pg_server" in fixtures
+            or "browser" in fixtures
             or any("Tesseract" in str(m.kwargs.get("reason", "")) for m in item.iter_markers("skipif"))
         ):
             item.add_marker(slow)
