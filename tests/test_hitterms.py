@@ -49,9 +49,7 @@ def test_the_least_recently_used_text_goes_first() -> None:
 
 
 @pytest.mark.usefixtures("backend")  # the embedded store and PostgreSQL
-def test_a_repeated_search_reuses_its_hits_analysis_and_an_edit_is_seen(
-    stages: Stages, corpus: Path
-) -> None:
+def test_a_repeated_search_reuses_its_hits_analysis_and_an_edit_is_seen(stages: Stages, corpus: Path) -> None:
     stages.indexer().sync("test", [corpus])
     searcher = stages.searcher()
     analyzer = CountingAnalyzer()
