@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -117,16 +118,23 @@ def test_watch_lines_fit_80_columns(tmp_path: Path) -> None:
     cmd = [sys.executable, "-m", "docshelf", "watch", str(notes), "--data-dir", str(tmp_path / "data")]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     lines: list[str] = []
+    # a line that never comes must fail the test, not wait for ever on a watch that runs for ever
+    watchdog = threading.Timer(120, proc.terminate)
+    watchdog.start()
     try:
         assert proc.stderr is not None
         for line in proc.stderr:
             lines.append(line.rstrip("\n"))
-            if "Ctrl-C to stop" in line:
+            # read unwrapped: how the line wraps depends on the path's length (a deeper temp
+            # folder, as pytest-xdist's, broke "Ctrl-C to stop" over two lines)
+            if "Ctrl-C to stop" in " ".join(x.strip() for x in lines):
                 break
     finally:
+        watchdog.cancel()
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=60)
     said = "\n".join(lines)
-    assert "watching" in said and "Ctrl-C to stop" in said, said
+    unwrapped = " ".join(x.strip() for x in lines)
+    assert "watching" in said and "Ctrl-C to stop" in unwrapped, said
     assert max(cell_len(line) for line in lines) <= 80, said
     assert str(notes) in "".join(line.strip() for line in lines)  # wrapped, not cut
