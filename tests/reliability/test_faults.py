@@ -238,3 +238,31 @@ def test_sqlite_busy_is_a_clear_error_and_releases_the_store(settings: Settings,
         worker.join(timeout=60)
         assert done.is_set(), "the store lock was left held by the failed transaction"
     assert versions(settings.store.data_dir) == dict.fromkeys(range(5), 2)
+
+
+def test_a_file_another_writer_removes_meanwhile_fails_no_search_or_status(
+    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search that found nothing (its note reads the index's size) and `status` summed the sizes
+    of the data dir's files: a temporary file of another process's keyword commit, listed and then
+    gone before its size was read, failed them with FileNotFoundError (seen once in a watcher
+    test under load)."""
+    corpus = tmp_path / "corpus"
+    write_corpus(corpus, range(3), 1)
+    with Shelf(settings, embedder=HashEmbedder()) as shelf:
+        shelf.index([corpus], "test")
+        size = shelf.status().size_bytes
+        vanishing = settings.store.data_dir / "keyword" / ".tmpVANISH"
+        vanishing.write_bytes(b"x" * 100)
+        real_is_file = Path.is_file
+
+        def is_file(path: Path) -> bool:
+            found = real_is_file(path)
+            if path.name == ".tmpVANISH":
+                path.unlink(missing_ok=True)  # the other writer's commit renames it away now
+            return found
+
+        monkeypatch.setattr(Path, "is_file", is_file)
+        assert shelf.search("nothing-like-this-anywhere", mode="keyword").hits == []
+        vanishing.write_bytes(b"x" * 100)
+        assert shelf.status().size_bytes in (size, size + 100)
