@@ -6,6 +6,7 @@ import contextlib
 import functools
 import json
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -155,12 +156,12 @@ class SQLiteStore(SQLiteSearch, SQLiteReembed, SQLiteWrites, BuildLog):
 
     def compact(self) -> tuple[int, int]:
         """VACUUM the database and clean the keyword index; returns store bytes before and after."""
-        before = sum(p.stat().st_size for p in self.data_dir.rglob("*") if p.is_file())
+        before = _tree_size(self.data_dir)
         with self._lock:
             self._conn.execute("VACUUM")
         self.checkpoint()
         self.keyword.compact()
-        after = sum(p.stat().st_size for p in self.data_dir.rglob("*") if p.is_file())
+        after = _tree_size(self.data_dir)
         return before, after
 
     def generation(self) -> int:
@@ -377,7 +378,7 @@ class SQLiteStore(SQLiteSearch, SQLiteReembed, SQLiteWrites, BuildLog):
             "GROUP BY d.collection"
         ):
             per.setdefault(name, {"documents": 0, "chunks": 0})["chunks"] = chunks
-        size = sum(p.stat().st_size for p in self.data_dir.rglob("*") if p.is_file())
+        size = _tree_size(self.data_dir)
         model, dim = self.model()
         return StoreStats(
             collections=per,
@@ -397,3 +398,15 @@ class SQLiteStore(SQLiteSearch, SQLiteReembed, SQLiteWrites, BuildLog):
             self.keyword.close()
             self._readers.close()
             self._conn.close()
+
+
+def _tree_size(root: Path) -> int:
+    """Bytes of the files under ``root``. Another process writes there meanwhile: a file it
+    removes (a keyword commit's temporary file) between the listing and the read counts 0, and a
+    folder it removes is skipped (os.walk ignores it), instead of failing a search or `status`."""
+    total = 0
+    for folder, _, files in os.walk(root):
+        for name in files:
+            with contextlib.suppress(FileNotFoundError):
+                total += os.stat(os.path.join(folder, name)).st_size
+    return total
