@@ -67,28 +67,28 @@ def _notes(tmp_path: Path) -> Path:
 
 @pytest.mark.usefixtures("backend")
 def test_a_hybrid_search_ranks_chunks_without_vectors_by_keyword_and_says_how_far_it_got(
-    runtime: Stages, tmp_path: Path
+    stages: Stages, tmp_path: Path
 ) -> None:
-    runtime.indexer().sync("test", [_notes(tmp_path)], keyword_only=True)
-    store = runtime.store
+    stages.indexer().sync("test", [_notes(tmp_path)], keyword_only=True)
+    store = stages.store
     waiting = store.unembedded_chunks(0, 100)
     others = [u for u in waiting if u.path != "zanzibar.md"]
-    late = runtime.embedder.embed_documents([u.text for u in others])  # any vectors: the model's own
+    late = stages.embedder.embed_documents([u.text for u in others])  # any vectors: the model's own
     assert store.add_vectors({u.embed_key: v for u, v in zip(others, late, strict=True)}) == len(others)
     store.commit()
     missing, total = store.missing_vectors(), store.chunk_count()
     assert missing == len(waiting) - len(others) > 0
 
-    result = runtime.searcher().search("zanzibar ferry", mode="hybrid")
+    result = stages.searcher().search("zanzibar ferry", mode="hybrid")
     top = result.hits[0]
     assert top.path == "zanzibar.md" and "semantic" not in top.ranks  # found, by keyword alone
     assert result.note is not None and f"covers {int((1 - missing / total) * 100)}%" in result.note
-    keyword = runtime.searcher().search("zanzibar ferry", mode="keyword").hits[0]
+    keyword = stages.searcher().search("zanzibar ferry", mode="keyword").hits[0]
     assert top.confidence == keyword.confidence  # judged as a keyword hit, not as a weak hybrid one
-    assert runtime.searcher().search("zanzibar ferry", mode="semantic").note == result.note
+    assert stages.searcher().search("zanzibar ferry", mode="semantic").note == result.note
 
-    runtime.indexer().embed_pending()
-    done = runtime.searcher().search("zanzibar ferry", mode="hybrid")
+    stages.indexer().embed_pending()
+    done = stages.searcher().search("zanzibar ferry", mode="hybrid")
     assert done.note is None and "semantic" in done.hits[0].ranks
 
 
@@ -117,19 +117,19 @@ def test_status_shows_the_share_of_chunks_with_vectors_per_collection(shelf: She
 
 
 def test_an_index_from_before_the_table_of_chunks_to_embed_opens_read_only_and_migrates(
-    runtime: Stages, tmp_path: Path
+    stages: Stages, tmp_path: Path
 ) -> None:
     import sqlite3
 
     from docshelf.analyze import Analyzer
     from docshelf.store.embedded import SQLiteStore
 
-    runtime.indexer().sync("test", [_notes(tmp_path)], keyword_only=True)
-    data = runtime.store.data_dir
-    runtime.close()
-    with sqlite3.connect(data / "docshelf.db") as db:  # as schema 4 left it (every chunk embedded then)
+    stages.indexer().sync("test", [_notes(tmp_path)], keyword_only=True)
+    data = stages.store.data_dir
+    stages.close()
+    with sqlite3.connect(data / "docshelf.db") as db:  # as schema 5 left it (every chunk embedded then)
         db.execute("DROP TABLE unembedded")
-        db.execute("PRAGMA user_version = 4")
+        db.execute("PRAGMA user_version = 5")
     old = SQLiteStore(data, Analyzer(["english"]), read_only=True)
     try:  # nothing may be written, so nothing migrates: it reads as fully embedded, as it was
         assert old.missing_vectors() == 0 and old.unembedded_chunks(0, 10) == []

@@ -119,6 +119,21 @@ def test_the_first_search_starts_a_helper_that_answers_the_next_ones_alike(rig: 
             assert _same(helped.stdout, direct.stdout), args
 
 
+def test_a_usage_error_is_said_by_the_command_itself_and_the_helper_stays(rig: dict[str, str]) -> None:
+    _search(rig, "deploy")
+    sock = _socket(rig)
+    pids = _helper_pids(sock)
+    bad = _search(rig, "deploy", "--mode", "bogus", importtime=True)
+    direct = _search(rig, "deploy", "--mode", "bogus", "--no-helper")
+    assert bad.returncode == direct.returncode == 2 and "typer" in _imported(bad.stderr)  # said in-process
+    assert [line for line in bad.stderr.splitlines() if not line.startswith("import time")] == (
+        direct.stderr.splitlines()
+    )
+    assert _helper_pids(sock) == pids and _answers(sock)  # the helper is still there, and answers
+    again = _search(rig, "deploy", importtime=True)
+    assert again.returncode == 0 and "typer" not in _imported(again.stderr)
+
+
 def test_a_keyword_search_in_its_own_process_imports_no_model(rig: dict[str, str]) -> None:
     rig["DOCSHELF_EMBED__MODEL"] = "e5"  # a hybrid search would load e5 and onnxruntime
     direct = _search(rig, "deploy", "--mode", "keyword", "--no-helper", importtime=True)

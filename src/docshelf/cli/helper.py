@@ -227,8 +227,6 @@ def _as(target: Console, stand_in: Console) -> Iterator[None]:
 def _run(argv: list[str], shelf: Shelf, out: Console, err: Console, stdout: io.StringIO) -> int | None:
     """The `search` command's exit code, its output in the stand-in consoles; None when it cannot be
     answered here (a usage error: the client's own process reports it as it always did)."""
-    import click
-
     from docshelf.cli import output, search
 
     command = _search_command()
@@ -239,10 +237,10 @@ def _run(argv: list[str], shelf: Shelf, out: Console, err: Console, stdout: io.S
     ):  # fmt: skip
         try:
             result = command.main(args=argv, prog_name="docshelf search", standalone_mode=False)
-        except click.ClickException:
-            return None
-        except click.exceptions.Abort:
+        except typer.Abort:
             return 130
+        except typer.TyperException:  # (typer's own click: usage errors, bad values)
+            return None
     return int(result) if isinstance(result, int) else 0
 
 

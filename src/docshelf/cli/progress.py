@@ -78,23 +78,26 @@ class IndexProgress:
             TimeRemainingColumn(),
             _Current(),
             console=err,
-            disable=not enabled,
+            # a dumb terminal cannot redraw a bar: it would leave a blank line where the bar was
+            disable=not enabled or err.is_dumb_terminal,
             transient=True,
         )
         self.tasks: dict[str, TaskID] = {}
 
     def __enter__(self) -> IndexProgress:
-        self.bar.__enter__()
         return self
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        self.bar.__exit__(kind, exc, tb)
+        if self.tasks:
+            self.bar.__exit__(kind, exc, tb)
 
     def __call__(self, phase: str, done: int, total: int, current: str | None = None) -> None:
         label, unit = PHASES.get(phase, (phase, "items"))
         task = self.tasks.get(phase)
+        if not self.tasks:  # drawn from the first report on (an empty display leaves a blank line)
+            self.bar.__enter__()
         if task is None:
             for earlier in self.tasks.values():  # a new phase: the ones before it are over
                 self.bar.update(earlier, current=None)

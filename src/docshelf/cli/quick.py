@@ -171,15 +171,41 @@ def forward(argv: Sequence[str], path: Path) -> dict[str, Any] | None:
     return answer
 
 
+_BEFORE = ("--config", "--data-dir")  # the options before a command that a helper's settings follow
+
+
+def _command(argv: Sequence[str]) -> tuple[dict[str, str], list[str]] | None:
+    """The options given before `search` and the search's own arguments; None for anything else
+    (another command, -v, --version, --help: the command line's own process handles those)."""
+    before: dict[str, str] = {}
+    i = 0
+    while i < len(argv) and argv[i].startswith("-"):
+        name, eq, value = argv[i].partition("=")
+        if name not in _BEFORE:
+            return None
+        if not eq:
+            if i + 1 >= len(argv):
+                return None
+            i, value = i + 1, argv[i + 1]
+        before[name] = value
+        i += 1
+    if i >= len(argv) or argv[i] != "search":
+        return None
+    return before, list(argv[i + 1 :])
+
+
 def answered(argv: Sequence[str]) -> int | None:
     """The exit code of `docshelf ARGV` if a search helper answered it, else None (the command
     runs in this process, as it would without a helper)."""
-    if not argv or argv[0] != "search" or os.environ.get("DOCSHELF_NO_HELPER"):
+    found = _command(argv)
+    if found is None:
         return None
-    args = list(argv[1:])
+    before, args = found
     if any(a in ("--help", "--no-helper") for a in args):
         return None
-    path = socket_path(helper_key(_option(args, "--config"), _option(args, "--data-dir")))
+    config = _option(args, "--config") or before.get("--config")  # a command's own option wins
+    data_dir = _option(args, "--data-dir") or before.get("--data-dir")
+    path = socket_path(helper_key(config, data_dir))
     answer = None if path is None else forward(args, path)
     if answer is None:
         return None

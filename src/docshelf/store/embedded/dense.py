@@ -108,7 +108,7 @@ class DenseIndex:
         chunks = DenseIndex._outside(conn, after)
         try:
             waiting = conn.execute("SELECT count(*) FROM unembedded WHERE seq > ?", (after,)).fetchone()[0]
-        except sqlite3.OperationalError:  # an index from before schema 5, read-only: all have one
+        except sqlite3.OperationalError:  # an index from before schema 6, read-only: all have one
             return chunks
         return chunks - int(waiting)
 

@@ -1,7 +1,7 @@
 """Chunks swapped in before their vectors (SQLite): listed for the embedding phase, given their
 vectors afterwards, counted for `status` and the search note.
 
-A chunk without a vector has a row in ``unembedded`` (schema 5). Giving it its vector writes the
+A chunk without a vector has a row in ``unembedded`` (schema 6). Giving it its vector writes the
 chunk again under a new seq: the dense side keeps in step by seq (the rows above the last one it
 read, and the HNSW file's rows up to its own highest), so it then reads the chunk as a new row,
 vector and all, as it reads a chunk a sync swaps in.
@@ -37,7 +37,7 @@ _IN_COLLECTIONS_SQL = (
 
 
 def _absent(exc: sqlite3.OperationalError) -> bool:
-    """An index from before schema 5, opened read-only (nothing migrates it): it has no table, and
+    """An index from before schema 6, opened read-only (nothing migrates it): it has no table, and
     every chunk of it has its vector."""
     return "no such table" in str(exc)
 
