@@ -230,3 +230,60 @@ def test_a_search_that_fails_starts_no_helper(rig: dict[str, str], tmp_path: Pat
     assert not _helper_pids(Path(f"search-{quick.helper_key(None, None, cwd, missing)}.sock"))
     assert _search(rig, "deploy").returncode == 0  # the check can tell: one that answers starts it
     assert _helper_pids(Path(f"search-{quick.helper_key(None, None, cwd, rig)}.sock"))
+
+
+def _write_fds(pid: int, under: Path) -> list[str]:
+    """The files under ``under`` that process ``pid`` holds open for writing."""
+    found = []
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+            flags = int((Path(f"/proc/{pid}/fdinfo") / fd.name).read_text().split("flags:")[1].split()[0], 8)
+        except (OSError, IndexError, ValueError):
+            continue
+        if target.startswith(str(under)) and flags & (os.O_WRONLY | os.O_RDWR):
+            found.append(target)
+    return found
+
+
+def test_the_helper_never_writes_and_follows_what_a_writer_indexes(
+    rig: dict[str, str], tmp_path: Path
+) -> None:
+    _search(rig, "deploy")
+    (pid,) = _helper_pids(_socket(rig))
+    data = Path(rig["DOCSHELF_STORE__DATA_DIR"])
+    # SQLite's shared-memory index of the WAL is mapped read-write by every reader; the rest is read only
+    assert [f for f in _write_fds(pid, data) if not f.endswith("-shm")] == []
+    (tmp_path / "corpus" / "wombat.md").write_text("# Wombat\n\nThe wombatgrove checklist.\n", "utf-8")
+    writer = subprocess.run([sys.executable, "-m", "docshelf", "index", str(tmp_path / "corpus")], env=rig,
+                            capture_output=True, text=True, timeout=120, cwd=tmp_path)  # fmt: skip
+    assert writer.returncode == 0 and "1 added" in writer.stderr, writer.stderr  # no lock held by the helper
+    helped = _search(rig, "wombatgrove", importtime=True)
+    assert not _imported(helped.stderr) & set(HEAVY) and "wombat.md" in helped.stdout
+    assert _helper_pids(_socket(rig)) == [pid]
+
+
+def test_a_helper_whose_index_was_replaced_leaves_the_search_to_the_command(
+    rig: dict[str, str], tmp_path: Path
+) -> None:
+    _search(rig, "deploy")
+    sock = _socket(rig)
+    (old,) = _helper_pids(sock)
+    assert "typer" not in _imported(_search(rig, "deploy", importtime=True).stderr)  # it has the index open
+    data = Path(rig["DOCSHELF_STORE__DATA_DIR"])
+    shutil.rmtree(data)  # deleted and indexed again: the helper's open files are the old index's
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "numbat.md").write_text("# Numbat\n\nThe numbatcove rota.\n", "utf-8")
+    subprocess.run([sys.executable, "-m", "docshelf", "index", str(other)], env=rig, check=True,
+                   capture_output=True, cwd=tmp_path)  # fmt: skip
+    got = _search(rig, "numbatcove", importtime=True)
+    direct = _search(rig, "numbatcove", "--no-helper")
+    assert got.returncode == 0 and "typer" in _imported(got.stderr)  # searched in its own process
+    assert _same(got.stdout, direct.stdout) and "numbat.md" in got.stdout
+    deadline = time.monotonic() + 60
+    while old in _helper_pids(sock) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert old not in _helper_pids(sock)  # gone; the search started one on the new index
+    again = _search(rig, "numbatcove", importtime=True)
+    assert "typer" not in _imported(again.stderr) and _same(again.stdout, direct.stdout)
