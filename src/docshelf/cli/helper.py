@@ -16,18 +16,17 @@ import json
 import logging
 import os
 import socket
-import struct
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from docshelf.cli.common import ConfigOpt, DataDirOpt, load, open_shelf
-from docshelf.cli.quick import PROTOCOL, helper_key, socket_path
+from docshelf.cli.quick import PROTOCOL, helper_key, peer_uid, socket_path
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -40,6 +39,7 @@ log = logging.getLogger("docshelf.cli.helper")
 
 _MAX_REQUEST = 1 << 20
 _READ_S = 10.0
+_SEND_S = 30.0
 _TICK_S = 1.0
 
 
@@ -78,10 +78,13 @@ def helper(
     mine = path.stat().st_ino
     try:
         setup_logging(False)
-        with open_shelf(load(config, data_dir, None, read_only=True)) as shelf:
+        loaded = load(config, data_dir, None, read_only=True)
+        index = loaded.settings.store.data_dir.absolute()
+        opened = _identity(index)
+        with open_shelf(loaded) as shelf:
             if warm:
                 shelf.wait_for_model()  # the next hybrid search need not wait (clients queue meanwhile)
-            _serve(server, path, mine, shelf, idle)
+            _serve(server, path, mine, shelf, idle, lambda: _identity(index) == opened)
     except Exception:  # a helper that cannot go on leaves the searches to their own processes
         log.debug("search helper stopped", exc_info=True)
     finally:
@@ -124,7 +127,23 @@ def _alive(path: Path) -> bool:
     return True
 
 
-def _serve(server: socket.socket, path: Path, mine: int, shelf: Shelf, idle: float) -> None:
+def _identity(index: Path) -> tuple[int, ...] | None:
+    """Which data dir and database file ``index`` is now: another one in its place (deleted and
+    indexed again, restored from a backup) is not what the open store reads."""
+    try:
+        folder = index.stat()
+    except OSError:
+        return None
+    try:
+        db = (index / "docshelf.db").stat()
+    except OSError:
+        return (folder.st_dev, folder.st_ino)
+    return (folder.st_dev, folder.st_ino, db.st_dev, db.st_ino)
+
+
+def _serve(
+    server: socket.socket, path: Path, mine: int, shelf: Shelf, idle: float, current: Callable[[], bool]
+) -> None:
     last = time.monotonic()
     while time.monotonic() - last < idle:
         try:
@@ -137,17 +156,13 @@ def _serve(server: socket.socket, path: Path, mine: int, shelf: Shelf, idle: flo
         except TimeoutError:
             continue
         with conn:
-            if _peer_uid(conn) == os.getuid():
-                _answer(conn, shelf)
+            if peer_uid(conn) != os.getuid():
+                continue  # closed unanswered; not a use that keeps the helper alive
+            if not current():  # the client searches itself (and starts a helper on the new index)
+                _send(conn, {"v": PROTOCOL, "fallback": True})
+                return
+            _answer(conn, shelf)
         last = time.monotonic()
-
-
-def _peer_uid(conn: socket.socket) -> int | None:
-    try:
-        raw = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    except (OSError, AttributeError):
-        return None
-    return int(struct.unpack("3i", raw)[1])
 
 
 def _answer(conn: socket.socket, shelf: Shelf) -> None:
@@ -162,9 +177,13 @@ def _answer(conn: socket.socket, shelf: Shelf) -> None:
         request = json.loads(b"".join(chunks))
     except (OSError, ValueError):
         return
-    reply = _reply(request, shelf)
+    _send(conn, _reply(request, shelf))
+
+
+def _send(conn: socket.socket, reply: dict[str, Any]) -> None:
+    # bounded: a client that stops reading may not keep the helper from its idle exit
     with contextlib.suppress(OSError):
-        conn.settimeout(None)
+        conn.settimeout(_SEND_S)
         conn.sendall(json.dumps(reply, ensure_ascii=False).encode("utf-8", "surrogateescape"))
 
 

@@ -21,6 +21,7 @@ import json
 import os
 import socket
 import stat
+import struct
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -33,6 +34,7 @@ __all__ = [
     "client_console",
     "forward",
     "helper_key",
+    "peer_uid",
     "runtime_dir",
     "socket_path",
 ]
@@ -141,6 +143,15 @@ def _isatty(stream: Any) -> bool:
         return False
 
 
+def peer_uid(sock: socket.socket) -> int | None:
+    """The user id of the process at the other end of a Unix socket (Linux's SO_PEERCRED)."""
+    try:
+        raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    except (OSError, AttributeError):
+        return None
+    return int(struct.unpack("3i", raw)[1])
+
+
 def forward(argv: Sequence[str], path: Path) -> dict[str, Any] | None:
     """The helper's answer to `docshelf search ARGV`, or None (no helper, or it cannot answer)."""
     try:
@@ -154,6 +165,8 @@ def forward(argv: Sequence[str], path: Path) -> dict[str, Any] | None:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(_CONNECT_S)
             sock.connect(str(path))
+            if peer_uid(sock) != os.getuid():  # the folder is private; this holds if it was not
+                return None
             sock.settimeout(_ANSWER_S)
             sock.sendall(json.dumps(request).encode() + b"\n")
             sock.shutdown(socket.SHUT_WR)
