@@ -21,9 +21,10 @@ pytestmark = pytest.mark.usefixtures("backend")
 class _WatchingEmbedder(HashEmbedder):
     """At its first embedding call, records what a reader of the index could find by then."""
 
-    def __init__(self, rt: Stages | None = None) -> None:
+    def __init__(self, rt: Stages | None = None, word: str = "zanzibar") -> None:
         super().__init__(64)
         self.rt = rt
+        self.word = word
         self.seen_first: tuple[int, list[str]] | None = None
         self.calls = 0
         self.texts = 0
@@ -33,7 +34,7 @@ class _WatchingEmbedder(HashEmbedder):
         self.texts += len(texts)
         if self.seen_first is None and self.rt is not None:
             docs = len(self.rt.store.document_states("test"))
-            hits = self.rt.searcher().search("zanzibar", mode="keyword").hits
+            hits = self.rt.searcher().search(self.word, mode="keyword").hits
             self.seen_first = (docs, [h.path for h in hits])
         return super().embed_documents(texts)
 
@@ -128,3 +129,30 @@ def test_embedding_stops_between_batches_when_asked_and_resumes_where_it_stopped
         rest = rt.indexer().embed_pending()
         assert rest.filled == 24 - first.filled and rest.remaining == 0
         assert embedder.texts == 24  # every chunk embedded once: no batch was done twice
+
+
+def test_a_changed_file_keeps_its_old_version_until_the_new_one_is_keyword_searchable(
+    settings: Settings, tmp_path: Path
+) -> None:
+    corpus = _corpus(tmp_path)
+    embedder = _WatchingEmbedder(word="quokka")
+    with Stages(settings, embedder=embedder) as rt:
+        rt.indexer().sync("test", [corpus])
+        (corpus / "b.txt").write_text("quokka, the new text of the last file\n", "utf-8")
+        embedder.rt, embedder.texts = rt, 0
+
+        def found(word: str) -> list[str]:
+            return [h.path for h in rt.searcher().search(word, mode="keyword").hits]
+
+        seen: dict[str, tuple[list[str], list[str]]] = {}
+
+        def tick(phase: str, done: int, total: int, current: str | None = None) -> None:
+            if phase == "index" and current == "b.txt":  # about to be read: the old one is all there is
+                seen["before"] = (found("zanzibar"), found("quokka"))
+
+        report = rt.indexer(progress=tick).sync("test", [corpus])
+        assert seen["before"] == (["b.txt"], [])
+        # at the first embedding, the new version is in, by keyword, and the old one gone
+        assert embedder.seen_first == (9, ["b.txt"]) and report.updated == ["b.txt"]
+        assert found("zanzibar") == [] and found("quokka") == ["b.txt"]
+        assert embedder.texts == 1  # the new chunk only: the eight unchanged files kept their vectors
