@@ -123,10 +123,11 @@ MIGRATIONS: list[str] = [
     END;
     """,
     # 6: the chunks whose vector is still to be computed: a sync swaps documents in keyword-first
-    # and embeds after; a killed one resumes from here. Gone with their chunk (or its re-seq).
+    # and embeds after; a killed one resumes from here. Gone with their chunk (or its re-seq). Safe
+    # to run again, as the others are (an index whose user_version was wound back reruns them).
     """
-    CREATE TABLE unembedded(seq INTEGER PRIMARY KEY REFERENCES chunks(seq) ON DELETE CASCADE);
-    INSERT INTO unembedded(seq) SELECT c.seq FROM chunks c
+    CREATE TABLE IF NOT EXISTS unembedded(seq INTEGER PRIMARY KEY REFERENCES chunks(seq) ON DELETE CASCADE);
+    INSERT OR IGNORE INTO unembedded(seq) SELECT c.seq FROM chunks c
         WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.key = c.embed_key);
     """,
 ]
