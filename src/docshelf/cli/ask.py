@@ -9,7 +9,17 @@ from typing import Annotated
 
 import typer
 
-from docshelf.cli.common import ConfigOpt, DataDirOpt, JsonOpt, check_collections, handle_errors, load
+from docshelf.cli.common import (
+    CollectionsOpt,
+    ConfigOpt,
+    DataDirOpt,
+    JsonOpt,
+    PathGlobOpt,
+    TagsOpt,
+    check_collections,
+    handle_errors,
+    load,
+)
 from docshelf.cli.output import data, err, out, print_json
 
 __all__ = ["register"]
@@ -20,13 +30,9 @@ def ask(
     passages: Annotated[
         int | None, typer.Option("--passages", "-n", min=1, max=30, metavar="N", help="passages sent")
     ] = None,
-    collection: Annotated[
-        list[str] | None, typer.Option("--collection", "-c", metavar="NAME", help="these collections only")
-    ] = None,
-    path: Annotated[
-        str | None, typer.Option("--path", metavar="GLOB", help="glob on the document path")
-    ] = None,
-    tag: Annotated[list[str] | None, typer.Option("--tag", metavar="TAG", help="any of these tags")] = None,
+    collection: CollectionsOpt = None,
+    path: PathGlobOpt = None,
+    tag: TagsOpt = None,
     rerank: Annotated[
         bool | None, typer.Option("--rerank/--no-rerank", help="cross-encoder rerank before answering")
     ] = None,

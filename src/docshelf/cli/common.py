@@ -53,6 +53,15 @@ CollectionOpt = Annotated[
     str | None, typer.Option("--collection", "-c", metavar="NAME", help="collection name")
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="machine-readable JSON on stdout")]
+# the filters every command that searches takes, spelled and explained the same everywhere
+CollectionsOpt = Annotated[
+    list[str] | None, typer.Option("--collection", "-c", metavar="NAME", help="these collections only")
+]
+PathGlobOpt = Annotated[str | None, typer.Option("--path", metavar="GLOB", help="glob on the document path")]
+TagsOpt = Annotated[list[str] | None, typer.Option("--tag", metavar="TAG", help="any of these tags")]
+FileTypesOpt = Annotated[
+    list[str] | None, typer.Option("--type", metavar="TYPE", help="file type, e.g. markdown or pdf")
+]
 
 
 _INDEXING = frozenset({"index", "watch"})

@@ -13,7 +13,16 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from docshelf.cli.common import ConfigOpt, DataDirOpt, JsonOpt, load, open_shelf
+from docshelf.cli.common import (
+    ConfigOpt,
+    DataDirOpt,
+    FileTypesOpt,
+    JsonOpt,
+    PathGlobOpt,
+    TagsOpt,
+    load,
+    open_shelf,
+)
 from docshelf.cli.output import err, message, print_json, visible
 from docshelf.errors import DocshelfError
 
@@ -86,10 +95,13 @@ def grep(
     ] = False,
     count: Annotated[bool, typer.Option("--count", "-c", help="matching lines per document")] = False,
     context: Annotated[int, typer.Option("--context", "-C", min=0, max=20, help="lines around")] = 0,
-    collection: Annotated[list[str] | None, typer.Option("--collection", help="only these")] = None,
-    path: Annotated[str | None, typer.Option("--path", help="glob on the document path")] = None,
-    file_type: Annotated[list[str] | None, typer.Option("--type", help="file type, e.g. pdf")] = None,
-    tag: Annotated[list[str] | None, typer.Option("--tag", help="any of these tags")] = None,
+    # no -c: grep's -c counts
+    collection: Annotated[
+        list[str] | None, typer.Option("--collection", metavar="NAME", help="these collections only")
+    ] = None,
+    path: PathGlobOpt = None,
+    file_type: FileTypesOpt = None,
+    tag: TagsOpt = None,
     config: ConfigOpt = None,
     data_dir: DataDirOpt = None,
     as_json: JsonOpt = False,

@@ -12,9 +12,13 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from docshelf.cli.common import (
+    CollectionsOpt,
     ConfigOpt,
     DataDirOpt,
+    FileTypesOpt,
     JsonOpt,
+    PathGlobOpt,
+    TagsOpt,
     check_collections,
     given_options,
     handle_errors,
@@ -33,16 +37,10 @@ def search(
     query: Annotated[str, typer.Argument(help="what to look for, in any language")],
     k: Annotated[int, typer.Option("--k", "-k", min=1, max=1000, metavar="N", help="number of hits")] = 10,
     mode: Annotated[str | None, typer.Option(metavar="MODE", help="hybrid | keyword | semantic")] = None,
-    collection: Annotated[
-        list[str] | None, typer.Option("--collection", "-c", metavar="NAME", help="these collections only")
-    ] = None,
-    path: Annotated[
-        str | None, typer.Option("--path", metavar="GLOB", help="glob on the document path")
-    ] = None,
-    tag: Annotated[list[str] | None, typer.Option("--tag", metavar="TAG", help="any of these tags")] = None,
-    file_type: Annotated[
-        list[str] | None, typer.Option("--type", metavar="TYPE", help="file type, e.g. markdown")
-    ] = None,
+    collection: CollectionsOpt = None,
+    path: PathGlobOpt = None,
+    tag: TagsOpt = None,
+    file_type: FileTypesOpt = None,
     include_superseded: Annotated[
         bool, typer.Option("--include-superseded", help="also show `lifecycle: superseded` documents")
     ] = False,
