@@ -141,3 +141,28 @@ def test_an_index_from_before_the_table_of_chunks_to_embed_opens_read_only_and_m
         assert new.missing_vectors() == new.chunk_count() == 4
     finally:
         new.close()
+
+
+def test_a_title_of_megabytes_is_read_back_for_embedding_only_as_far_as_the_header_uses_it() -> None:
+    # an Office file's metadata title held the embedding phase's pages at megabytes a row
+    # (a 2 MB title: 650 MB peak RSS on the hostile corpus, 220 MB before)
+    from docshelf.types import CONTEXT_CHARS, TITLE_READ, contextual_text
+
+    huge = "Quarterly " * 200_000
+    for text, heading in (("body text", ()), (huge[:CONTEXT_CHARS] + " body", ()), ("x", (huge[:500],))):
+        assert contextual_text(huge, heading, text) == contextual_text(huge[:TITLE_READ], heading, text)
+    assert contextual_text("Short", (), "body") == "Short\nbody"
+    assert contextual_text("Short", ("Short",), "body") == "Short\nbody"  # said once
+
+
+@pytest.mark.usefixtures("backend")
+def test_the_embedding_phase_reads_a_bounded_title(stages: Stages, tmp_path: Path) -> None:
+    from docshelf.types import TITLE_READ
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "long.md").write_text("---\ntitle: " + "T" * 200_000 + "\n---\n\nferry times\n")
+    stages.indexer().sync("test", [corpus], keyword_only=True)
+    page = stages.store.unembedded_chunks(0, 10)
+    assert page and all(len(u.title or "") == TITLE_READ for u in page)
+    assert stages.store.get_document("test", "long.md").title == "T" * 200_000  # the index keeps it whole

@@ -118,8 +118,12 @@ def contextual_text(title: str | None, heading_path: tuple[str, ...], text: str)
     Headings already at the start of the chunk are not repeated.
     """
     context = [h for h in heading_path if h and h not in text[: len(h) + 16]]
-    if title and title not in context and title not in text[: len(title) + 16]:
-        context.insert(0, title)
+    # Only the title's head can reach the capped header, so only it is compared: a title of
+    # megabytes (an Office file's metadata) costs what a short one does, here and where the
+    # embedding phase reads titles back from the store (``TITLE_READ``).
+    head = (title or "")[:CONTEXT_CHARS]
+    if head and head not in [h[:CONTEXT_CHARS] for h in context] and head not in text[: len(head) + 16]:
+        context.insert(0, head)
     if not context:
         return text
     # Capped so the header fits the token reserve the chunker leaves for it.
@@ -127,6 +131,7 @@ def contextual_text(title: str | None, heading_path: tuple[str, ...], text: str)
 
 
 CONTEXT_CHARS = 120
+TITLE_READ = CONTEXT_CHARS  # the characters of a title contextual_text looks at
 
 
 def cite(path: str, line_start: int, line_end: int, page: int | None, source_url: str | None = None) -> str:

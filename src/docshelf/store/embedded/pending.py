@@ -18,6 +18,7 @@ import numpy as np
 
 from docshelf.embed.base import Vectors
 from docshelf.store.base import Unembedded
+from docshelf.types import TITLE_READ
 from docshelf.store.embedded.ops import CHUNK_COLS, SQLiteTx
 
 __all__ = ["SQLitePending"]
@@ -26,7 +27,8 @@ _T = TypeVar("_T")
 _C_COLS = ", ".join(f"c.{col.strip()}" for col in CHUNK_COLS.split(","))
 _KEY = 1 + [col.strip() for col in CHUNK_COLS.split(",")].index("embed_key")  # in (seq, *CHUNK_COLS)
 _PAGE_SQL = (
-    "SELECT u.seq, c.id, c.doc_id, d.collection, d.path, c.embed_key, d.title, c.heading_path, c.text "
+    "SELECT u.seq, c.id, c.doc_id, d.collection, d.path, c.embed_key, "
+    f"substr(d.title, 1, {TITLE_READ}), c.heading_path, c.text "
     "FROM unembedded u JOIN chunks c ON c.seq = u.seq JOIN documents d ON d.id = c.doc_id "
     "WHERE u.seq > ? ORDER BY u.seq LIMIT ?"
 )

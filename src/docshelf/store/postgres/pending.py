@@ -9,11 +9,13 @@ from typing import Any
 from docshelf.embed.base import Vectors
 from docshelf.store.base import Unembedded
 from docshelf.store.postgres import ops
+from docshelf.types import TITLE_READ
 
 __all__ = ["PgPending"]
 
 _PAGE_SQL = (
-    "SELECT c.seq, c.id, c.doc_id, d.collection, d.path, c.embed_key, d.title, c.heading_path, c.text "
+    f"SELECT c.seq, c.id, c.doc_id, d.collection, d.path, c.embed_key, left(d.title, {TITLE_READ}), "
+    "c.heading_path, c.text "
     "FROM chunks c JOIN documents d ON d.id = c.doc_id "
     "WHERE c.embedding IS NULL AND c.seq > %s ORDER BY c.seq LIMIT %s"
 )
