@@ -18,8 +18,8 @@ import numpy as np
 
 from docshelf.embed.base import Vectors
 from docshelf.store.base import Unembedded
-from docshelf.types import TITLE_READ
 from docshelf.store.embedded.ops import CHUNK_COLS, SQLiteTx
+from docshelf.types import TITLE_READ
 
 __all__ = ["SQLitePending"]
 
