@@ -1,0 +1,413 @@
+"""Which ranking rules earn their place: each one switched off, on queries it was not tuned on (issue 44).
+
+    python bench/ablate.py run --work W --bible B [--rules R ...] [--part held] [--results F.json]
+    python bench/ablate.py table --results F.json
+
+`run` searches every set through the real `Searcher` (kept e5 indexes, the bench/eval_all.py
+layout: W/e5-NAME/index; B: the sets of bench/make_bible_sets.py) once with every rule on
+(`baseline`) and once per rule with that rule off, and records each query's nDCG@10 (documents
+ranked by their best chunk, as `docshelf eval` ranks them) in --results; a rerun skips what is
+there. A rule is switched off from here, by replacing the public function that implements it or
+by its setting; an analyzer rule re-derives a copy of each index's keyword side first (never
+re-embedding). Query vectors are kept in W/query-vectors.pkl, so a rerun never embeds again.
+
+Held halves (`--part held`): scifact and nfcorpus test; the QA sets' queries split in two by a
+fixed seed (``halves``; the same question id falls in the same half over every set, the
+cross-language ones too); the Bible sets' test split. `--part tuning` is the other half (scifact
+train, nfcorpus dev, Bible dev), `--part all` every test query (today's figures).
+
+`table` prints, per rule, the gain it brings (on - off) in hybrid and keyword nDCG@10: the mean
+over the sets (each set weighs the same) with a paired bootstrap 95% CI (queries resampled within
+each set), and the set it costs most and the one it helps most, each with its own CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import pickle
+import random
+import re
+import shutil
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import docshelf.analyze.analyzer as analyzer_module
+import docshelf.search.fusion as fusion
+import docshelf.search.searcher as searcher_module
+from docshelf.analyze import Analyzer
+from docshelf.analyze import languages as vote
+from docshelf.config import Settings, load_settings
+from docshelf.search.corpus_languages import CorpusLanguages
+from docshelf.search.evaluate import doc_ranking, file_name, load_beir, ndcg_at
+from docshelf.search.searcher import Searcher
+from docshelf.store.base import SearchFilter
+from docshelf.testing import Stages
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED = 44
+HITS = 12  # chunks asked first (then 40 when they hold < 10 documents); the fusion takes 200 a side
+B = 2000  # bootstrap resamples
+
+
+@dataclass(frozen=True)
+class Set:
+    label: str
+    data: Path  # the BEIR folder whose corpus the index holds
+    questions: Path | None = None  # another folder's queries with the same ids
+    tuning: str | None = None  # the qrels split tuned on; None: a seeded half of the test queries
+
+    @property
+    def index(self) -> str:
+        return self.data.name
+
+
+def sets(eval_data: Path, bible: Path) -> list[Set]:
+    out = [
+        Set("scifact", eval_data / "scifact", tuning="train"),
+        Set("nfcorpus", eval_data / "nfcorpus", tuning="dev"),
+    ]
+    out += [Set(n, eval_data / n) for n in ("xquad-en", "xquad-de", "xquad-zh", "cmrc2018-dev")]
+    for corpus, asked in (("de", "en"), ("zh", "en"), ("en", "de"), ("en", "zh")):
+        out.append(
+            Set(f"xquad {asked}→{corpus}", eval_data / f"xquad-{corpus}", eval_data / f"xquad-{asked}")
+        )
+    mono = ("en", "de", "fr", "es", "it", "tl", "fr-mixed", "es-mixed")
+    out += [Set(f"bible-{n}", bible / f"bible-{n}", tuning="dev") for n in mono]
+    for n in ("en-ru", "en-ja", "en-tr", "en-ko", "en-ar", "en-hi"):
+        out.append(Set(f"bible {n.replace('-', '→')}", bible / f"bible-{n}", tuning="dev"))
+    # their passages are bible-en's (the same translation): that index, their questions
+    for n in ("ko", "ar", "hi", "zh"):
+        out.append(Set(f"bible {n}→en", bible / "bible-en", bible / f"bible-{n}-en", tuning="dev"))
+    return out
+
+
+def halves(qids: list[str]) -> tuple[set[str], set[str]]:
+    """(tuning, held): the ids shuffled with a fixed seed, split in two."""
+    order = sorted(qids)
+    random.Random(SEED).shuffle(order)
+    return set(order[: len(order) // 2]), set(order[len(order) // 2 :])
+
+
+def queries(s: Set, part: str) -> tuple[dict[str, str], dict[str, dict[str, int]], dict[str, str]]:
+    """(query id -> text, qrels, file name -> corpus id) of one part of a set."""
+    asked = (s.questions or s.data) / "queries.jsonl"
+    split = s.tuning if part == "tuning" and s.tuning else "test"
+    data = load_beir(s.data, split, asked)
+    ids = list(data.queries)
+    if s.tuning is None and part != "all":
+        tuning, held = halves(ids)
+        ids = [q for q in ids if q in (tuning if part == "tuning" else held)]
+    return {q: data.queries[q] for q in ids}, data.qrels, {file_name(d): d for d in data.corpus}
+
+
+@dataclass
+class Rule:
+    where: str
+    modes: tuple[str, ...] = ("hybrid",)  # the modes it can change
+    settings: dict[str, Any] = field(default_factory=dict)  # "section.key" -> value
+    patches: Callable[[], list[tuple[Any, str, Any]]] = list  # (object, attribute, replacement)
+
+    @property
+    def analyzer(self) -> bool:
+        """Whether it changes the terms a passage is indexed under."""
+        return "analyze" in self.where
+
+
+def _same_language(self: Searcher, query: str, lists: Any, reads: Any = None) -> bool:
+    return False
+
+
+def _no_ramp(
+    settings: Any, coverage: float, other_language: bool = False, model_weight: float = 0.3
+) -> dict[str, float]:
+    base = model_weight if settings.semantic_weight is None else settings.semantic_weight
+    share = max(base, settings.semantic_weight_uncovered) if other_language else base
+    return {"keyword": 1 - share, "semantic": share}
+
+
+class _Unstemmed:
+    def stemWords(self, words: list[str]) -> list[str]:  # PyStemmer's name
+        return list(words)
+
+
+def _no_extra_languages() -> list[tuple[Any, str, Any]]:
+    told = CorpusLanguages.__call__
+
+    def none(self: CorpusLanguages) -> tuple[str, ...]:
+        told(self)  # every() (respelling) still reads the counts
+        return ()
+
+    return [(CorpusLanguages, "__call__", none)]
+
+
+KW = ("keyword", "hybrid")
+RULES: dict[str, Rule] = {
+    "question weight": Rule(
+        "search/fusion.py dense_share",
+        patches=lambda: [
+            (searcher_module, "dense_share", lambda w, qw, asked, n: fusion.long_query_share(w, n))
+        ],
+    ),
+    "long-statement lean": Rule(
+        "search/fusion.py long_query_share",
+        patches=lambda: [(searcher_module, "dense_share", lambda w, qw, asked, n: qw if asked else w)],
+    ),
+    "cross-language switch": Rule(
+        "search/searcher.py other_language", patches=lambda: [(Searcher, "other_language", _same_language)]
+    ),
+    "low-coverage lean": Rule(
+        "search/fusion.py fusion_weights", patches=lambda: [(fusion, "fusion_weights", _no_ramp)]
+    ),
+    "keyword lead": Rule("search/fusion.py keyword_lead", settings={"search.keyword_lead": False}),
+    "lone-hit cap": Rule("search/fusion.py LONE_CAP", patches=lambda: [(fusion, "LONE_CAP", math.inf)]),
+    "lone-hit coverage scale": Rule(
+        "search/fusion.py lone_scale", patches=lambda: [(fusion, "lone_scale", lambda c: 1.0)]
+    ),
+    "dense feedback": Rule("search/feedback.py", settings={"search.dense_feedback": False}),
+    "bare headings last": Rule(
+        "search/headings.py", KW, patches=lambda: [(searcher_module, "bare_headings_last", lambda w, c, k: w)]
+    ),
+    "respelling": Rule(
+        "search/respell.py", KW, patches=lambda: [(searcher_module, "respelled", lambda a, q, t, *_: t)]
+    ),
+    "accent alternatives": Rule(
+        "search/accents.py", KW, patches=lambda: [(searcher_module, "accent_alternatives", lambda *a: {})]
+    ),
+    "index languages for undecided queries": Rule(
+        "search/corpus_languages.py", KW, patches=_no_extra_languages
+    ),
+    "unaccented spellings": Rule("analyze: analyzer.py _unaccented_stems", KW, {"analyze.unaccented": False}),
+    "hyphen-closed spellings": Rule(
+        "analyze: _scripts.py HYPHENATED_RE",
+        KW,
+        patches=lambda: [(analyzer_module, "HYPHENATED_RE", re.compile("(?!)"))],
+    ),
+    "second vote": Rule(
+        "analyze: analyzer.py _vote_for",
+        KW,
+        patches=lambda: [(vote.LanguageVote, "decide", lambda s, script, w: None)],
+    ),
+    "leader's stems when undecided": Rule(
+        "analyze: analyzer.py _languages",
+        KW,
+        patches=lambda: [
+            (
+                analyzer_module,
+                "vote",
+                SimpleNamespace(winner=vote.winner, beaten=vote.beaten, MIN_VOTES=math.inf),
+            )
+        ],
+    ),
+    "Tagalog stemmer": Rule(
+        "analyze: tagalog.py", KW, patches=lambda: [(analyzer_module, "TagalogStemmer", _Unstemmed)]
+    ),
+    "German decompounding": Rule("analyze: compounds.py", KW, {"analyze.decompound": False}),
+    "Chinese function characters": Rule(
+        "analyze: stopwords.py CJK_STOPWORDS",
+        KW,
+        patches=lambda: [(analyzer_module, "CJK_STOPWORDS", frozenset())],
+    ),
+    "language vote (detect)": Rule("analyze: languages.py", KW, {"analyze.detect": False}),
+}
+
+
+@contextlib.contextmanager
+def switched_off(name: str) -> Iterator[None]:
+    """The rule ``name`` off (with a fingerprint of its own, so a copied index is re-analysed)."""
+    rule = RULES[name]
+    patches = list(rule.patches())
+    if rule.analyzer and not rule.settings:
+        fingerprint = Analyzer.fingerprint
+        tag = re.sub(r"\W+", "-", name)
+        patches.append((Analyzer, "fingerprint", property(lambda self: f"{fingerprint.fget(self)}-{tag}")))
+    saved = [(obj, attr, getattr(obj, attr)) for obj, attr, _ in patches]
+    for obj, attr, value in patches:
+        setattr(obj, attr, value)
+    try:
+        yield
+    finally:
+        for obj, attr, value in reversed(saved):
+            setattr(obj, attr, value)
+
+
+class Vectors:
+    """Query vectors kept on disk: a rerun (and every rule) embeds each query once."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.kept: dict[str, Any] = pickle.loads(path.read_bytes()) if path.exists() else {}
+        self.new = 0
+
+    def wrap(self, embed: Callable[[str], Any]) -> Callable[[str], Any]:
+        def cached(text: str) -> Any:
+            if text not in self.kept:
+                self.kept[text], self.new = embed(text), self.new + 1
+            return self.kept[text]
+
+        return cached
+
+    def save(self) -> None:
+        if self.new:
+            self.path.write_bytes(pickle.dumps(self.kept))
+            self.new = 0
+
+
+def settings_for(index: Path, rule: Rule | None) -> Settings:
+    settings = load_settings()
+    settings.store.data_dir = index
+    settings.embed.model = "e5"
+    settings.search.parallel_query = False  # the same hits; no thread to wait on
+    for key, value in (rule.settings if rule else {}).items():
+        section, attr = key.split(".")
+        setattr(getattr(settings, section), attr, value)
+    return settings
+
+
+def score(rt: Stages, s: Set, part: str, modes: tuple[str, ...]) -> dict[str, dict[str, float]]:
+    asked, qrels, names = queries(s, part)
+    searcher = rt.searcher()
+    flt = SearchFilter(collections=("eval",))
+    out: dict[str, dict[str, float]] = {}
+    for mode in modes:
+        got = out[mode] = {}
+        for qid, text in asked.items():
+            for k in (HITS, HITS * 10 // 3):
+                hits = searcher.search(text, k=k, mode=mode, flt=flt, snippets=False).hits  # type: ignore[arg-type]
+                ranked = doc_ranking((Path(h.path).name for h in hits), names.get)
+                if len(ranked) >= 10 or len(hits) < k:
+                    break
+            got[qid] = ndcg_at(ranked, qrels.get(qid, {}))
+    return out
+
+
+def run(args: argparse.Namespace) -> None:
+    results: dict[str, Any] = json.loads(args.results.read_text()) if args.results.exists() else {}
+    vectors = Vectors(args.work / "query-vectors.pkl")
+    embedder = Stages(settings_for(args.work, None)).embedder  # one model for every index
+    embedder.embed_query = vectors.wrap(embedder.embed_query)  # type: ignore[method-assign]
+    chosen = [s for s in sets(args.eval_data, args.bible) if not args.sets or s.label in args.sets]
+    for name in args.rules or ["baseline", *RULES]:
+        rule = RULES.get(name)
+        modes = tuple(args.modes) if name == "baseline" else rule.modes  # type: ignore[union-attr]
+        started, load = time.time(), os.getloadavg()[0]
+        with switched_off(name) if rule else contextlib.nullcontext():
+            for s in chosen:
+                done = results.get(name, {}).get(s.label, {})
+                todo = tuple(m for m in modes if m not in done)
+                if not todo:
+                    continue
+                index = args.work / f"e5-{s.index}" / "index"
+                if rule and rule.analyzer:
+                    copy = args.work / "ablate" / f"e5-{s.index}" / "index"
+                    shutil.rmtree(copy.parent, ignore_errors=True)
+                    shutil.copytree(index, copy)
+                    index = copy
+                with Stages(settings_for(index, rule), embedder) as rt:
+                    if rule and rule.analyzer:
+                        rt.store.rebuild_keyword_index(None)
+                    got = score(rt, s, args.part, todo)
+                results.setdefault(name, {}).setdefault(s.label, {}).update(got)
+                args.results.write_text(json.dumps(results))
+                vectors.save()
+                means = ", ".join(f"{m} {sum(v.values()) / max(1, len(v)):.4f}" for m, v in got.items())
+                print(f"{name} | {s.label}: {means}", file=sys.stderr, flush=True)
+            shutil.rmtree(args.work / "ablate", ignore_errors=True)
+        print(
+            f"{name}: {time.time() - started:.0f} s, load {load:.1f} -> {os.getloadavg()[0]:.1f}",
+            file=sys.stderr,
+        )
+
+
+def gains(results: dict[str, Any], name: str, mode: str) -> dict[str, Any]:
+    """Set -> the per-query gains of rule ``name`` (on - off) in ``mode``, paired by query id."""
+    import numpy as np
+
+    base, off = results["baseline"], results.get(name, {})
+    out = {}
+    for label, modes in off.items():
+        if mode in modes and mode in base.get(label, {}):
+            ids = sorted(modes[mode])
+            out[label] = np.array([base[label][mode][q] - modes[mode][q] for q in ids])
+    return out
+
+
+def bootstrap(per_set: dict[str, Any]) -> tuple[float, float, float, dict[str, tuple[float, float, float]]]:
+    """(mean over sets, its 95% CI low, high), and each set's (mean, low, high)."""
+    import numpy as np
+
+    rng = np.random.default_rng(SEED)
+    draws, each = [], {}
+    for label, d in per_set.items():
+        means = d[rng.integers(0, len(d), size=(B, len(d)))].mean(axis=1)
+        draws.append(means)
+        each[label] = (float(d.mean()), *map(float, np.percentile(means, [2.5, 97.5])))
+    overall = np.mean(draws, axis=0)
+    mean = float(np.mean([d.mean() for d in per_set.values()]))
+    lo, hi = np.percentile(overall, [2.5, 97.5])
+    return mean, float(lo), float(hi), each
+
+
+def table(args: argparse.Namespace) -> None:
+    results = json.loads(args.results.read_text())
+    print(
+        "| rule off (where) | hybrid gain, mean [95% CI] | costs most | helps most | keyword gain | stays? |"
+    )
+    print("|---|---|---|---|---|---|")
+    for name, rule in RULES.items():
+        per_set = gains(results, name, "hybrid")
+        if not per_set:
+            continue
+        mean, lo, hi, each = bootstrap(per_set)
+        worst = min(each, key=lambda k: each[k][0])
+        best = max(each, key=lambda k: each[k][0])
+        kw = gains(results, name, "keyword")
+        kw_text = "(hybrid only)" if not kw else "{:+.4f} [{:+.4f}, {:+.4f}]".format(*bootstrap(kw)[:3])
+        if kw:
+            kw_worst = min(bootstrap(kw)[3].values())[0]
+            kw_text += f", worst {kw_worst:+.4f}"
+        earns = mean >= 0.003 and each[worst][0] >= -0.005
+        cell = "{} {:+.4f} [{:+.4f}, {:+.4f}]"
+        print(
+            f"| {name} ({rule.where}) | {mean:+.4f} [{lo:+.4f}, {hi:+.4f}] | "
+            f"{cell.format(worst, *each[worst])} | {cell.format(best, *each[best])} | {kw_text} | "
+            f"{'earns' if earns else 'no'} |"
+        )
+    if args.detail:
+        for name in RULES:
+            for mode in ("hybrid", "keyword"):
+                for label, (m, lo, hi) in (
+                    bootstrap(gains(results, name, mode))[3].items() if gains(results, name, mode) else []
+                ):
+                    print(f"{name}\t{mode}\t{label}\t{m:+.4f}\t[{lo:+.4f}, {hi:+.4f}]")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="what", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--work", type=Path, required=True)
+    r.add_argument("--bible", type=Path, required=True)
+    r.add_argument("--eval-data", type=Path, default=ROOT.parent / "shared" / "eval-data")
+    r.add_argument("--rules", nargs="*", help=f"baseline, {', '.join(RULES)}")
+    r.add_argument("--sets", nargs="*")
+    r.add_argument("--part", choices=("held", "tuning", "all"), default="held")
+    r.add_argument("--modes", nargs="*", default=["keyword", "hybrid"], help="the baseline's")
+    r.add_argument("--results", type=Path, default=Path("ablation.json"))
+    t = sub.add_parser("table")
+    t.add_argument("--results", type=Path, default=Path("ablation.json"))
+    t.add_argument("--detail", action="store_true", help="every set's gains too")
+    args = p.parse_args()
+    run(args) if args.what == "run" else table(args)
+
+
+if __name__ == "__main__":
+    main()
