@@ -22,6 +22,7 @@ from docshelf.search.confidence import (
     UNREADABLE_NOTE,
     Evidence,
     confidence,
+    in_order,
     nearest_neighbours,
     telling,
 )
@@ -274,16 +275,21 @@ class Searcher:
         self, hits: list[Hit], shares: list[float], lists: dict[str, list[tuple[str, float]]], mode: str,
         coverage: float,
     ) -> None:  # fmt: skip
-        """Each hit's confidence from the evidence the retrievers gave (search/confidence.py)."""
+        """Each hit's confidence from the evidence the retrievers gave, never above the hit
+        before it's (search/confidence.py, ``in_order``)."""
         cosine = dict(lists.get("semantic", []))
         model = self.embedder.name if self.embedder is not None else "*"
-        for position, (hit, share) in enumerate(zip(hits, shares, strict=True), start=1):
-            evidence = Evidence(
+        evidence = [
+            Evidence(
                 term_share=share, keyword_rank=hit.ranks.get("keyword"),
                 semantic_rank=hit.ranks.get("semantic"), semantic_score=cosine.get(hit.chunk_id),
                 position=position, coverage=coverage,
-            )  # fmt: skip
-            hit.confidence, hit.evidence = confidence(evidence, model, mode), evidence
+            )
+            for position, (hit, share) in enumerate(zip(hits, shares, strict=True), start=1)
+        ]  # fmt: skip
+        ordered = in_order([confidence(e, model, mode) for e in evidence])
+        for hit, e, value in zip(hits, evidence, ordered, strict=True):
+            hit.evidence, hit.confidence = e, value
 
     def _nearest_note(self, query: str, terms: list[str], hits: list[Hit]) -> str | None:
         """The note for top hits that share no word with the query (see nearest_neighbours)."""
