@@ -42,6 +42,7 @@ from typing import Any
 
 import docshelf.analyze.analyzer as analyzer_module
 import docshelf.search.fusion as fusion
+import docshelf.search.respell as respell
 import docshelf.search.searcher as searcher_module
 from docshelf.analyze import Analyzer
 from docshelf.analyze import languages as vote
@@ -193,6 +194,9 @@ RULES: dict[str, Rule] = {
     ),
     "respelling": Rule(
         "search/respell.py", KW, patches=lambda: [(searcher_module, "respelled", lambda a, q, t, *_: t)]
+    ),
+    "respelling without accents": Rule(
+        "search/respell.py _tiers", KW, patches=lambda: [(respell, "unaccented", lambda word: None)]
     ),
     "accent alternatives": Rule(
         "search/accents.py", KW, patches=lambda: [(searcher_module, "accent_alternatives", lambda *a: {})]
