@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import shutil
 from pathlib import Path
 
@@ -43,5 +44,5 @@ def test_confidence_never_rises_down_a_result_list(shelf: Shelf, tmp_path: Path)
             # the case this covers: the model alone rates a hit above one the ranking put first
             model = shelf.model_name
             own = [confidence(h.evidence, model, mode) for h in hits if h.evidence is not None]
-            disordered += any(b > a for a, b in zip(own, own[1:], strict=False))
+            disordered += any(b > a for a, b in itertools.pairwise(own))
     assert disordered

@@ -11,11 +11,9 @@ if TYPE_CHECKING:
 __all__ = [
     "LONE_CAP",
     "convex_combination",
-    "dense_share",
     "fuse_hybrid",
     "fusion_weights",
     "hybrid_weights",
-    "is_question",
     "keyword_lead",
     "lone_scale",
     "long_query_share",
@@ -115,20 +113,7 @@ def lone_scale(coverage: float) -> float:
     return min(1.0, coverage / 0.5)
 
 
-_QUESTION_MARKS = ("?", "\uff1f", "\u061f")  # ASCII, full-width (Chinese, Japanese), Arabic
-
-
-def is_question(query: str) -> bool:
-    """True for a query written as a question: it ends in a question mark (or opens with "¿").
-
-    The mark, not the words: "how to deploy" is a keyword query as often as a question, and a
-    question-word list per language would guess where the writer said it outright.
-    """
-    text = query.strip()
-    return text.endswith(_QUESTION_MARKS) or text.startswith("\u00bf")
-
-
-# A statement's dense share falls linearly from LONG_QUERY[0] analysed terms to LONG_QUERY[1], by
+# A query's dense share falls linearly from LONG_QUERY[0] analysed terms to LONG_QUERY[1], by
 # up to LONG_QUERY_CUT of itself. Chosen on scifact train, nfcorpus dev and the Bible dev sets
 # (a plateau from 10-14 to 16-24 terms, cut 0.3-0.5; round eleven, in docs/benchmarks.md's history).
 LONG_QUERY = (12, 20)
@@ -136,23 +121,17 @@ LONG_QUERY_CUT = 0.4
 
 
 def long_query_share(share: float, terms: int) -> float:
-    """The dense share for a statement of ``terms`` analysed terms.
+    """The dense share for a query of ``terms`` analysed terms.
 
     Many terms give BM25 many chances to agree with one passage (a verse quoted in another
     translation, a claim restated), while one vector of the whole query blurs as it grows: on
-    the Bible dev sets hybrid fell below keyword alone mostly on queries of 16 terms and more.
-    Questions keep their own weight (is_question): a long question still paraphrases its answer.
+    the Bible dev sets hybrid fell below keyword alone mostly on queries of 16 terms and more. A
+    question gets no share of its own: a larger one (0.65 for e5) cost the held halves as much as
+    it gained on XQuAD (issue 44, docs/benchmarks.md).
     """
     lo, hi = LONG_QUERY
     ramp = min(1.0, max(0.0, (terms - lo) / (hi - lo)))
     return share * (1 - LONG_QUERY_CUT * ramp)
-
-
-def dense_share(weight: float, question_weight: float, asked: bool, terms: int) -> float:
-    """A model's dense share for one query of ``terms`` analysed terms: its question weight for a
-    question (``asked``), for a statement its weight, less for a long one. The searcher and the
-    tuning scripts in bench/ both pick it here."""
-    return question_weight if asked else long_query_share(weight, terms)
 
 
 def _top_z(ranked: Ranked) -> float:

@@ -28,7 +28,7 @@ from docshelf.search.confidence import (
 )
 from docshelf.search.corpus_languages import CorpusLanguages
 from docshelf.search.feedback import FEEDBACK_HITS, applies, moved
-from docshelf.search.fusion import dense_share, fuse_hybrid, is_question
+from docshelf.search.fusion import fuse_hybrid, long_query_share
 from docshelf.search.headings import bare_headings_last
 from docshelf.search.hitterms import HitTerms
 from docshelf.search.lru import Lru
@@ -144,7 +144,7 @@ class Searcher:
            ``_embed``) each return ``search.candidates`` chunks (``k`` when more); filters apply
            inside both (the store).
         4. Hybrid mode fuses the two lists (``_fuse``, fusion.py): z-scores mixed with the model's
-           dense share, more for a question, less for a long statement, most when the query is in
+           dense share, less for a long query, most when the query is in
            another language or most of its words are nowhere in the index; a keyword list whose
            top hit stands out gets more weight; a lone keyword hit counts by the query's coverage.
         5. In hybrid mode a short statement searches the dense side again with its vector moved
@@ -244,15 +244,11 @@ class Searcher:
         if mode != "hybrid":
             return next(iter(lists.values()), [])
         other = self.other_language(query, lists, reads)
-        return fuse_hybrid(self.settings, lists, coverage, other, self._model_weight(query, terms))
+        return fuse_hybrid(self.settings, lists, coverage, other, self._model_weight(terms))
 
-    def _model_weight(self, query: str, terms: int) -> float:
-        """The embedder's dense share for this query of ``terms`` analysed terms: its question
-        weight for a question, for a statement its weight, less for a long one."""
-        e = self.embedder
-        if e is None:
-            return 0.0
-        return dense_share(e.fusion_weight, e.question_weight, is_question(query), terms)
+    def _model_weight(self, terms: int) -> float:
+        """The embedder's dense share for a query of ``terms`` analysed terms (less for a long one)."""
+        return 0.0 if self.embedder is None else long_query_share(self.embedder.fusion_weight, terms)
 
     def other_language(
         self, query: str, lists: dict[str, list[tuple[str, float]]], reads: _Reads | None = None
