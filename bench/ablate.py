@@ -164,6 +164,15 @@ def _alike_lists_count_for_nothing() -> list[tuple[Any, str, Any]]:
     return [(fusion, "zscore_combination", without)]
 
 
+def _scale_not_cap() -> list[tuple[Any, str, Any]]:
+    def fuse(settings: Any, lists: Any, coverage: float, other_language: bool, model_weight: float) -> Any:
+        # fuse_hybrid with a lone keyword hit scaled by the query's coverage in every language
+        weights = fusion.hybrid_weights(settings, lists, coverage, other_language, model_weight)
+        return fusion.zscore_combination(lists, weights, lone_scale=fusion.lone_scale(coverage))
+
+    return [(searcher_module, "fuse_hybrid", fuse)]
+
+
 KW = ("keyword", "hybrid")
 RULES: dict[str, Rule] = {
     "question weight": Rule(
@@ -184,6 +193,7 @@ RULES: dict[str, Rule] = {
     ),
     "keyword lead": Rule("search/fusion.py keyword_lead", settings={"search.keyword_lead": False}),
     "lone-hit cap": Rule("search/fusion.py LONE_CAP", patches=lambda: [(fusion, "LONE_CAP", math.inf)]),
+    "lone-hit cap, the coverage scale instead": Rule("search/fusion.py LONE_CAP", patches=_scale_not_cap),
     "lone-hit coverage scale": Rule(
         "search/fusion.py lone_scale", patches=lambda: [(fusion, "lone_scale", lambda c: 1.0)]
     ),
@@ -240,11 +250,15 @@ RULES: dict[str, Rule] = {
         KW,
         patches=lambda: [(analyzer_module, "CJK_STOPWORDS", frozenset())],
     ),
+    "stop lists": Rule("analyze: stopwords.py", KW, {"analyze.stopwords": False}),
     "language vote (detect)": Rule("analyze: languages.py", KW, {"analyze.detect": False}),
 }
 
 # the test that searches an index for the user-visible case a rule fixes
 NAMED = {
+    "cross-language switch": "test_hybrid_search_crosses_languages_on_the_sample_corpus",
+    "low-coverage lean": "test_an_english_question_finds_the_german_page_over_one_shared_word",
+    "lone-hit coverage scale": "test_an_english_question_finds_the_german_page_over_one_shared_word",
     "lone hit counts": "test_a_single_keyword_hit_counts_in_the_fusion",
     "bare headings last": "test_heading_only_chunk_ranks_after_chunks_with_text",
     "respelling": "test_an_accented_query_finds_a_page_typed_without_accents",
