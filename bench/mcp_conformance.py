@@ -103,6 +103,10 @@ def main() -> None:
     ap.add_argument("--scenario", action="append", help="only these scenarios (default: all active)")
     ap.add_argument("--suite", default="active", help="the suite's --suite: active, all or pending")
     ap.add_argument("--out", type=Path, help="keep the suite's results here")
+    ap.add_argument(
+        "--check", action="store_true",
+        help="exit 1 unless every scenario that applies to docshelf ran and passed (CI)",
+    )  # fmt: skip
     args = ap.parse_args()
     print("$", " ".join(sys.argv), f"| load {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     tmp = Path(tempfile.mkdtemp(prefix="docshelf-conf-"))
@@ -146,10 +150,18 @@ def main() -> None:
         passed, failed, warned = count["SUCCESS"], count["FAILURE"], count["WARNING"]
         print(f"| {name} | {len(graded)} | {passed} | {failed} | {warned} | {kind} |")
     print()
+    bad = []
     for name, checks in sorted(rows.items()):
         for c in checks:
             if c["status"] in ("FAILURE", "WARNING") and name in GENERIC:
                 print(f"{name}: {c['status']} {c['id']}: {c.get('errorMessage', '')}")
+                bad.append(name)
+    wanted = GENERIC & set(args.scenario) if args.scenario else GENERIC
+    missing = sorted(wanted - set(rows))
+    if missing:
+        print("did not run:", ", ".join(missing))
+    if args.check and (bad or missing):
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ import pytest
 
 from docshelf.config import Settings
 from docshelf.embed import HashEmbedder
+from docshelf.shelf import Shelf
 from docshelf.testing import Stages
 
 pytest_plugins = ["docshelf.testing.fixtures"]
@@ -15,6 +16,40 @@ pytest_plugins = ["docshelf.testing.fixtures"]
 SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "corpus"
 
 _PROXY_VARS = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
+
+# The slow tier (`pytest -m "not slow"` leaves it out; `pytest -q` runs it): whole modules that run
+# long processes (the soak, SIGKILL trials, MCP clients over Node, real embedding models,
+# PostgreSQL replicas). Tests elsewhere are marked by rule below or by an explicit mark.
+_SLOW_MODULES = {
+    "test_soak.py",  # two servers and a watcher under churn
+    "reliability/test_crash.py",  # SIGKILL trials of `docshelf index`
+    "test_server_e2e.py",  # the MCP Inspector CLI and the SDK client over real processes
+    "test_server_clients_next.py",  # Inspector 2.x and the conformance suite on Node 22
+    "test_e5.py",  # the real multilingual-e5 model (conversion, C engine, ONNX)
+    "test_models.py",  # the real USE model
+    "test_replication.py",  # a PostgreSQL primary and replicas
+}
+_TESTS = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark slow: the modules above, every PostgreSQL twin (``backend`` = "postgres") and every
+    test on a PostgreSQL server, the web page's tests in a browser (Chromium, ``browser``) and
+    the OCR tests that run Tesseract."""
+    slow = pytest.mark.slow
+    for item in items:
+        module = item.path.relative_to(_TESTS).as_posix() if item.path.is_relative_to(_TESTS) else ""
+        callspec = getattr(item, "callspec", None)
+        params = callspec.params if callspec is not None else {}
+        fixtures = getattr(item, "fixturenames", ())
+        if (
+            module in _SLOW_MODULES
+            or params.get("backend") == "postgres"
+            or "pg_server" in fixtures
+            or "browser" in fixtures
+            or any("Tesseract" in str(m.kwargs.get("reason", "")) for m in item.iter_markers("skipif"))
+        ):
+            item.add_marker(slow)
 
 
 @pytest.fixture(autouse=True)
@@ -35,10 +70,11 @@ def settings(shelf_settings: Settings) -> Settings:
 
 
 @pytest.fixture
-def runtime(settings: Settings) -> Iterator[Stages]:
-    rt = Stages(settings, embedder=HashEmbedder())
-    yield rt
-    rt.close()
+def stages(settings: Settings) -> Iterator[Stages]:
+    """The stages wired by hand, for tests of a stage's own internals (user-visible behaviour is
+    tested through the ``shelf`` fixture)."""
+    with Stages(settings, embedder=HashEmbedder()) as wired:
+        yield wired
 
 
 @pytest.fixture
@@ -55,7 +91,23 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
-def indexed(runtime: Stages, corpus: Path) -> Stages:
-    """The runtime with the sample corpus indexed as collection "test"."""
-    runtime.indexer().sync("test", [corpus])
-    return runtime
+def indexed_stages(stages: Stages, corpus: Path) -> Stages:
+    """The stages with the sample corpus synced into collection "test" by the indexer itself."""
+    stages.indexer().sync("test", [corpus])
+    return stages
+
+
+@pytest.fixture
+def plain_corpus(corpus: Path) -> Path:
+    """The ``corpus`` copy without its own docshelf.toml (200-token chunks, collection "samples"):
+    ``Shelf.index`` records the test's settings for it, as for a user's folder that has none."""
+    (corpus / "docshelf.toml").unlink()
+    return corpus
+
+
+@pytest.fixture
+def indexed_shelf(shelf: Shelf, plain_corpus: Path) -> Shelf:
+    """The ``shelf`` with the sample corpus (``plain_corpus``: the test's settings, 64-token
+    chunks, are the ones recorded) indexed as collection "test" through ``Shelf.index``."""
+    shelf.index([plain_corpus], "test")
+    return shelf

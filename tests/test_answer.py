@@ -23,13 +23,13 @@ from mcp import Client
 from mcp_types import CallToolResult
 from typer.testing import CliRunner
 
-from docshelf.answer import LLMError, compose, create_client, retrieve
+from docshelf.answer import Answer, LLMError, create_client
 from docshelf.answer.prompt import build_prompt, cited_numbers, location
 from docshelf.cli.main import app
 from docshelf.config import AnswerSettings, Settings
 from docshelf.errors import ConfigError
 from docshelf.server import create_server
-from docshelf.testing import Stages
+from docshelf.shelf import Shelf
 
 QUESTION = "how do we page someone for a sev-1 incident?"
 _PASSAGE = re.compile(r'^<passage-(\w+) n="(\d+)" at="([^"]*)">\n(.*?)\n</passage-\1>', re.S | re.M)
@@ -89,20 +89,14 @@ def llm() -> Iterator[str]:
     server.server_close()
 
 
-@pytest.fixture
-def indexed(runtime: Stages, corpus: Path) -> Stages:
-    runtime.indexer().sync("test", [corpus])
-    return runtime
-
-
 def _closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
 
 
-def test_prompt_numbers_passages_and_reads_citations(indexed: Stages) -> None:
-    hits = indexed.searcher().search(QUESTION, k=3).hits
+def test_prompt_numbers_passages_and_reads_citations(indexed_shelf: Shelf) -> None:
+    hits = indexed_shelf.search(QUESTION, k=3).hits
     prompt = build_prompt(QUESTION, hits, max_chars=40, key="k3y")
     for n, hit in enumerate(hits, start=1):
         assert f'<passage-k3y n="{n}" at="{location(hit)}' in prompt
@@ -116,10 +110,14 @@ def test_prompt_numbers_passages_and_reads_citations(indexed: Stages) -> None:
     assert cited_numbers("a [2] b [1, 3] c [2][7] d [1-3] [x]", 3) == ([2, 1, 3], [7])
 
 
-def test_ask_through_an_openai_compatible_server(indexed: Stages, llm: str) -> None:
+def _ask(shelf: Shelf, answer: AnswerSettings, **options: Any) -> Answer:
+    shelf.settings.answer = answer
+    return shelf.ask(QUESTION, **options)
+
+
+def test_ask_through_an_openai_compatible_server(indexed_shelf: Shelf, llm: str) -> None:
     settings = AnswerSettings(model="fake-llm", endpoint=f"{llm}/v1", api_key="sk-test", passages=4)
-    found = retrieve(indexed.searcher(), QUESTION, settings)
-    result = compose(found, create_client(settings), settings)
+    result = _ask(indexed_shelf, settings)
     request = _FakeLLM.seen[-1]
     assert (
         request["path"] == "/v1/chat/completions" and request["headers"]["Authorization"] == "Bearer sk-test"
@@ -137,34 +135,30 @@ def test_ask_through_an_openai_compatible_server(indexed: Stages, llm: str) -> N
     # the answer's [n] resolve to real chunks, and to the ones the fake chose (they mention "page")
     assert result.citations and result.unresolved == [99]
     assert "99" in (result.note or "")
-    stored = {c.id: c for c in indexed.store.get_chunks([c.chunk_id for c in result.citations])}
     for c in result.citations:
-        assert "page" in stored[c.chunk_id].text.lower()
+        assert "page" in indexed_shelf.read_passage(c.chunk_id).passages[0].chunk.text.lower()
         assert c.location == f"{c.path}:{c.line_start}-{c.line_end}" and c.path.endswith(".md")
     uncited = [p for p in result.passages if p.number not in {c.number for c in result.citations}]
     assert all("page" not in p.text.lower() for p in uncited)
 
 
-def test_anthropic_messages_api(indexed: Stages, llm: str) -> None:
+def test_anthropic_messages_api(indexed_shelf: Shelf, llm: str) -> None:
     settings = AnswerSettings(provider="anthropic", model="claude-x", endpoint=llm, api_key="ak-test")
-    result = compose(retrieve(indexed.searcher(), QUESTION, settings), create_client(settings), settings)
+    result = _ask(indexed_shelf, settings)
     request = _FakeLLM.seen[-1]
     assert request["path"] == "/v1/messages" and request["headers"]["x-api-key"] == "ak-test"
     assert request["headers"]["anthropic-version"] and "square brackets" in request["body"]["system"]
     assert result.answer.startswith("Run /page") and result.citations and result.model == "anthropic:claude-x"
 
 
-def test_nothing_found_does_not_call_the_llm(indexed: Stages, llm: str) -> None:
-    from docshelf.store.base import SearchFilter
-
+def test_nothing_found_does_not_call_the_llm(indexed_shelf: Shelf, llm: str) -> None:
     settings = AnswerSettings(model="fake-llm", endpoint=f"{llm}/v1")
-    found = retrieve(indexed.searcher(), QUESTION, settings, SearchFilter(collections=("nope",)))
-    result = compose(found, create_client(settings), settings)
+    result = _ask(indexed_shelf, settings, collections=["nope"])
     assert result.passages == [] and "not asked" in (result.note or "") and _FakeLLM.seen == []
 
 
 def test_configuration_and_endpoint_errors(
-    monkeypatch: pytest.MonkeyPatch, indexed: Stages, llm: str
+    monkeypatch: pytest.MonkeyPatch, indexed_shelf: Shelf, llm: str
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
@@ -177,27 +171,26 @@ def test_configuration_and_endpoint_errors(
     monkeypatch.setenv("ANTHROPIC_API_KEY", "from-env")
     assert create_client(AnswerSettings(model="claude-x", provider="anthropic")).name == "anthropic:claude-x"
     dead = AnswerSettings(model="m", endpoint=f"http://127.0.0.1:{_closed_port()}/v1")
-    found = retrieve(indexed.searcher(), QUESTION, dead)
     with pytest.raises(LLMError, match="cannot reach the LLM"):
-        compose(found, create_client(dead), dead)
+        _ask(indexed_shelf, dead)
     _FakeLLM.status = 401
     live = AnswerSettings(model="m", endpoint=f"{llm}/v1", api_key="bad")
     with pytest.raises(LLMError, match="refused the API key"):
-        compose(found, create_client(live), live)
+        _ask(indexed_shelf, live)
     _FakeLLM.status = 200
     # the key came back in the error: "answered HTTP 400: invalid credentials: Bearer sk-..."
     echo = AnswerSettings(model="m", endpoint=f"{llm}/echo/v1", api_key="sk-SECRET12345")
     with pytest.raises(LLMError, match=r"HTTP 400: invalid credentials: Bearer \*\*\*") as failed:
-        compose(found, create_client(echo), echo)
+        _ask(indexed_shelf, echo)
     assert "SECRET" not in str(failed.value)
     # answer.timeout_s bounded each read, not the answer: a trickling server took 40 x 0.1 s
     slow = AnswerSettings(model="m", endpoint=f"{llm}/trickle/v1", timeout_s=1.0)
     with pytest.raises(LLMError, match=r"did not answer within 1 s"):  # read by read it would answer
-        compose(found, create_client(slow), slow)
+        _ask(indexed_shelf, slow)
     # a password in the endpoint is never shown; a query string stays at the end of the URL
     host = llm.removeprefix("http://")
     secret = AnswerSettings(model="m", endpoint=f"http://me:hunter22@{host}/v1?api-version=1")
-    answer = compose(found, create_client(secret), secret)
+    answer = _ask(indexed_shelf, secret)
     assert (
         "hunter22" not in answer.endpoint
         and _FakeLLM.seen[-1]["path"] == "/v1/chat/completions?api-version=1"
@@ -249,9 +242,9 @@ def _text(result: CallToolResult) -> str:
 
 
 @pytest.mark.anyio
-async def test_ask_question_tool(settings: Settings, indexed: Stages, llm: str) -> None:
+async def test_ask_question_tool(settings: Settings, indexed_shelf: Shelf, llm: str) -> None:
     settings.answer = AnswerSettings(model="fake-llm", endpoint=f"{llm}/v1", passages=3)
-    async with Client(create_server(settings, indexed.shelf())) as client:
+    async with Client(create_server(settings, indexed_shelf)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         tool = tools["ask_question"]
         assert f"{llm}/v1" in (tool.description or "") and "sends them" in (tool.description or "")
@@ -269,35 +262,35 @@ async def test_ask_question_tool(settings: Settings, indexed: Stages, llm: str) 
 
 @pytest.mark.anyio
 async def test_missing_llm_setup_never_breaks_the_server(
-    monkeypatch: pytest.MonkeyPatch, settings: Settings, indexed: Stages
+    monkeypatch: pytest.MonkeyPatch, settings: Settings, indexed_shelf: Shelf
 ) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    async with Client(create_server(settings, indexed.shelf())) as client:  # no answer.model: no tool
+    async with Client(create_server(settings, indexed_shelf)) as client:  # no answer.model: no tool
         assert "ask_question" not in {t.name for t in (await client.list_tools()).tools}
     settings.answer = AnswerSettings(model="claude-x", provider="anthropic")  # no key anywhere
-    async with Client(create_server(settings, indexed.shelf())) as client:
+    async with Client(create_server(settings, indexed_shelf)) as client:
         assert "ask_question" in {t.name for t in (await client.list_tools()).tools}
         result = await client.call_tool("ask_question", {"question": QUESTION})
         assert result.is_error and "ANTHROPIC_API_KEY" in _text(result)
         ok = await client.call_tool("search", {"query": "sev-1"})
         assert not ok.is_error
     settings.answer = AnswerSettings(model="m", endpoint=f"http://127.0.0.1:{_closed_port()}/v1")
-    async with Client(create_server(settings, indexed.shelf())) as client:
+    async with Client(create_server(settings, indexed_shelf)) as client:
         result = await client.call_tool("ask_question", {"question": QUESTION})
         assert result.is_error and "cannot reach the LLM" in _text(result)
 
 
-def test_ask_with_rerank_sends_passages_in_reranked_order(indexed: Stages, llm: str, tmp_path: Path) -> None:
+def test_ask_with_rerank_sends_passages_in_reranked_order(
+    indexed_shelf: Shelf, llm: str, tmp_path: Path
+) -> None:
     pytest.importorskip("tokenizers")
     from docshelf.config import RerankSettings
-    from docshelf.search.rerank import get_reranker
     from test_rerank import _write_model
 
-    reranker = get_reranker(RerankSettings(model=f"onnx:{_write_model(tmp_path / 'xenc')}"))
+    indexed_shelf.settings.rerank = RerankSettings(model=f"onnx:{_write_model(tmp_path / 'xenc')}", top_n=10)
     settings = AnswerSettings(model="fake-llm", endpoint=f"{llm}/v1", passages=3)
-    found = retrieve(indexed.searcher(), QUESTION, settings, reranker=reranker, top_n=10)
-    assert found.mode == "hybrid+rerank"
-    result = compose(found, create_client(settings), settings)
+    result = _ask(indexed_shelf, settings, rerank=True)
+    assert result.retrieval_mode == "hybrid+rerank"
     scores = [p.score for p in result.passages]
     assert scores == sorted(scores, reverse=True) and len(scores) == 3
     prompt = _FakeLLM.seen[-1]["body"]["messages"][1]["content"]

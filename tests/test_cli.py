@@ -137,6 +137,7 @@ def test_strict_exit_code(cli: CliRunner, corpus: Path) -> None:
     assert code == 9 and "broken.txt" in err
 
 
+@pytest.mark.slow  # the real bundled e5 model
 def test_readme_first_command_with_the_bundled_model(tmp_path: Path) -> None:
     """`docshelf index samples/corpus && docshelf search ...` as a user runs it, real model."""
     import os

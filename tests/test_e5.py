@@ -19,7 +19,7 @@ from docshelf.embed import _e5_onnx, _e5_tokenizer, _e5_weights  # noqa: E402
 from docshelf.embed.base import Embedder  # noqa: E402
 from docshelf.embed.e5 import E5Embedder  # noqa: E402
 from docshelf.embed.prepare import Preparation, listen  # noqa: E402
-from docshelf.testing import Stages  # noqa: E402
+from docshelf.shelf import Shelf  # noqa: E402
 
 SAMPLE = [
     "passage: Aspirin reduces the risk of heart attack in adults over 50.",
@@ -284,7 +284,7 @@ def test_parallel_workers_give_the_same_vectors(cache_dir: Path, embedder: E5Emb
 
 
 def test_an_english_question_finds_the_german_page_over_one_shared_word(
-    cache_dir: Path, settings: Settings, corpus: Path
+    cache_dir: Path, settings: Settings, plain_corpus: Path
 ) -> None:
     """`vacation days request` on the sample runbooks: the only keyword hit was "three working
     days" in the incident postmortem, a lone hit that stood out far above the dense side, which
@@ -294,11 +294,11 @@ def test_an_english_question_finds_the_german_page_over_one_shared_word(
     VNNI machine it moved the postmortem from 0.824 to 0.831 cosine (4th, against 0.841 for the
     policy), which this rule about the keyword side should not hang on."""
     embedder = E5Embedder(cache_dir=cache_dir, threads=1, backend="onnx-fp32")
-    (corpus / "notes" / "upgrade.md").write_text("# Upgrade\n\nWe moved to FastAPI 0.110.0.\n", "utf-8")
-    with Stages(settings, embedder=embedder) as rt:
-        rt.indexer().sync("test", [corpus])
-        assert len(rt.searcher().search("vacation days request", mode="keyword", k=5).hits) == 1
-        hits = rt.searcher().search("vacation days request", mode="hybrid", k=5).hits
+    (plain_corpus / "notes" / "upgrade.md").write_text("# Upgrade\n\nWe moved to FastAPI 0.110.0.\n", "utf-8")
+    with Shelf(settings, embedder=embedder) as shelf:
+        shelf.index([plain_corpus], "test")
+        assert len(shelf.search("vacation days request", mode="keyword", k=5).hits) == 1
+        hits = shelf.search("vacation days request", mode="hybrid", k=5).hits
         assert hits[0].path == "notes/urlaubsregelung.md"
-        hits = rt.searcher().search("0.110.0", mode="hybrid", k=5).hits  # a lone hit covering the query
+        hits = shelf.search("0.110.0", mode="hybrid", k=5).hits  # a lone hit covering the query
         assert hits[0].path == "notes/upgrade.md"

@@ -14,14 +14,13 @@ import pytest
 
 from docshelf.config import load_settings
 from docshelf.errors import ParseError
-from docshelf.index.sync import Indexer
 from docshelf.parse import default_registry
 from docshelf.parse.html import HtmlParser
 from docshelf.parse.mail import EmlParser, MboxParser, MsgParser
 from docshelf.parse.notebook import NotebookParser
 from docshelf.parse.odf import OdfParser
 from docshelf.parse.rtf import RtfParser
-from docshelf.testing import Stages
+from docshelf.shelf import Shelf
 from olewriter import write_ole
 
 NS = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
@@ -147,6 +146,31 @@ def test_mbox_holds_every_message() -> None:
     assert [doc.text[s.start : s.end] for s in doc.sections if s.kind == "heading"] == ["First", "Second"]
 
 
+def _nested_mail(depth: int, subject: str = "Russian dolls") -> bytes:
+    body = "Content-Type: text/plain\r\n\r\nThe innermost doll says NestedNumbat.\r\n"
+    for i in range(depth):
+        body = f'Content-Type: multipart/mixed; boundary="b{i}"\r\n\r\n--b{i}\r\n{body}\r\n--b{i}--\r\n'
+    head = f"From: a@example.org\r\nTo: b@example.org\r\nSubject: {subject}\r\nMIME-Version: 1.0\r\n"
+    return (head + body).encode()
+
+
+@pytest.mark.parametrize("depth", [150, 1000])
+def test_mime_nested_too_deep_is_refused_with_that_reason(depth: int) -> None:
+    with pytest.raises(ParseError, match=r"MIME parts nested deeper than 100 levels"):
+        EmlParser().parse(_nested_mail(depth), "dolls.eml")
+
+
+def test_mime_nesting_a_real_mail_has_is_read_and_a_mailbox_keeps_its_other_messages() -> None:
+    assert "NestedNumbat" in EmlParser().parse(_nested_mail(20), "dolls.eml").text
+    box = b"".join(
+        b"From someone@example.org Mon Jan  1 00:00:00 2024\n" + m + b"\n"
+        for m in (_mail("Plain", "KeptKookaburra").as_bytes(), _nested_mail(1000, "Deep"))
+    )
+    doc = MboxParser().parse(box, "box.mbox")
+    assert "KeptKookaburra" in doc.text and "NestedNumbat" not in doc.text
+    assert doc.metadata["unreadable_messages"] == 1
+
+
 def test_outlook_msg_subject_in_its_code_page_and_body() -> None:
     props = bytes(32) + struct.pack("<II", 0x3FFD0003, 0) + struct.pack("<i", 1251) + bytes(4)
     data = write_ole({
@@ -202,17 +226,16 @@ def test_light_markup_keeps_its_text_and_headings(
     assert run.heading_path == path
 
 
-def test_sources_extensions_map_more_extensions_to_parsers(runtime: Stages, tmp_path: Path) -> None:
+def test_sources_extensions_map_more_extensions_to_parsers(shelf: Shelf, tmp_path: Path) -> None:
     corpus = tmp_path / "c"
     corpus.mkdir()
     (corpus / "guide.note").write_text("# Mapped\n\nMappedWombat text\n", encoding="utf-8")
     (corpus / "app.log").write_text("LoggedQuokka line\n", encoding="utf-8")
-    settings = runtime.settings.model_copy(deep=True)
-    settings.sources.extensions = {".note": "markdown", "log": ".txt"}
-    report = Indexer(runtime.store, runtime.embedder, settings).sync("test", [corpus])
+    shelf.settings.sources.extensions = {".note": "markdown", "log": ".txt"}
+    report = shelf.index([corpus], "test").sync
     assert sorted(report.added) == ["app.log", "guide.note"] and report.skipped == []
-    doc = runtime.store.get_document("test", "guide.note")
-    assert doc is not None and doc.file_type == "markdown" and doc.title == "Mapped"
+    doc = shelf.find_document("guide.note", "test")
+    assert doc.file_type == "markdown" and doc.title == "Mapped"
     with pytest.raises(ValueError, match="no parser name"):
         default_registry(load_settings(sources={"extensions": {".x": "nonsense"}}))
 

@@ -232,6 +232,55 @@ def test_strict_ooxml_workbook_is_read() -> None:
     assert "row 2: name: StrictPlatypus; column B: 2.5" in doc.text
 
 
+def _xlsx_with_sheet(sheet_data: str) -> bytes:
+    """A workbook of one sheet whose cells are inline strings and numbers, as given."""
+    main = f'xmlns="{SPREADSHEETML}" xmlns:r="{OFFICE_RELS}"'
+    parts = {
+        "[Content_Types].xml": '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>',
+        "_rels/.rels": f'<Relationships xmlns="{PACKAGE_RELS}"><Relationship Id="rId1" '
+        f'Type="{OFFICE_RELS}/officeDocument" Target="xl/workbook.xml"/></Relationships>',
+        "xl/_rels/workbook.xml.rels": f'<Relationships xmlns="{PACKAGE_RELS}"><Relationship Id="rId1" '
+        f'Type="{OFFICE_RELS}/worksheet" Target="worksheets/sheet1.xml"/></Relationships>',
+        "xl/workbook.xml": f'<workbook {main}><sheets><sheet name="Export" sheetId="1" r:id="rId1"/>'
+        "</sheets></workbook>",
+        "xl/worksheets/sheet1.xml": f"<worksheet {main}><sheetData>{sheet_data}</sheetData></worksheet>",
+    }
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        for name, body in parts.items():
+            z.writestr(name, body)
+    return out.getvalue()
+
+
+SPREADSHEETML = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+OFFICE_RELS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+PACKAGE_RELS = "http://schemas.openxmlformats.org/package/2006/relationships"
+
+
+def _cell(value: str | float, ref: str | None = None) -> str:
+    at = f' r="{ref}"' if ref else ""
+    if isinstance(value, str):
+        return f'<c{at} t="inlineStr"><is><t>{value}</t></is></c>'
+    return f"<c{at}><v>{value}</v></c>"
+
+
+def test_xlsx_cells_and_rows_without_references_follow_the_previous_one() -> None:
+    # the r attributes are optional (some exporters leave them out): each cell is the next column,
+    # each row the next row; one cell or row that has it sets the place for those after it
+    header = "<row>" + "".join(_cell(v) for v in ("city", "animal", "count")) + "</row>"
+    first = "<row>" + "".join(_cell(v) for v in ("Perth", "quokka", 12)) + "</row>"
+    placed = '<row r="5">' + _cell("Hobart", "A5") + _cell("wombat", "C5") + _cell(3) + "</row>"
+    after = "<row>" + "".join(_cell(v) for v in ("Cairns", "cassowary", 2)) + "</row>"
+    doc = XlsxParser().parse(_xlsx_with_sheet(header + first + placed + after), "export.xlsx")
+    rows = [line for line in doc.text.split("\n") if line.startswith(("row", "columns"))]
+    assert rows == [
+        "columns: city; animal; count",
+        "row 2: city: Perth; animal: quokka; count: 12",
+        "row 5: city: Hobart; count: wombat; column D: 3",
+        "row 6: city: Cairns; animal: cassowary; count: 2",
+    ]
+
+
 def _record(kind: int, payload: bytes) -> bytes:
     def varint(n: int) -> bytes:
         out = bytearray()

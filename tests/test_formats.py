@@ -24,6 +24,7 @@ from docshelf.parse.office import DocxParser, LegacyOfficeParser, PptxParser
 from docshelf.parse.pdf import PdfParser
 from docshelf.parse.sheets import CsvParser
 from docshelf.parse.xlsx import XlsxParser
+from docshelf.shelf import Shelf
 from docshelf.testing import Stages
 from docshelf.types import Chunk, ParsedDocument, Section
 
@@ -119,14 +120,14 @@ def test_pdf_pages_labels_and_pages_without_text() -> None:
     assert doc.metadata["page_labels"] == ["i", "1", "2"]
 
 
-def test_pdf_hits_cite_the_page_and_its_printed_label(runtime: Stages, tmp_path: Path) -> None:
+def test_pdf_hits_cite_the_page_and_its_printed_label(shelf: Shelf, tmp_path: Path) -> None:
     corpus = tmp_path / "pdfs"
     corpus.mkdir()
     (corpus / "r.pdf").write_bytes(SAMPLE_PDF)
-    runtime.indexer().sync("test", [corpus])
-    hit = runtime.searcher().search("quokka Rottnest", mode="keyword").hits[0]
+    shelf.index([corpus], "test")
+    hit = shelf.search("quokka Rottnest", mode="keyword").hits[0]
     assert (hit.page, hit.page_label, hit.citation) == (3, "2", "r.pdf#page=3")
-    first = runtime.searcher().search("revenue north", mode="keyword").hits[0]
+    first = shelf.search("revenue north", mode="keyword").hits[0]
     assert (first.page, first.page_label) == (1, "i")
 
 
@@ -468,18 +469,18 @@ def chunks_by_path(rt: Stages) -> dict[str, list[Chunk]]:
     return out
 
 
-def test_sync_indexes_every_format_and_reports_the_unreadable(runtime: Stages, tmp_path: Path) -> None:
+def test_sync_indexes_every_format_and_reports_the_unreadable(stages: Stages, tmp_path: Path) -> None:
     root = tmp_path / "docs"
     root.mkdir()
     build_corpus(root)
-    report = runtime.indexer().sync("test", [root])
+    report = stages.indexer().sync("test", [root])
     reasons = {s.path: s.reason for s in report.skipped}
     assert "password-protected" in reasons["locked.pdf"]
     assert "damaged or unreadable PDF" in reasons["broken.pdf"]
     assert "legacy binary Office format" in reasons["old.doc"]
     assert sorted(report.added) == ["book.xlsx", "deck.pptx", "guide.docx", "note.md", "page.html",
                                     "report.pdf", "tool.py"]  # fmt: skip
-    chunks = chunks_by_path(runtime)
+    chunks = chunks_by_path(stages)
     reg = default_registry()
     for path, doc_chunks in chunks.items():
         parsed = reg.parse((root / path).read_bytes(), path)
@@ -490,7 +491,7 @@ def test_sync_indexes_every_format_and_reports_the_unreadable(runtime: Stages, t
     assert len(pdf) > 1  # the long page was split, and every piece keeps its page
     assert {c.page for c in pdf} == {1, 3}
     assert all(c.page == 3 for c in pdf if "Rottnest" in c.text)
-    records = {d.path: d for d in runtime.store.iter_documents()}
+    records = {d.path: d for d in stages.store.iter_documents()}
     assert records["report.pdf"].metadata["pages_without_text"] == [2]
     assert records["report.pdf"].file_type == "pdf"
 
@@ -505,16 +506,16 @@ def test_sync_indexes_every_format_and_reports_the_unreadable(runtime: Stages, t
     assert beta.line_start == PY_SOURCE.splitlines().index("class Beta:") + 1
 
 
-def test_pdf_that_breaks_keeps_its_old_version(runtime: Stages, tmp_path: Path) -> None:
+def test_pdf_that_breaks_keeps_its_old_version(stages: Stages, tmp_path: Path) -> None:
     root = tmp_path / "docs"
     root.mkdir()
     target = root / "report.pdf"
     target.write_bytes(SAMPLE_PDF)
-    runtime.indexer().sync("test", [root])
-    before = [c.text for c in runtime.store.iter_chunks()]
+    stages.indexer().sync("test", [root])
+    before = [c.text for c in stages.store.iter_chunks()]
     assert any("quokka" in t for t in before)
     target.write_bytes(encrypt(SAMPLE_PDF, "user-secret", "o"))
-    report = runtime.indexer().sync("test", [root])
+    report = stages.indexer().sync("test", [root])
     assert [s.path for s in report.skipped] == ["report.pdf"]
     assert not report.removed
-    assert [c.text for c in runtime.store.iter_chunks()] == before
+    assert [c.text for c in stages.store.iter_chunks()] == before

@@ -49,11 +49,9 @@ def test_the_least_recently_used_text_goes_first() -> None:
 
 
 @pytest.mark.usefixtures("backend")  # the embedded store and PostgreSQL
-def test_a_repeated_search_reuses_its_hits_analysis_and_an_edit_is_seen(
-    runtime: Stages, corpus: Path
-) -> None:
-    runtime.indexer().sync("test", [corpus])
-    searcher = runtime.searcher()
+def test_a_repeated_search_reuses_its_hits_analysis_and_an_edit_is_seen(stages: Stages, corpus: Path) -> None:
+    stages.indexer().sync("test", [corpus])
+    searcher = stages.searcher()
     analyzer = CountingAnalyzer()
     searcher.hit_terms = HitTerms(analyzer)
     query = "how do we roll out a deploy"
@@ -70,17 +68,17 @@ def test_a_repeated_search_reuses_its_hits_analysis_and_an_edit_is_seen(
     page = Path(top.abs_path)
     page.write_text(page.read_text(encoding="utf-8") + "\n\nA rollout deploy checklist: zebras first.\n",
                     encoding="utf-8")  # fmt: skip
-    runtime.indexer().sync("test", [corpus])
+    stages.indexer().sync("test", [corpus])
     edited = searcher.search("zebras rollout deploy checklist", k=5, mode="keyword")
     assert any("**zebras**" in h.snippet for h in edited.hits)
 
 
 @pytest.mark.usefixtures("backend")
-def test_keyword_hits_are_analysed_while_the_query_embeds(runtime: Stages, corpus: Path) -> None:
+def test_keyword_hits_are_analysed_while_the_query_embeds(stages: Stages, corpus: Path) -> None:
     """The main thread only waits for the vector once the keyword side is done: it analyses the
     first keyword hits meanwhile, and the result is the one a search without the overlap gives."""
-    runtime.indexer().sync("test", [corpus])
-    in_process = runtime.settings.store.backend != "postgres"  # PostgreSQL wants the vector first
+    stages.indexer().sync("test", [corpus])
+    in_process = stages.settings.store.backend != "postgres"  # PostgreSQL wants the vector first
     analysed = threading.Event()
     seen: list[bool] = []
 
@@ -90,7 +88,7 @@ def test_keyword_hits_are_analysed_while_the_query_embeds(runtime: Stages, corpu
             analysed.set()
             return out
 
-    embedder = runtime.embedder
+    embedder = stages.embedder
     embed_query = embedder.embed_query
 
     def slow_embed(text: str) -> Any:
@@ -99,15 +97,15 @@ def test_keyword_hits_are_analysed_while_the_query_embeds(runtime: Stages, corpu
         return embed_query(text)
 
     embedder.embed_query = slow_embed  # type: ignore[method-assign]
-    searcher = runtime.searcher()
+    searcher = stages.searcher()
     searcher.hit_terms = HitTerms(Signalling())
     query = "how do we roll out a deploy"
     together = searcher.search(query, k=5)
     analysed_ahead = list(searcher.hit_terms.analyzer.analysed)  # type: ignore[attr-defined]
-    runtime.settings.search.parallel_query = False
-    apart = runtime.searcher().search(query, k=5)
+    stages.settings.search.parallel_query = False
+    apart = stages.searcher().search(query, k=5)
     assert seen[:1] == ([True] if in_process else [])  # the overlapped search's embedding
-    keyword_first = runtime.searcher().search(query, k=5, mode="keyword").hits[0].text
+    keyword_first = stages.searcher().search(query, k=5, mode="keyword").hits[0].text
     assert not in_process or analysed_ahead[0] == keyword_first
     assert together.hits and [(h.chunk_id, h.score, h.snippet, h.highlights) for h in together.hits] == [
         (h.chunk_id, h.score, h.snippet, h.highlights) for h in apart.hits
@@ -115,12 +113,12 @@ def test_keyword_hits_are_analysed_while_the_query_embeds(runtime: Stages, corpu
 
 
 @pytest.mark.usefixtures("backend")
-def test_a_search_reads_each_chunk_from_the_store_once(runtime: Stages, corpus: Path) -> None:
+def test_a_search_reads_each_chunk_from_the_store_once(stages: Stages, corpus: Path) -> None:
     """The chunks read while the query embeds and for the other-language check are the hits'
     chunks too: reading them again cost each search a second store query (~0.2 ms at 100k)."""
-    runtime.indexer().sync("test", [corpus])
-    in_process = runtime.settings.store.backend != "postgres"  # PostgreSQL wants the vector first
-    embedder = runtime.embedder
+    stages.indexer().sync("test", [corpus])
+    in_process = stages.settings.store.backend != "postgres"  # PostgreSQL wants the vector first
+    embedder = stages.embedder
     embed_query = embedder.embed_query
     started = threading.Event()
 
@@ -130,7 +128,7 @@ def test_a_search_reads_each_chunk_from_the_store_once(runtime: Stages, corpus: 
         return embed_query(text)
 
     embedder.embed_query = slow_embed  # type: ignore[method-assign]
-    searcher = runtime.searcher()
+    searcher = stages.searcher()
     store: Any = searcher.store
     get_chunks = store.get_chunks
     asked: list[str] = []

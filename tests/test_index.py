@@ -12,6 +12,7 @@ import pytest
 from docshelf.embed import HashEmbedder
 from docshelf.embed.base import Vectors
 from docshelf.errors import ModelMismatchError, SourceError
+from docshelf.shelf import Shelf
 from docshelf.store import SQLiteStore
 from docshelf.store.base import SearchFilter
 from docshelf.testing import Stages
@@ -43,61 +44,61 @@ def paths(rt: Stages) -> set[str]:
     return set(rt.store.document_states("test"))
 
 
-def test_first_sync_indexes_supported_files_and_skips_rag_false(runtime: Stages, corpus: Path) -> None:
-    report = runtime.indexer().sync("test", [corpus])
+def test_first_sync_indexes_supported_files_and_skips_rag_false(stages: Stages, corpus: Path) -> None:
+    report = stages.indexer().sync("test", [corpus])
     assert "notes/private-draft.md" in report.excluded
-    assert "notes/private-draft.md" not in paths(runtime)
+    assert "notes/private-draft.md" not in paths(stages)
     assert {"runbooks/incident-response.md", "notes/数据备份策略.md", "archive/style-guide.rst",
-            "notes/glossary.txt"} <= paths(runtime)  # fmt: skip
+            "notes/glossary.txt"} <= paths(stages)  # fmt: skip
     assert "docshelf.toml" not in {s.path for s in report.skipped}
-    assert report.chunks_written == len(chunk_rows(runtime)) > 0
-    assert keyword_count(runtime) == len(chunk_rows(runtime))
+    assert report.chunks_written == len(chunk_rows(stages)) > 0
+    assert keyword_count(stages) == len(chunk_rows(stages))
 
 
-def test_resync_is_idempotent(runtime: Stages, corpus: Path) -> None:
-    runtime.indexer().sync("test", [corpus])
-    before = sorted(chunk_rows(runtime))
-    again = runtime.indexer().sync("test", [corpus])
+def test_resync_is_idempotent(stages: Stages, corpus: Path) -> None:
+    stages.indexer().sync("test", [corpus])
+    before = sorted(chunk_rows(stages))
+    again = stages.indexer().sync("test", [corpus])
     assert not again.added and not again.updated and not again.removed
-    assert again.unchanged == len(paths(runtime))
-    after = sorted(chunk_rows(runtime))
+    assert again.unchanged == len(paths(stages))
+    after = sorted(chunk_rows(stages))
     assert after == before
     assert len({cid for cid, _ in after}) == len(after)
-    assert keyword_count(runtime) == len(after)
+    assert keyword_count(stages) == len(after)
 
 
-def test_touch_without_change_keeps_chunks(runtime: Stages, corpus: Path) -> None:
-    runtime.indexer().sync("test", [corpus])
-    before = sorted(chunk_rows(runtime))
+def test_touch_without_change_keeps_chunks(stages: Stages, corpus: Path) -> None:
+    stages.indexer().sync("test", [corpus])
+    before = sorted(chunk_rows(stages))
     f = corpus / "notes" / "glossary.txt"
     f.write_text(f.read_text(encoding="utf-8"), encoding="utf-8")
-    report = runtime.indexer().sync("test", [corpus])
-    assert not report.updated and sorted(chunk_rows(runtime)) == before
+    report = stages.indexer().sync("test", [corpus])
+    assert not report.updated and sorted(chunk_rows(stages)) == before
 
 
-def test_edit_move_delete(runtime: Stages, corpus: Path) -> None:
-    runtime.indexer().sync("test", [corpus])
+def test_edit_move_delete(stages: Stages, corpus: Path) -> None:
+    stages.indexer().sync("test", [corpus])
     doc = corpus / "notes" / "glossary.txt"
     doc.write_text(doc.read_text(encoding="utf-8") + "\nToil: manual, repetitive operational work.\n",
                    encoding="utf-8")  # fmt: skip
-    report = runtime.indexer().sync("test", [corpus])
+    report = stages.indexer().sync("test", [corpus])
     assert report.updated == ["notes/glossary.txt"]
-    hits = runtime.searcher().search("toil repetitive", mode="keyword").hits
+    hits = stages.searcher().search("toil repetitive", mode="keyword").hits
     assert hits and hits[0].path == "notes/glossary.txt"
 
     (corpus / "runbooks" / "incident-response.md").rename(corpus / "notes" / "incidents.md")
-    report = runtime.indexer().sync("test", [corpus])
+    report = stages.indexer().sync("test", [corpus])
     assert report.removed == ["runbooks/incident-response.md"] and report.added == ["notes/incidents.md"]
-    doc_ids = {d for _, d in chunk_rows(runtime)}
-    assert doc_ids == {s.id for s in runtime.store.document_states("test").values()}  # no ghosts
-    hits = runtime.searcher().search("page the on-call engineer", mode="keyword").hits
+    doc_ids = {d for _, d in chunk_rows(stages)}
+    assert doc_ids == {s.id for s in stages.store.document_states("test").values()}  # no ghosts
+    hits = stages.searcher().search("page the on-call engineer", mode="keyword").hits
     assert hits[0].path == "notes/incidents.md"
 
     (corpus / "notes" / "incidents.md").unlink()
-    report = runtime.indexer().sync("test", [corpus])
+    report = stages.indexer().sync("test", [corpus])
     assert report.removed == ["notes/incidents.md"]
-    assert all(h.path != "notes/incidents.md" for h in runtime.searcher().search("page on-call").hits)
-    assert keyword_count(runtime) == len(chunk_rows(runtime))
+    assert all(h.path != "notes/incidents.md" for h in stages.searcher().search("page on-call").hits)
+    assert keyword_count(stages) == len(chunk_rows(stages))
 
 
 class ExplodingEmbedder(HashEmbedder):
@@ -149,9 +150,9 @@ def test_model_change_is_refused_until_reembed(settings, corpus: Path) -> None: 
         other.close()
 
 
-def test_frontmatter_controls(runtime: Stages, corpus: Path) -> None:
-    runtime.indexer().sync("test", [corpus])
-    searcher = runtime.searcher()
+def test_frontmatter_controls(stages: Stages, corpus: Path) -> None:
+    stages.indexer().sync("test", [corpus])
+    searcher = stages.searcher()
     hits = searcher.search("deploy scp tarball restarting by hand", mode="keyword").hits
     assert all(h.path != "runbooks/deploy-old.md" for h in hits)
     flt = SearchFilter(include_superseded=True)
@@ -159,52 +160,52 @@ def test_frontmatter_controls(runtime: Stages, corpus: Path) -> None:
     assert hits[0].path == "runbooks/deploy-old.md"
     hits = searcher.search("deploy", flt=SearchFilter(tags=("hr",))).hits
     assert hits and all("hr" in h.tags for h in hits)
-    state = runtime.store.document_states("test")["runbooks/deploy.md"]
-    chunks = runtime.store.document_chunks(state.id)
+    state = stages.store.document_states("test")["runbooks/deploy.md"]
+    chunks = stages.store.document_chunks(state.id)
     assert [c.heading_path[-1] for c in chunks] == [
         "Deploy guide", "Before you deploy", "Rolling out", "Rolling back"]  # fmt: skip
     assert not searcher.search("salary negotiation", mode="keyword").hits
 
 
-def test_offsets_and_lines_round_trip(runtime: Stages, corpus: Path) -> None:
-    runtime.indexer().sync("test", [corpus])
-    for doc in runtime.store.iter_documents("test"):
+def test_offsets_and_lines_round_trip(stages: Stages, corpus: Path) -> None:
+    stages.indexer().sync("test", [corpus])
+    for doc in stages.store.iter_documents("test"):
         text = (Path(doc.root) / doc.path).read_text(encoding="utf-8")
         lines = text.splitlines()
-        for chunk in runtime.store.document_chunks(doc.id):
+        for chunk in stages.store.document_chunks(doc.id):
             assert text[chunk.char_start : chunk.char_end] == chunk.text
             span_lines = "\n".join(lines[chunk.line_start - 1 : chunk.line_end])
             assert chunk.text.splitlines()[0] in span_lines
             assert chunk.text.splitlines()[-1] in lines[chunk.line_end - 1]
 
 
-def test_bad_files_are_skipped_and_old_versions_kept(runtime: Stages, corpus: Path) -> None:
+def test_bad_files_are_skipped_and_old_versions_kept(stages: Stages, corpus: Path) -> None:
     (corpus / "notes" / "noise.txt").write_bytes(bytes(range(1, 256)) * 20)
     (corpus / "notes" / "blob.dat").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00")  # .png is OCR'd now
     (corpus / "notes" / "blob.txt").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00")
-    report = runtime.indexer().sync("test", [corpus])
+    report = stages.indexer().sync("test", [corpus])
     reasons = {s.path: s.reason for s in report.skipped}
     assert "no text encoding fits" in reasons["notes/noise.txt"]
     assert "no parser" in reasons["notes/blob.dat"]  # decided by name, never opened
     assert "binary" in reasons["notes/blob.txt"]
     doc = corpus / "runbooks" / "incident-response.md"
     doc.write_text("---\ntitle: [unclosed\n---\n# Broken\n", encoding="utf-8")
-    report = runtime.indexer().sync("test", [corpus])
+    report = stages.indexer().sync("test", [corpus])
     assert "runbooks/incident-response.md" in {s.path for s in report.skipped}
-    hits = runtime.searcher().search("page the on-call engineer", mode="keyword").hits
+    hits = stages.searcher().search("page the on-call engineer", mode="keyword").hits
     assert hits[0].path == "runbooks/incident-response.md"  # old version still searchable
     # an indexed text file overwritten with binary bytes was dropped: "1 removed"
     glossary = corpus / "notes" / "glossary.txt"
-    before = runtime.store.document_states("test")["notes/glossary.txt"]
+    before = stages.store.document_states("test")["notes/glossary.txt"]
     glossary.write_bytes(b"x\x00\x01y")
-    report = runtime.indexer().sync("test", [corpus])
+    report = stages.indexer().sync("test", [corpus])
     assert "notes/glossary.txt" not in report.removed
     assert "binary" in {s.path: s.reason for s in report.skipped}["notes/glossary.txt"]
-    assert runtime.store.document_states("test")["notes/glossary.txt"].content_hash == before.content_hash
+    assert stages.store.document_states("test")["notes/glossary.txt"].content_hash == before.content_hash
 
 
 def test_two_roots_with_the_same_path_keep_the_first_root_whatever_is_synced(
-    runtime: Stages, tmp_path: Path
+    stages: Stages, tmp_path: Path
 ) -> None:
     """A sync of the second root alone took the path over from the first, and the next full sync
     gave it back: each flip re-embedded, and (with a web page as the second root) a fetched page
@@ -214,25 +215,25 @@ def test_two_roots_with_the_same_path_keep_the_first_root_whatever_is_synced(
         (root / "sub").mkdir(parents=True)
         (root / "x.md").write_text(f"# X\n\nThe {word} stands in the shallows.\n")
         (root / "sub" / f"{word}.md").write_text(f"only in {word}\n")
-    indexer = runtime.indexer()
+    indexer = stages.indexer()
     indexer.sync("test", [first])
     targeted = indexer.sync("test", [second], scope=[second])
     assert [s.path for s in targeted.skipped] == ["x.md"]
     assert str(first.resolve()) in targeted.skipped[0].reason and "x.md" not in targeted.updated
     assert "sub/pelican.md" in targeted.added
-    state = runtime.store.document_states("test")["x.md"]
+    state = stages.store.document_states("test")["x.md"]
     assert state.root == str(first.resolve())
     full = indexer.sync("test")
     assert not full.updated and not full.added and [s.path for s in full.skipped] == ["x.md"]
     (first / "x.md").unlink()  # the first root lets go of it: now the second one's file is indexed
     moved = indexer.sync("test")
     assert moved.updated == ["x.md"] or moved.added == ["x.md"]
-    assert runtime.store.document_states("test")["x.md"].root == str(second.resolve())
+    assert stages.store.document_states("test")["x.md"].root == str(second.resolve())
 
 
-def test_a_scoped_sync_reports_only_what_lies_in_its_scope(runtime: Stages, corpus: Path) -> None:
+def test_a_scoped_sync_reports_only_what_lies_in_its_scope(stages: Stages, corpus: Path) -> None:
     """`ingest corpus/sub` listed the skipped files of the whole root."""
-    indexer = runtime.indexer()
+    indexer = stages.indexer()
     indexer.sync("test", [corpus])
     (corpus / "notes" / "blob.txt").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
     (corpus / "runbooks" / "noise.txt").write_bytes(b"\x00\x01\x02\x03")
@@ -242,10 +243,10 @@ def test_a_scoped_sync_reports_only_what_lies_in_its_scope(runtime: Stages, corp
     assert {s.path for s in full.skipped} >= {"notes/blob.txt", "runbooks/noise.txt"}
 
 
-def test_missing_root_is_an_error(runtime: Stages, tmp_path: Path) -> None:
+def test_missing_root_is_an_error(stages: Stages, tmp_path: Path) -> None:
     with pytest.raises(SourceError, match="does not exist"):
-        runtime.indexer().sync("test", [tmp_path / "nope"])
-    assert runtime.store.stats().documents == 0
+        stages.indexer().sync("test", [tmp_path / "nope"])
+    assert stages.store.stats().documents == 0
 
 
 def test_no_keyword_hits_from_a_keyword_index_behind_says_so(settings, corpus: Path) -> None:  # type: ignore[no-untyped-def]
@@ -289,20 +290,25 @@ def test_keyword_index_rebuilt_from_sqlite(settings, corpus: Path) -> None:  # t
         rt.close()
 
 
-def test_forget_document_and_root(runtime: Stages, corpus: Path, tmp_path: Path) -> None:
+def test_forget_document_and_root(shelf: Shelf, plain_corpus: Path, tmp_path: Path) -> None:
     other = tmp_path / "other"
     other.mkdir()
     (other / "extra.md").write_text("# Extra\n\nkumquat orchard notes\n", encoding="utf-8")
-    runtime.indexer().sync("test", [corpus, other])
-    assert runtime.indexer().forget("test", "notes/glossary.txt") == ["notes/glossary.txt"]
-    assert "notes/glossary.txt" not in paths(runtime)
-    assert runtime.indexer().forget("test", str(other)) == ["extra.md"]
-    assert not runtime.searcher().search("kumquat orchard", mode="keyword").hits
-    report = runtime.indexer().sync("test")  # known roots only: the forgotten root stays out
-    assert "extra.md" not in paths(runtime) and "notes/glossary.txt" in report.added
+    shelf.index([plain_corpus, other], "test")
+
+    def indexed() -> set[str]:
+        return {d.path for d in shelf.list_documents("test")}
+
+    assert shelf.forget("notes/glossary.txt", "test").removed == ["notes/glossary.txt"]
+    assert "notes/glossary.txt" not in indexed()
+    gone = shelf.forget(str(other), "test")
+    assert gone.removed == ["extra.md"] and gone.root == str(other.resolve())
+    assert not shelf.search("kumquat orchard", mode="keyword").hits
+    report = shelf.index([], "test").sync  # known roots only: the forgotten root stays out
+    assert "extra.md" not in indexed() and "notes/glossary.txt" in report.added
 
 
-def test_git_commit_recorded(runtime: Stages, corpus: Path) -> None:
+def test_git_commit_recorded(shelf: Shelf, plain_corpus: Path) -> None:
     import subprocess
 
     git = shutil.which("git")
@@ -310,22 +316,23 @@ def test_git_commit_recorded(runtime: Stages, corpus: Path) -> None:
         pytest.skip("git not installed")
     env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin"}  # fmt: skip
+    corpus = plain_corpus
     for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "x"]):
         subprocess.run([git, "-C", str(corpus), *cmd], check=True, env=env)
     head = subprocess.run([git, "-C", str(corpus), "rev-parse", "HEAD"], capture_output=True, text=True)
-    report = runtime.indexer().sync("test", [corpus])
+    report = shelf.index([corpus], "test").sync
     assert report.git_commit == head.stdout.strip() and report.git_dirty is False
-    build = runtime.store.last_build("test")
+    build = shelf.status().collections[0].last_build
     assert build is not None and build.git_commit == report.git_commit
 
 
-def test_get_documents_fetches_many_at_once_and_skips_unknown_ids(runtime: Stages, corpus: Path) -> None:
-    runtime.indexer().sync("test", [corpus])
-    docs = list(runtime.store.iter_documents())
+def test_get_documents_fetches_many_at_once_and_skips_unknown_ids(stages: Stages, corpus: Path) -> None:
+    stages.indexer().sync("test", [corpus])
+    docs = list(stages.store.iter_documents())
     wanted = [d.id for d in docs[:3]] + [docs[0].id, "no-such-document"]
-    found = runtime.store.get_documents(wanted)
+    found = stages.store.get_documents(wanted)
     assert set(found) == {d.id for d in docs[:3]}
-    assert all(found[d] == runtime.store.get_document_by_id(d) for d in found)
+    assert all(found[d] == stages.store.get_document_by_id(d) for d in found)
 
 
 def test_a_keyword_rebuild_at_open_says_when_it_starts_and_how_far_it_got(
@@ -355,14 +362,14 @@ def test_a_keyword_rebuild_at_open_says_when_it_starts_and_how_far_it_got(
         rt.close()
 
 
-def test_documents_below_a_folder(runtime: Stages, tmp_path: Path) -> None:
+def test_documents_below_a_folder(stages: Stages, tmp_path: Path) -> None:
     """The watcher asks whether a path gone from disk held documents (a folder moved away)."""
     root = tmp_path / "tree"
     for rel in ("a/b.md", "a/c/d.md", "ab.md", "a0.md", "é/x.md"):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(f"# {rel}\n\ntext of {rel}\n")
-    runtime.indexer().sync("test", [root])
-    store = runtime.store
+    stages.indexer().sync("test", [root])
+    store = stages.store
     assert store.documents_below("test", "a") and store.documents_below("test", "a/c")
     assert store.documents_below("test", "é")
     assert not store.documents_below("test", "a/b.md") and not store.documents_below("test", "ab")

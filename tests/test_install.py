@@ -223,7 +223,9 @@ def test_install_keeps_mode_links_backups_and_the_users_own_entries(tmp_path: Pa
     link = tmp_path / real.name
     link.symlink_to(real)
     first = apply_plan(plan_install(client_name, cmd, link))
-    second = apply_plan(plan_install(client_name, cmd, link))
+    assert apply_plan(plan_install(client_name, cmd, link)) is None  # unchanged: no backup, no write
+    changed = server_command(Path("~/idx"), None, read_only=True)
+    second = apply_plan(plan_install(client_name, changed, link))
     assert link.is_symlink() and stat.S_IMODE(real.stat().st_mode) == 0o600
     assert first is not None and second is not None and first != second
     assert first.read_bytes() == original.encode()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pytest
@@ -12,6 +12,8 @@ from docshelf.analyze.language import language_of, same_language
 from docshelf.analyze.segment import segment
 from docshelf.config import Settings
 from docshelf.embed import HashEmbedder
+from docshelf.search import SearchResult
+from docshelf.shelf import Shelf
 from docshelf.testing import Stages
 
 A = Analyzer()
@@ -128,10 +130,10 @@ def _write(folder: Path, files: dict[str, str]) -> Path:
     return folder
 
 
-def _assert_first(rt: Stages, asked: Iterable[tuple[str, str]]) -> None:
-    """Each query's first keyword hit is its page."""
+def _assert_first(search: Callable[..., SearchResult], asked: Iterable[tuple[str, str]]) -> None:
+    """Each query's first keyword hit is its page (``search``: a Shelf's or a searcher's)."""
     for query, path in asked:
-        hits = rt.searcher().search(query, mode="keyword", k=3).hits
+        hits = search(query, mode="keyword", k=3).hits
         assert hits and hits[0].path == path, query
 
 
@@ -146,9 +148,9 @@ def test_korean_query_finds_the_cors_page(settings: Settings, tmp_path: Path) ->
         },
     }
     corpus = _write(tmp_path / "ko", files)
-    with Stages(settings, embedder=HashEmbedder()) as rt:
-        rt.indexer().sync("test", [corpus])
-        hits = rt.searcher().search("CORS 설정 방법", mode="keyword", k=5).hits
+    with Shelf(settings, embedder=HashEmbedder()) as shelf:
+        shelf.index([corpus], "test")
+        hits = shelf.search("CORS 설정 방법", mode="keyword", k=5).hits
         assert hits and hits[0].path == "cors.md"
 
 
@@ -164,11 +166,10 @@ def test_turkish_dotted_capital_i_matches_a_plain_i(settings: Settings, tmp_path
         "yemek.md": "# Yemek\n\nÖğle yemeği saat on ikide başlar ve kantinde bir saat sürer.\n",
     }
     corpus = _write(tmp_path / "tr", files)
-    with Stages(settings, embedder=HashEmbedder()) as rt:
-        rt.indexer().sync("test", [corpus])
-        _assert_first(
-            rt, ((q, "ofis.md") for q in ("istanbul", "İstanbul", "ISTANBUL", "internet bağlantısı", "izmir"))
-        )
+    with Shelf(settings, embedder=HashEmbedder()) as shelf:
+        shelf.index([corpus], "test")
+        queries = ("istanbul", "İstanbul", "ISTANBUL", "internet bağlantısı", "izmir")
+        _assert_first(shelf.search, ((q, "ofis.md") for q in queries))
     assert A.terms("İSTANBUL İstanbul") == A.terms("istanbul istanbul")
 
 
@@ -186,14 +187,14 @@ def test_soft_hyphens_and_hebrew_points_do_not_hide_words(settings: Settings, tm
         "\u05e1\u05e4\u05e8\u05d9\u05dd \u05d7\u05d3\u05e9\u05d9\u05dd\n",
     }
     corpus = _write(tmp_path / "mixed", files)
-    with Stages(settings, embedder=HashEmbedder()) as rt:
-        rt.indexer().sync("test", [corpus])
+    with Shelf(settings, embedder=HashEmbedder()) as shelf:
+        shelf.index([corpus], "test")
         asked = (
             ("Bundesregierung", "haushalt.html"),
             ("Haushaltsentwurf", "haushalt.html"),
             ("\u05e9\u05dc\u05d5\u05dd", "shalom.md"),  # shalom, unpointed
         )
-        _assert_first(rt, asked)
+        _assert_first(shelf.search, asked)
     assert A.terms("docu\u00adment") == A.terms("document")
 
 
@@ -206,11 +207,11 @@ def test_cpp_and_csharp_are_terms_not_the_letter_c(settings: Settings, tmp_path:
         "c.md": "# Generic code\n\nGeneric code in C uses macros or void pointers, as C has neither.\n",
     }
     corpus = _write(tmp_path / "langs", files)
-    with Stages(settings, embedder=HashEmbedder()) as rt:
-        rt.indexer().sync("test", [corpus])
+    with Shelf(settings, embedder=HashEmbedder()) as shelf:
+        shelf.index([corpus], "test")
         asked = (("C++ generic code", "cpp.md"), ("C# generic code", "csharp.md"), ("c#", "csharp.md"))
-        _assert_first(rt, asked)
-        assert "C++" in rt.searcher().search("C++ generic code", mode="keyword", k=1).hits[0].matched
+        _assert_first(shelf.search, asked)
+        assert "C++" in shelf.search("C++ generic code", mode="keyword", k=1).hits[0].matched
 
 
 Case = tuple[dict[str, str], tuple[tuple[str, str], ...], tuple[str, str]]  # pages, asked, (word, shown)
@@ -256,10 +257,10 @@ def test_a_word_typed_another_way_finds_the_page(settings: Settings, tmp_path: P
     `résumé`, `configuração`, `şifre` (no stem in common), and `upregulated`, `email`, `covid19`
     against `up-regulated`, `e-mail`, `COVID-19` (hyphens split a word into parts)."""
     files, asked, (word, shown) = case
-    with Stages(settings, embedder=HashEmbedder()) as rt:
-        rt.indexer().sync("test", [_write(tmp_path / "pages", files)])
-        _assert_first(rt, asked)
-        hit = rt.searcher().search(word, mode="keyword", k=1).hits[0]
+    with Shelf(settings, embedder=HashEmbedder()) as shelf:
+        shelf.index([_write(tmp_path / "pages", files)], "test")
+        _assert_first(shelf.search, asked)
+        hit = shelf.search(word, mode="keyword", k=1).hits[0]
         assert hit.matched == [word] and shown in hit.snippet
     assert "email" not in A.terms("send an e-mail")  # a query keeps its own terms
 
@@ -299,17 +300,17 @@ def test_heading_only_chunk_ranks_after_chunks_with_text(settings: Settings, tmp
             "notes.md": "# Notes\n\nThe deploy guide explains how a release is rolled out, step by step.\n",
         },
     )
-    with Stages(settings, embedder=HashEmbedder()) as rt:
-        rt.indexer().sync("test", [corpus])
-        hits = rt.searcher().search("deploy guide", mode="keyword").hits
+    with Shelf(settings, embedder=HashEmbedder()) as shelf:
+        shelf.index([corpus], "test")
+        hits = shelf.search("deploy guide", mode="keyword").hits
         assert [h.path for h in hits] == ["notes.md", "guide.md"]  # still found, but after the text
         assert hits[1].ranks["keyword"] == 1  # BM25 alone put the bare heading first
         # the only page the query's words name is a bare heading: it stays above neighbours by meaning
         (corpus / "notes.md").write_text("# Notes\n\nA release is rolled out step by step.\n", "utf-8")
         for n, text in enumerate(["Passwords need twelve characters.", "Backups run nightly at two."]):
             (corpus / f"other{n}.md").write_text(f"# Other\n\n{text}\n", "utf-8")
-        rt.indexer().sync("test", [corpus])
-        hits = rt.searcher().search("deploy guide", mode="hybrid", k=2).hits
+        shelf.index([corpus], "test")
+        hits = shelf.search("deploy guide", mode="hybrid", k=2).hits
         assert hits[0].path == "guide.md", [h.path for h in hits]
 
 
@@ -343,9 +344,9 @@ def test_german_compound_query_finds_the_page_with_the_other_compound(
     }
     corpus = _write(tmp_path / "de", files)
     settings.analyze.decompound = decompound
-    with Stages(settings, embedder=HashEmbedder()) as rt:
-        rt.indexer().sync("test", [corpus])
-        hits = rt.searcher().search("Hintergrundaufgaben", mode="keyword", k=5).hits
+    with Shelf(settings, embedder=HashEmbedder()) as shelf:
+        shelf.index([corpus], "test")
+        hits = shelf.search("Hintergrundaufgaben", mode="keyword", k=5).hits
         assert bool(hits and hits[0].path == "jobs.md") is decompound
 
 
@@ -377,9 +378,9 @@ def test_chinese_question_finds_the_answer_not_the_page_of_question_words(
     }
     corpus = _write(tmp_path / "zh", files)
     settings.analyze.stopwords = stopwords
-    with Stages(settings, embedder=HashEmbedder()) as rt:
-        rt.indexer().sync("test", [corpus])
-        hits = rt.searcher().search("什么是栉水母？", mode="keyword", k=3).hits
+    with Shelf(settings, embedder=HashEmbedder()) as shelf:
+        shelf.index([corpus], "test")
+        hits = shelf.search("什么是栉水母？", mode="keyword", k=3).hits
         assert hits
         assert (hits[0].path == "jelly.md") is stopwords
 
@@ -430,7 +431,7 @@ def test_a_few_words_find_passages_in_a_language_not_configured(settings: Settin
     with Stages(settings, embedder=HashEmbedder()) as rt:
         rt.indexer().sync("test", [corpus])
         assert rt.store.get_meta("languages") is not None
-        _assert_first(rt, ((q, "dessert.md") for q in ("crème", "élève", "crèmes brûlées")))
+        _assert_first(rt.searcher().search, ((q, "dessert.md") for q in ("crème", "élève", "crèmes brûlées")))
 
 
 def test_a_few_words_find_the_one_passage_in_a_language_not_configured(
@@ -441,9 +442,10 @@ def test_a_few_words_find_the_one_passage_in_a_language_not_configured(
     files = {f"note{i}.md": f"# Note {i}\n\n{_ENGLISH[i % len(_ENGLISH)]}\n" for i in range(60)}
     files["dessert.txt"] = "Le comité a décidé que la crème brûlée serait servie à la fête de Noël.\n"
     corpus = _write(tmp_path / "mixed", files)
-    with Stages(settings, embedder=HashEmbedder()) as rt:
-        rt.indexer().sync("test", [corpus])
-        _assert_first(rt, ((q, "dessert.txt") for q in ("crème", "comité", "crème brûlée", "servie")))
+    with Shelf(settings, embedder=HashEmbedder()) as shelf:
+        shelf.index([corpus], "test")
+        queries = ("crème", "comité", "crème brûlée", "servie")
+        _assert_first(shelf.search, ((q, "dessert.txt") for q in queries))
 
 
 _ENGLISH = [

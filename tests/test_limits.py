@@ -10,7 +10,7 @@ import pytest
 from docshelf.config import ParseSettings, Settings, load_settings
 from docshelf.errors import ConfigError, ParseError
 from docshelf.parse import default_registry
-from docshelf.testing import Stages
+from docshelf.shelf import Shelf
 from test_formats import make_docx, make_pdf
 
 
@@ -35,13 +35,12 @@ def test_sync_skips_a_file_over_a_limit_and_goes_on(settings: Settings, tmp_path
     (corpus / "short.pdf").write_bytes(make_pdf([["gamma ray burst"]]))
     from docshelf.embed import HashEmbedder
 
-    with Stages(settings, embedder=HashEmbedder()) as rt:
-        report = rt.indexer().sync("test", [corpus])
+    with Shelf(settings, embedder=HashEmbedder()) as shelf:
+        report = shelf.index([corpus], "test").sync
         assert report.added == ["short.pdf"]
-        assert [s.path for s in report.skipped] == ["long.pdf"] and "parse.max_pages" in report.skipped[
-            0
-        ].reason
-        hit = rt.searcher().search("gamma ray", mode="keyword").hits[0]
+        assert [s.path for s in report.skipped] == ["long.pdf"]
+        assert "parse.max_pages" in report.skipped[0].reason
+        hit = shelf.search("gamma ray", mode="keyword").hits[0]
         assert hit.citation == "short.pdf#page=1"
 
 

@@ -18,9 +18,9 @@ from docshelf.cli import app
 from docshelf.config import Settings, load_settings
 from docshelf.errors import StoreError
 from docshelf.index.lock import WriterLock, lock_owner
-from docshelf.index.stale import stale_documents
 from docshelf.index.sync import SyncReport
-from docshelf.index.watch import Watcher, read_health
+from docshelf.index.watch import Watcher
+from docshelf.shelf import Shelf
 from docshelf.testing import Stages
 
 CTX = mp.get_context("spawn")  # no inherited locks or descriptors from the pytest process
@@ -37,9 +37,8 @@ def _settings(data_dir: Path, **watch: Any) -> Settings:
     return s
 
 
-def _hits(rt: Stages, query: str, mode: str = "keyword") -> list[str]:
-    result = rt.searcher().search(query, k=5, mode=mode)  # type: ignore[arg-type]
-    return [h.path for h in result.hits]
+def _hits(shelf: Shelf, query: str, mode: str = "keyword") -> list[str]:
+    return [h.path for h in shelf.search(query, k=5, mode=mode).hits]  # type: ignore[arg-type]
 
 
 def _wait_for(check: Callable[[], bool], timeout: float = 60.0) -> float:
@@ -71,8 +70,8 @@ def _hold_lock(data_dir: str, held: Any, release: Any) -> None:
 
 def _write_doc(data_dir: str, folder: str, name: str, text: str) -> None:
     (Path(folder) / name).write_text(text)
-    with Stages(_settings(Path(data_dir))) as rt:
-        rt.indexer().sync("live", [Path(folder)])
+    with Shelf(_settings(Path(data_dir))) as shelf:
+        shelf.index([Path(folder)], "live")
 
 
 # ----- single writer -----
@@ -83,19 +82,19 @@ def test_second_writer_waits_with_a_clear_message_then_succeeds(tmp_path: Path, 
     holder.start()
     try:
         assert held.wait(30)
-        with Stages(_settings(data, lock_timeout_s=0.3)) as rt:
+        with Shelf(_settings(data, lock_timeout_s=0.3)) as shelf:
             started = time.monotonic()
             busy = rf"another docshelf process \(pid {holder.pid}\) is indexing; wait or retry"
             with pytest.raises(StoreError, match=busy):
-                rt.indexer().sync("live", [docs])
+                shelf.index([docs], "live")
             assert time.monotonic() - started >= 0.3  # it waited before giving up
         release.set()
         holder.join(30)
         assert holder.exitcode == 0
-        with Stages(_settings(data, lock_timeout_s=5)) as rt:
-            report = rt.indexer().sync("live", [docs])
+        with Shelf(_settings(data, lock_timeout_s=5)) as shelf:
+            report = shelf.index([docs], "live").sync
             assert len(report.added) == 2
-            assert _hits(rt, "certificate") == ["beta.md"]
+            assert _hits(shelf, "certificate") == ["beta.md"]
         assert lock_owner(data)["pid"] == os.getpid()  # type: ignore[index]
     finally:
         release.set()
@@ -110,9 +109,9 @@ def test_a_waiting_writer_gets_the_lock_when_the_holder_finishes(tmp_path: Path,
     assert held.wait(30)
     timer = threading.Timer(0.5, release.set)
     timer.start()
-    with Stages(_settings(data, lock_timeout_s=20)) as rt:
+    with Shelf(_settings(data, lock_timeout_s=20)) as shelf:
         started = time.monotonic()
-        assert len(rt.indexer().sync("live", [docs]).added) == 2
+        assert len(shelf.index([docs], "live").sync.added) == 2
         assert time.monotonic() - started >= 0.4
     holder.join(10)
 
@@ -120,9 +119,9 @@ def test_a_waiting_writer_gets_the_lock_when_the_holder_finishes(tmp_path: Path,
 # ----- readers -----
 def test_reader_process_sees_documents_a_writer_process_committed(tmp_path: Path, docs: Path) -> None:
     data = tmp_path / "data"
-    with Stages(_settings(data)) as writer:
-        writer.indexer().sync("live", [docs])
-    with Stages(_settings(data)) as reader:
+    with Shelf(_settings(data)) as writer:
+        writer.index([docs], "live")
+    with Shelf(_settings(data)) as reader:
         assert _hits(reader, "zebraquux") == []
         assert _hits(reader, "zebraquux", "semantic")[0] != "gamma.md"
         child = CTX.Process(
@@ -136,17 +135,18 @@ def test_reader_process_sees_documents_a_writer_process_committed(tmp_path: Path
         assert _hits(reader, "zebraquux") == ["gamma.md"]
         assert _hits(reader, "zebraquux", "semantic")[0] == "gamma.md"
         assert _hits(reader, "zebraquux failover", "hybrid")[0] == "gamma.md"
-        assert reader.store.stats().documents == 3
+        assert reader.status().documents == 3
 
 
 # ----- watcher -----
 @pytest.fixture
-def watched(tmp_path: Path, docs: Path) -> Iterator[tuple[Watcher, Stages]]:
+def watched(tmp_path: Path, docs: Path) -> Iterator[tuple[Watcher, Shelf]]:
+    """A watcher of collection "live" (on a writer Shelf) and a reader Shelf with a store of its own."""
     data = tmp_path / "data"
-    writer = Stages(_settings(data, debounce_ms=100, rescan_s=0))
-    writer.indexer().sync("live", [docs])
-    watcher = Watcher(writer.indexer(), "live", writer.settings.watch, [docs])
-    reader = Stages(_settings(data))
+    writer = Shelf(_settings(data, debounce_ms=100, rescan_s=0))
+    writer.index([docs], "live")
+    watcher = writer.watcher("live", [docs])
+    reader = Shelf(_settings(data))
     watcher.start()
     try:
         _wait_for(lambda: watcher.health["state"] == "running")
@@ -157,7 +157,7 @@ def watched(tmp_path: Path, docs: Path) -> Iterator[tuple[Watcher, Stages]]:
         writer.close()
 
 
-def test_watcher_indexes_creates_edits_and_deletes(watched: tuple[Watcher, Stages], docs: Path) -> None:
+def test_watcher_indexes_creates_edits_and_deletes(watched: tuple[Watcher, Shelf], docs: Path) -> None:
     _, reader = watched
     (docs / "new.md").write_text("# New\n\nA quokkafield checklist.\n")
     _wait_for(lambda: _hits(reader, "quokkafield") == ["new.md"])
@@ -169,15 +169,15 @@ def test_watcher_indexes_creates_edits_and_deletes(watched: tuple[Watcher, Stage
 
     (docs / "new.md").unlink()
     _wait_for(lambda: _hits(reader, "wombatrail") == [])
-    assert reader.store.get_document("live", "new.md") is None
-    _wait_for(lambda: read_health(reader.store.get_meta)["live"]["syncs"] >= 4)  # written after the sync
-    health = read_health(reader.store.get_meta)["live"]
+    assert "new.md" not in {d.path for d in reader.list_documents("live")}
+    _wait_for(lambda: reader.status().watch["live"]["syncs"] >= 4)  # written after the sync
+    health = reader.status().watch["live"]
     assert health["events"] >= 3 and health["last_event_at"] and health["last_sync"]["removed"] == 1
     assert health["restarts"] == 0 and health["alive"] is True
 
 
 def test_watcher_sees_node_modules_and_a_dotted_folder_moved_away(
-    watched: tuple[Watcher, Stages], docs: Path, tmp_path: Path
+    watched: tuple[Watcher, Shelf], docs: Path, tmp_path: Path
 ) -> None:
     """watchfiles' default filter dropped node_modules/ and __pycache__/ (which `index` reads),
     and a folder named like a file (`v1.2/`) moved out of the root stayed indexed."""
@@ -211,8 +211,8 @@ def test_serve_watch_picks_up_a_collection_added_while_it_runs(tmp_path: Path, d
         (other / "first.md").write_text("# First\n\nThe wallabyreef page.\n")
         with Shelf(settings) as cli:  # `docshelf index other -c later` from another process
             cli.index([other], "later")
-        with Stages(_settings(tmp_path / "data")) as reader:
-            _wait_for(lambda: read_health(reader.store.get_meta).get("later", {}).get("state") == "running")
+        with Shelf(_settings(tmp_path / "data")) as reader:
+            _wait_for(lambda: reader.status().watch.get("later", {}).get("state") == "running")
             (other / "second.md").write_text("# Second\n\nThe quollcreek page.\n")
             _wait_for(lambda: _hits(reader, "quollcreek") == ["second.md"])
     finally:
@@ -222,7 +222,7 @@ def test_serve_watch_picks_up_a_collection_added_while_it_runs(tmp_path: Path, d
 
 
 def test_dead_watcher_thread_is_restarted_and_reported(
-    watched: tuple[Watcher, Stages], docs: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    watched: tuple[Watcher, Shelf], docs: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     watcher, reader = watched
     real = watcher.sync_fn
@@ -240,7 +240,7 @@ def test_dead_watcher_thread_is_restarted_and_reported(
     # the first sync kills the worker; the supervisor restarts it and its catch-up sync indexes
     _wait_for(lambda: _hits(reader, "kestrelbox") == ["crash.md"])
     assert "watcher thread died" in caplog.text and "boom in the sync callback" in caplog.text
-    health = read_health(reader.store.get_meta)["live"]
+    health = reader.status().watch["live"]
     assert health["restarts"] == 1
     assert "boom in the sync callback" in health["last_error"]
     assert watcher.worker_alive
@@ -272,26 +272,30 @@ def test_wal_is_truncated_after_sync_and_compact_keeps_the_index_answering(
     sizes = json.loads(result.stdout)
     assert sizes["size_bytes_after"] > 0
     with Stages(_settings(data)) as rt:
-        assert _hits(rt, "certificate") == ["beta.md"]
-        assert _hits(rt, "ingest queue") == []
+        searcher = rt.searcher()
+        assert [h.path for h in searcher.search("certificate", k=5, mode="keyword").hits] == ["beta.md"]
+        assert not searcher.search("ingest queue", k=5, mode="keyword").hits
         assert rt.store.stats().keyword_generation == rt.store.generation()
 
 
 def test_status_reports_stale_documents_and_index_age(tmp_path: Path, docs: Path) -> None:
     data = tmp_path / "data"
-    with Stages(_settings(data)) as rt:
-        rt.indexer().sync("live", [docs])
+    before = time.time()
+    with Shelf(_settings(data)) as shelf:
+        shelf.index([docs], "live")
     cli = CliRunner()
     status = json.loads(cli.invoke(app, ["status", "--json", "--data-dir", str(data)]).stdout)
-    assert status["stale_documents"] == 0 and 0 <= status["index_age"] < 60
+    # the age of this sync, not of another (nor a fixed bound a loaded machine could pass): at
+    # most the time since just before it started (status rounds to 0.1 s)
+    assert status["stale_documents"] == 0 and 0 <= status["index_age"] <= time.time() - before + 0.05
     (docs / "alpha.md").write_text("# Alpha\n\nchanged on disk\n")
     (docs / "beta.md").unlink()
     status = json.loads(cli.invoke(app, ["status", "--json", "--data-dir", str(data)]).stdout)
     assert status["stale_documents"] == 2
     # the whole folder gone (or a shared index served where the corpus is not): one entry, not one per file
     docs.rename(tmp_path / "elsewhere")
-    with Stages(_settings(data)) as rt:
-        gone = stale_documents(rt.store)
+    with Shelf(_settings(data)) as shelf:
+        gone = shelf.status().stale
     assert gone == [
         {"collection": "live", "path": str(docs.resolve()), "reason": "folder not on this machine"}
     ]

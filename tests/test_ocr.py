@@ -23,7 +23,7 @@ from docshelf.parse.image import ImageParser
 from docshelf.parse.limits import ParseLimits
 from docshelf.parse.ocr import installed_languages, tesseract_path
 from docshelf.parse.pdf import PdfParser
-from docshelf.testing import Stages
+from docshelf.shelf import Shelf
 
 _FONTS = {
     "latin": ["/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"],
@@ -97,7 +97,7 @@ def test_multipage_tiff_gives_pages() -> None:
 
 
 @needs_tesseract
-def test_scanned_pdf_pages_are_ocred_and_cited(runtime: Stages, tmp_path: Path) -> None:
+def test_scanned_pdf_pages_are_ocred_and_cited(shelf: Shelf, tmp_path: Path) -> None:
     font = _font("latin")
     cover = ["Runbook cover page for the", "operations team in Berlin", "written in the year 2024"]
     pages = [render(cover, font), render(["Rotate the vault keys quarterly"], font)]
@@ -112,10 +112,10 @@ def test_scanned_pdf_pages_are_ocred_and_cited(runtime: Stages, tmp_path: Path) 
     (corpus / "scan.pdf").write_bytes(pdf)
     # small chunks: the chunker packs paragraphs across page breaks, and a chunk cites the
     # page it starts on, so with the default budget both short pages would be one chunk
-    runtime.settings.chunk.max_tokens = 16
-    report = runtime.indexer().sync("test", [corpus])
+    shelf.settings.chunk.max_tokens = 16
+    report = shelf.index([corpus], "test").sync
     assert report.added == ["scan.pdf"] and not report.skipped
-    hit = runtime.searcher().search("vault keys", mode="keyword").hits[0]
+    hit = shelf.search("vault keys", mode="keyword").hits[0]
     assert hit.citation == "scan.pdf#page=2"
 
 
@@ -128,14 +128,14 @@ def test_scanned_pdf_without_ocr_is_reported_no_text_layer() -> None:
 
 
 def test_without_tesseract_images_are_skipped_with_a_reason(
-    runtime: Stages, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    shelf: Shelf, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))  # no tesseract on PATH
     corpus = tmp_path / "c"
     corpus.mkdir()
     (corpus / "photo.png").write_bytes(encode(Image.new("L", (50, 50), 255), "PNG"))
     (corpus / "notes.md").write_text("# Notes\n\nThe batch goes on.\n", "utf-8")
-    report = runtime.indexer().sync("test", [corpus])
+    report = shelf.index([corpus], "test").sync
     assert report.added == ["notes.md"]
     reasons = {s.path: s.reason for s in report.skipped}
     assert "Tesseract is not installed" in reasons["photo.png"]

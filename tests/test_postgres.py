@@ -22,6 +22,7 @@ from typer.testing import CliRunner
 from docshelf.cli import app
 from docshelf.config import Settings, load_settings
 from docshelf.embed import HashEmbedder
+from docshelf.shelf import Shelf
 from docshelf.store.base import SearchFilter
 from docshelf.store.postgres.schema import MIGRATIONS
 from docshelf.store.postgres.sql import glob_to_regex
@@ -222,18 +223,18 @@ def test_migrate_copies_the_embedded_store_without_re_embedding(
             CountingEmbedder.calls += 1
             return super().embed_documents(texts)
 
-    with Stages(local, embedder=HashEmbedder()) as a, Stages(shared, embedder=CountingEmbedder()) as b:
-        assert a.store.stats().chunks == b.store.stats().chunks == report["chunks"]
+    with Shelf(local, embedder=HashEmbedder()) as a, Shelf(shared, embedder=CountingEmbedder()) as b:
+        assert a.status().chunks == b.status().chunks == report["chunks"]
         for query in ("page the on-call engineer", "Urlaub beantragen", "部署"):
             for mode in ("keyword", "semantic", "hybrid"):
-                ours = [h.chunk_id for h in a.searcher().search(query, k=3, mode=mode).hits]
-                theirs = [h.chunk_id for h in b.searcher().search(query, k=3, mode=mode).hits]
+                ours = [h.chunk_id for h in a.search(query, k=3, mode=mode).hits]
+                theirs = [h.chunk_id for h in b.search(query, k=3, mode=mode).hits]
                 assert ours == theirs, (query, mode)
         CountingEmbedder.calls = 0  # queries were embedded above
-        report_b = b.indexer().sync("samples")  # nothing changed on disk: nothing to embed
+        report_b = b.index([], "samples")  # nothing changed on disk: nothing to embed
         assert CountingEmbedder.calls == 0, report_b.as_dict()
-        flt = SearchFilter(collections=("samples",), path_glob="runbooks/*")
-        assert {h.path.split("/")[0] for h in b.searcher().search("deploy", flt=flt).hits} == {"runbooks"}
+        hits = b.search("deploy", collections="samples", path_glob="runbooks/*").hits
+        assert {h.path.split("/")[0] for h in hits} == {"runbooks"}
     monkeypatch.setenv("DOCSHELF_STORE", pg_database.replace("postgres@", "postgres:pw@"))
     status = json.loads(cli.invoke(app, ["status", "--json"]).stdout)  # the shared index, password hidden
     assert status["store"] == pg_database and status["chunks"] == report["chunks"]
@@ -265,9 +266,11 @@ def test_migrate_from_one_postgresql_store_to_another(
         monkeypatch.setenv("DOCSHELF_STORE", target)
         status = json.loads(cli.invoke(app, ["status", "--json"]).stdout)
         assert status["chunks"] == report["chunks"]
-        # set to the target already: the embedded index is what there is to copy (empty: said so)
+        # set to the target already: the embedded index is what there is to copy (none: said so,
+        # and none is made on the way)
         again = cli.invoke(app, ["migrate", "--to", target])
-        assert again.exit_code != 0 and "source index is empty" in again.stderr
+        assert again.exit_code == 7 and "there is no index at" in again.stderr
+        assert not (tmp_path / "data" / "docshelf.db").exists()
     finally:
         with psycopg.connect(pg_server, autocommit=True) as conn:
             conn.execute(f"DROP DATABASE IF EXISTS {target.rpartition('/')[2]} WITH (FORCE)")

@@ -19,7 +19,7 @@ from mcp import Client, StdioServerParameters
 
 from docshelf.embed import HashEmbedder
 from docshelf.errors import StoreError
-from docshelf.testing import Stages
+from docshelf.shelf import Shelf
 from docshelf.testing.replication import Cluster, wait_replayed
 from test_postgres import _pg_settings
 
@@ -37,17 +37,20 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         yield c
 
 
-def _hits(rt: Stages, query: str, mode: str = "hybrid") -> list[tuple[str, float]]:
-    return [(h.chunk_id, round(h.score, 6)) for h in rt.searcher().search(query, k=5, mode=mode).hits]  # type: ignore[arg-type]
+def _hits(shelf: Shelf, query: str, mode: str = "hybrid") -> list[tuple[str, float]]:
+    return [(h.chunk_id, round(h.score, 6)) for h in shelf.search(query, k=5, mode=mode).hits]  # type: ignore[arg-type]
 
 
-def test_replicas_answer_what_the_primary_committed(cluster: Cluster, corpus: Path, tmp_path: Path) -> None:
-    with Stages(_pg_settings(tmp_path, cluster.primary, "primary"), embedder=HashEmbedder()) as writer:
-        writer.indexer().sync("test", [corpus])
+def test_replicas_answer_what_the_primary_committed(
+    cluster: Cluster, plain_corpus: Path, tmp_path: Path
+) -> None:
+    corpus = plain_corpus
+    with Shelf(_pg_settings(tmp_path, cluster.primary, "primary"), embedder=HashEmbedder()) as writer:
+        writer.index([corpus], "test")
         lags = [wait_replayed(cluster.primary, r, LAG_BOUND_S) for r in cluster.replicas]
         print(f"replay lag after the first index: {', '.join(f'{lag * 1000:.0f} ms' for lag in lags)}")
         readers = [
-            Stages(_pg_settings(tmp_path, url, f"replica{i}"), embedder=HashEmbedder())
+            Shelf(_pg_settings(tmp_path, url, f"replica{i}"), embedder=HashEmbedder())
             for i, url in enumerate(cluster.replicas)
         ]
         try:
@@ -56,24 +59,25 @@ def test_replicas_answer_what_the_primary_committed(cluster: Cluster, corpus: Pa
                     want = _hits(writer, query, mode)
                     assert want and all(_hits(r, query, mode) == want for r in readers), (query, mode)
             (corpus / "notes" / "new-policy.md").write_text("# Quarantine\n\nzebra quarantine protocol\n")
-            writer.indexer().sync("test", [corpus])
+            writer.index([corpus], "test")
             lag = wait_replayed(cluster.primary, cluster.replicas[1], LAG_BOUND_S)
             print(f"replay lag after an edit: {lag * 1000:.0f} ms")
             fresh = _hits(writer, "zebra quarantine", "keyword")
             assert fresh and _hits(readers[1], "zebra quarantine", "keyword") == fresh
             with pytest.raises(StoreError, match="read-only replica"):
-                readers[0].indexer().sync("test", [corpus])
+                readers[0].index([corpus], "test")
         finally:
             for r in readers:
                 r.close()
 
 
 def test_serve_on_a_replica_searches_and_refuses_writes(
-    cluster: Cluster, corpus: Path, tmp_path: Path
+    cluster: Cluster, plain_corpus: Path, tmp_path: Path
 ) -> None:
-    with Stages(_pg_settings(tmp_path, cluster.primary, "primary"), embedder=HashEmbedder()) as writer:
-        writer.indexer().sync("test", [corpus])
-        want = [h.chunk_id for h in writer.searcher().search("rollback", k=3).hits]
+    corpus = plain_corpus
+    with Shelf(_pg_settings(tmp_path, cluster.primary, "primary"), embedder=HashEmbedder()) as writer:
+        writer.index([corpus], "test")
+        want = [h.chunk_id for h in writer.search("rollback", k=3).hits]
         assert want
     wait_replayed(cluster.primary, cluster.replicas[0], LAG_BOUND_S)
     env = {k: v for k, v in os.environ.items() if not k.startswith("DOCSHELF_")}

@@ -15,6 +15,7 @@ from docshelf.parse import default_registry
 from docshelf.parse.clean import clean_text
 from docshelf.parse.decode import read_text
 from docshelf.parse.quiet import native_stderr_to_log
+from docshelf.shelf import Shelf
 from docshelf.testing import Stages
 from docshelf.types import ParsedDocument, Section, SkippedFile
 
@@ -33,23 +34,23 @@ class _NoisyParser:
                               title="T\ud83d", metadata={"fonts": ["F\udc80"]})  # fmt: skip
 
 
-def _indexer(runtime: Stages) -> Indexer:
+def _indexer(stages: Stages) -> Indexer:
     registry = default_registry()
     registry.register(_NoisyParser())
-    return Indexer(runtime.store, runtime.embedder, runtime.settings, registry)
+    return Indexer(stages.store, stages.embedder, stages.settings, registry)
 
 
 def test_lone_surrogates_are_cleaned_once_at_parse_time_and_the_file_indexes(
-    runtime: Stages, tmp_path: Path, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+    stages: Stages, tmp_path: Path, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (tmp_path / "c").mkdir()
     (tmp_path / "c" / "a.noisy").write_text("quokka text", encoding="utf-8")
     with caplog.at_level(logging.INFO, logger="docshelf.parse"):
-        report = _indexer(runtime).sync("test", [tmp_path / "c"])
+        report = _indexer(stages).sync("test", [tmp_path / "c"])
     assert report.added == ["a.noisy"] and report.skipped == []
-    doc = runtime.store.get_document("test", "a.noisy")
+    doc = stages.store.get_document("test", "a.noisy")
     assert doc is not None and doc.title == "T\ufffd" and doc.metadata["fonts"] == ["F\ufffd"]
-    (chunk,) = runtime.store.document_chunks(doc.id)
+    (chunk,) = stages.store.document_chunks(doc.id)
     assert chunk.text == "quokka text broken \ufffd glyph"
     assert chunk.heading_path == ("Head \ufffd",)
     # the parser's UserWarning went to the log, not the terminal
@@ -64,7 +65,7 @@ def test_clean_text_keeps_offsets() -> None:
 
 
 def test_empty_documents_are_skipped_as_no_text_and_reasons_name_the_file_once(
-    runtime: Stages, tmp_path: Path
+    shelf: Shelf, tmp_path: Path
 ) -> None:
     corpus = tmp_path / "c"
     corpus.mkdir()
@@ -72,7 +73,7 @@ def test_empty_documents_are_skipped_as_no_text_and_reasons_name_the_file_once(
     (corpus / "blank.md").write_text("---\ntitle: Only metadata\n---\n\n   \n", encoding="utf-8")
     (corpus / "noise.txt").write_bytes(bytes(range(1, 256)) * 20)
     (corpus / "ok.md").write_text("# Fine\n\nA real paragraph.\n", encoding="utf-8")
-    report = runtime.indexer().sync("test", [corpus])
+    report = shelf.index([corpus], "test").sync
     reasons = {s.path: s.reason for s in report.skipped}
     assert report.added == ["ok.md"]
     assert reasons["empty.txt"].startswith("no text") and reasons["blank.md"].startswith("no text")

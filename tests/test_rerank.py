@@ -25,10 +25,9 @@ from docshelf.search.rerank import (
     get_reranker,
     passage_text,
     rerank_hits,
-    reranked_search,
 )
 from docshelf.search.searcher import Hit
-from docshelf.testing import Stages
+from docshelf.shelf import Shelf
 
 tokenizers = pytest.importorskip("tokenizers")
 
@@ -166,15 +165,13 @@ def test_passage_text_adds_heading_context() -> None:
     assert passage_text(hit) == hit.text
 
 
-def test_reranked_search_on_an_index(
-    settings: Settings, runtime: Stages, corpus: Path, model_dir: Path
-) -> None:
-    runtime.indexer().sync("test", [corpus])
+def test_reranked_search_on_an_index(settings: Settings, indexed_shelf: Shelf, model_dir: Path) -> None:
     settings.rerank.model = f"onnx:{model_dir}"
+    settings.rerank.top_n = 20
     reranker = get_reranker(settings.rerank)
     assert get_reranker(settings.rerank) is reranker  # loaded once
-    plain = runtime.searcher().search("page someone for a sev incident", k=20)
-    result = reranked_search(runtime.searcher(), reranker, "page someone for a sev incident", k=3, top_n=20)
+    plain = indexed_shelf.search("page someone for a sev incident", k=20, rerank=False)
+    result = indexed_shelf.search("page someone for a sev incident", k=3, rerank=True)
     assert result.mode == "hybrid+rerank" and len(result.hits) == 3
     scores = [h.score for h in result.hits]
     assert scores == sorted(scores, reverse=True)
@@ -245,22 +242,19 @@ def anyio_backend() -> str:
 
 
 @pytest.mark.anyio
-async def test_mcp_search_rerank_argument(
-    settings: Settings, runtime: Stages, corpus: Path, model_dir: Path
-) -> None:
+async def test_mcp_search_rerank_argument(settings: Settings, indexed_shelf: Shelf, model_dir: Path) -> None:
     from mcp import Client
 
     from docshelf.server import create_server
 
-    runtime.indexer().sync("test", [corpus])
-    async with Client(create_server(settings, runtime.shelf())) as client:  # no rerank.model configured
+    async with Client(create_server(settings, indexed_shelf)) as client:  # no rerank.model configured
         plain = await client.call_tool("search", {"query": "page someone sev"})
         assert plain.structured_content and plain.structured_content["mode"] == "hybrid"
         bad = await client.call_tool("search", {"query": "page someone sev", "rerank": True})
         assert bad.is_error and "rerank.model" in str(bad.content[0].text)  # type: ignore[union-attr]
     settings.rerank.model = f"onnx:{model_dir}"
     settings.rerank.top_n = 6
-    async with Client(create_server(settings, runtime.shelf())) as client:
+    async with Client(create_server(settings, indexed_shelf)) as client:
         query = {"query": "page someone sev", "k": 3, "rerank": True, "detail": "full"}  # ranks, score
         first = await client.call_tool("search", query)
         data = first.structured_content

@@ -12,6 +12,7 @@ from docshelf.config import Settings
 from docshelf.embed import HashEmbedder
 from docshelf.search.accents import accent_alternatives
 from docshelf.search.respell import respelled
+from docshelf.shelf import Shelf
 from docshelf.store.base import SearchFilter
 from docshelf.testing import Stages
 
@@ -25,11 +26,11 @@ def _first_hits(
     pages.mkdir()
     for name, text in files.items():
         (pages / name).write_text(text, encoding="utf-8")
-    with Stages(settings, embedder=HashEmbedder()) as rt:
-        rt.indexer().sync("test", [pages])
+    with Shelf(settings, embedder=HashEmbedder()) as shelf:
+        shelf.index([pages], "test")
         found = []
         for q in queries:
-            hits = rt.searcher().search(q, mode="keyword", k=3).hits
+            hits = shelf.search(q, mode="keyword", k=3).hits
             found.append(hits[0].path if hits else "")
         return found
 

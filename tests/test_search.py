@@ -16,6 +16,7 @@ from docshelf.analyze import Analyzer
 from docshelf.config import Settings
 from docshelf.search import snippet, weighted_rrf
 from docshelf.search.fusion import convex_combination, zscore_combination
+from docshelf.shelf import Shelf
 from docshelf.store.base import SearchFilter
 from docshelf.testing import Stages
 
@@ -87,7 +88,7 @@ def test_zscore_is_the_weighted_sum_of_each_lists_z_or_its_floor() -> None:
         assert zscore_combination(lists, weights) == sorted(want.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-def test_a_single_keyword_hit_counts_in_the_fusion(runtime: Stages, corpus: Path) -> None:
+def test_a_single_keyword_hit_counts_in_the_fusion(shelf: Shelf, plain_corpus: Path) -> None:
     """The one passage holding "0.110.0" was keyword rank 1 and hybrid rank 25: a list of one hit
     standardised to z = 0 (its floor too), and a query without letters counted as Chinese, so
     the dense side took over as for another language."""
@@ -97,12 +98,12 @@ def test_a_single_keyword_hit_counts_in_the_fusion(runtime: Stages, corpus: Path
     assert same_language("han", "none") and not same_language("han", "english")
     dense = [(f"b{i}", 0.9 - i / 50) for i in range(20)] + [("a", 0.4)]  # a real list's length
     assert zscore_combination({"kw": [("a", 7.0)], "sem": dense}, {"kw": 0.5, "sem": 0.5})[0][0] == "a"
-    (corpus / "notes" / "upgrade.md").write_text(
+    (plain_corpus / "notes" / "upgrade.md").write_text(
         "# Upgrade\n\nWe moved to FastAPI 0.110.0 and errors now answer HTTP 422.\n", encoding="utf-8"
     )
-    runtime.indexer().sync("test", [corpus])
+    shelf.index([plain_corpus], "test")
     for query in ("0.110.0", "422"):
-        hits = runtime.searcher().search(query, mode="hybrid", k=5).hits
+        hits = shelf.search(query, mode="hybrid", k=5).hits
         assert hits and hits[0].path == "notes/upgrade.md", query
 
 
@@ -120,25 +121,28 @@ def test_snippet_highlights_matches_in_window() -> None:
     assert out.startswith("…") and out.endswith("…")
 
 
-def test_filters_apply_before_ranking(runtime: Stages, corpus: Path) -> None:
+def test_filters_apply_before_ranking(indexed_shelf: Shelf) -> None:
+    hits = indexed_shelf.search("deploy", k=20, path_glob="runbooks/*").hits
+    assert hits and {h.path for h in hits} <= {"runbooks/deploy.md", "runbooks/incident-response.md"}
+    hits = indexed_shelf.search("headings sentence case", k=20, file_types="rst").hits
+    assert hits and {h.path for h in hits} == {"archive/style-guide.rst"}
+    assert not indexed_shelf.search("deploy", collections="other").hits
+
+
+def test_date_filters_apply_before_ranking(stages: Stages, corpus: Path) -> None:
+    """The searcher's modified_after/modified_before (not a Shelf option)."""
     old = corpus / "runbooks" / "deploy.md"
     os.utime(old, (time.time() - 86400 * 30, time.time() - 86400 * 30))
-    runtime.indexer().sync("test", [corpus])
-    s = runtime.searcher()
-    hits = s.search("deploy", k=20, flt=SearchFilter(path_glob="runbooks/*")).hits
-    assert hits and {h.path for h in hits} <= {"runbooks/deploy.md", "runbooks/incident-response.md"}
-    hits = s.search("headings sentence case", k=20, flt=SearchFilter(file_types=("rst",))).hits
-    assert hits and {h.path for h in hits} == {"archive/style-guide.rst"}
+    stages.indexer().sync("test", [corpus])
+    s = stages.searcher()
     recent = SearchFilter(modified_after=time.time() - 86400)
     assert all(h.path != "runbooks/deploy.md" for h in s.search("deploy rolling out", k=20, flt=recent).hits)
     older = SearchFilter(modified_before=time.time() - 86400 * 7)
     assert {h.path for h in s.search("deploy rolling out", k=20, flt=older).hits} == {"runbooks/deploy.md"}
-    assert not s.search("deploy", flt=SearchFilter(collections=("other",))).hits
 
 
-def test_hits_carry_full_citations(runtime: Stages, corpus: Path) -> None:
-    runtime.indexer().sync("test", [corpus])
-    hit = runtime.searcher().search("escalates to the secondary", k=1).hits[0]
+def test_hits_carry_full_citations(indexed_shelf: Shelf, corpus: Path) -> None:
+    hit = indexed_shelf.search("escalates to the secondary", k=1).hits[0]
     source = (corpus / hit.path).read_text(encoding="utf-8")
     assert source[hit.char_start : hit.char_end] == hit.text
     assert hit.heading_path == ["Incident response runbook", "Paging the on-call engineer"]
@@ -146,29 +150,28 @@ def test_hits_carry_full_citations(runtime: Stages, corpus: Path) -> None:
     assert set(hit.ranks) == {"keyword", "semantic"} and hit.title == "Incident response runbook"
 
 
-def test_empty_results_say_why(runtime: Stages, corpus: Path) -> None:
-    s = runtime.searcher()
-    assert "index is empty" in (s.search("anything").note or "")
-    runtime.indexer().sync("test", [corpus])
-    assert "filters" in (s.search("deploy", flt=SearchFilter(tags=("nope",))).note or "")
-    assert "hold no documents" in (s.search("deploy", flt=SearchFilter(collections=("x",))).note or "")
-    assert "no searchable words" in (s.search("the of", mode="keyword").note or "")
+def test_empty_results_say_why(shelf: Shelf, plain_corpus: Path) -> None:
+    assert "index is empty" in (shelf.search("anything").note or "")
+    shelf.index([plain_corpus], "test")
+    assert "filters" in (shelf.search("deploy", tags="nope").note or "")
+    assert "hold no documents" in (shelf.search("deploy", collections="x").note or "")
+    assert "no searchable words" in (shelf.search("the of", mode="keyword").note or "")
     # punctuation alone found "hits" by meaning with no note; only stop words: hits, and a note
     for mode in ("hybrid", "semantic"):
-        punct = s.search("?!.,;:", mode=mode)  # type: ignore[arg-type]
+        punct = shelf.search("?!.,;:", mode=mode)
         assert punct.hits == [] and "no searchable words" in (punct.note or ""), mode
-        common = s.search("is the of a", mode=mode)  # type: ignore[arg-type]
+        common = shelf.search("is the of a", mode=mode)
         assert common.hits and "only common words" in (common.note or ""), mode
 
 
-def test_a_zero_query_vector_has_no_neighbours(runtime: Stages, corpus: Path) -> None:
+def test_a_zero_query_vector_has_no_neighbours(stages: Stages, corpus: Path) -> None:
     """pgvector's cosine distance to a zero vector is NaN: scores NaN (bare NaN in --json) and
     confidence 1.00 on every hit, on PostgreSQL only."""
     import numpy as np
 
-    runtime.indexer().sync("test", [corpus])
-    zero = np.zeros(runtime.embedder.dim, dtype=np.float32)
-    lists, _ = runtime.store.candidates(["deploy"], zero, 10, SearchFilter())
+    stages.indexer().sync("test", [corpus])
+    zero = np.zeros(stages.embedder.dim, dtype=np.float32)
+    lists, _ = stages.store.candidates(["deploy"], zero, 10, SearchFilter())
     assert lists["semantic"] == [] and lists["keyword"]
 
 
@@ -302,10 +305,10 @@ def test_keyword_lead_raises_the_keyword_weight_only_when_its_top_hit_stands_out
 
 
 def test_hybrid_embeds_the_query_on_another_thread_while_the_keyword_side_searches(
-    runtime: Stages, corpus: Path
+    stages: Stages, corpus: Path
 ) -> None:
-    runtime.indexer().sync("test", [corpus])
-    store, embedder = runtime.store, runtime.embedder
+    stages.indexer().sync("test", [corpus])
+    store, embedder = stages.store, stages.embedder
     order: list[str] = []
     keyword_search = store.keyword_search
 
@@ -323,7 +326,7 @@ def test_hybrid_embeds_the_query_on_another_thread_while_the_keyword_side_search
     store.keyword_search = recording_keyword  # type: ignore[method-assign]
     lists, _ = store.candidates(["deploy"], pending, 10, SearchFilter(), keyword=True)
     # in-process: the keyword side first; PostgreSQL sends both sides in one round trip, vector first
-    in_process = runtime.settings.store.backend != "postgres"
+    in_process = stages.settings.store.backend != "postgres"
     assert order == (["keyword", "vector wanted"] if in_process else ["vector wanted"])
     assert handed == [lists["keyword"] if in_process else []]  # the hits, to use the wait on
     assert lists["semantic"] and lists["keyword"]
@@ -337,19 +340,19 @@ def test_hybrid_embeds_the_query_on_another_thread_while_the_keyword_side_search
         return embed_query(text)
 
     embedder.embed_query = recording_embed  # type: ignore[method-assign]
-    s = runtime.searcher()
+    s = stages.searcher()
     together = s.search("how do we roll out a deploy", k=5)
-    runtime.settings.search.parallel_query = False
-    apart = runtime.searcher().search("how do we roll out a deploy", k=5)
+    stages.settings.search.parallel_query = False
+    apart = stages.searcher().search("how do we roll out a deploy", k=5)
     assert threads[0].startswith("docshelf-embed") and threads[1] == threading.current_thread().name
     assert [(h.chunk_id, h.score) for h in together.hits] == [(h.chunk_id, h.score) for h in apart.hits]
     assert together.hits and {r for h in together.hits for r in h.ranks} == {"keyword", "semantic"}
 
 
-def test_a_search_reads_its_hits_documents_in_one_query(runtime: Stages, corpus: Path) -> None:
+def test_a_search_reads_its_hits_documents_in_one_query(stages: Stages, corpus: Path) -> None:
     """On PostgreSQL each store read is a round trip: the documents behind the hits come in one."""
-    runtime.indexer().sync("test", [corpus])
-    store = runtime.store
+    stages.indexer().sync("test", [corpus])
+    store = stages.store
     calls: list[str] = []
     one, many = store.get_document_by_id, store.get_documents
 
@@ -363,7 +366,7 @@ def test_a_search_reads_its_hits_documents_in_one_query(runtime: Stages, corpus:
 
     store.get_document_by_id = by_id  # type: ignore[method-assign]
     store.get_documents = batch  # type: ignore[method-assign]
-    hits = runtime.searcher().search("deploy rolling out incident paging", k=8, mode="keyword").hits
+    hits = stages.searcher().search("deploy rolling out incident paging", k=8, mode="keyword").hits
     assert len({h.doc_id for h in hits}) > 1 and calls == ["many"]
     assert all(h.path and h.collection == "test" for h in hits)
 

@@ -22,20 +22,19 @@ from docshelf.embed.base import Vectors
 from docshelf.server import build_server, create_server
 from docshelf.server.resources import DOCUMENT_TEMPLATE
 from docshelf.shelf import Shelf
-from docshelf.testing import Stages
 from localhttp import Reply, serve
 from mcpkit import data, error_text
 
 # the same tests run against the embedded store and PostgreSQL + pgvector
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("backend")]
 MODES = ["auto", "legacy"]
-ALL_TOOLS = {"search", "read_passage", "read_document", "list_documents", "index_status"}
+ALL_TOOLS = {"search", "read_passage", "read_document", "list_documents", "index_status", "grep"}
 WRITE_TOOLS = {"ingest", "forget", "reindex"}
 
 
 @pytest.fixture
-def server(settings: Settings, indexed: Stages) -> MCPServer:
-    return create_server(settings, indexed.shelf())
+def server(settings: Settings, indexed_shelf: Shelf) -> MCPServer:
+    return create_server(settings, indexed_shelf)
 
 
 @pytest.fixture(params=MODES)
@@ -57,9 +56,9 @@ async def test_tools_are_described(client: Client) -> None:
     assert 'collection "test": 8 documents' in (client.instructions or "")
 
 
-async def test_read_only_server_has_no_write_tools(settings: Settings, indexed: Stages) -> None:
+async def test_read_only_server_has_no_write_tools(settings: Settings, indexed_shelf: Shelf) -> None:
     settings.server.read_only = True
-    async with Client(create_server(settings, indexed.shelf())) as c:
+    async with Client(create_server(settings, indexed_shelf)) as c:
         assert {t.name for t in (await c.list_tools()).tools} == ALL_TOOLS
 
 
@@ -162,14 +161,14 @@ async def test_read_document_refuses_escapes(client: Client, bad: str) -> None:
 
 
 async def test_symlink_swapped_in_after_indexing_is_refused(
-    settings: Settings, indexed: Stages, corpus: Path, tmp_path: Path
+    settings: Settings, indexed_shelf: Shelf, corpus: Path, tmp_path: Path
 ) -> None:
     secret = tmp_path / "secret.md"
     secret.write_text("top secret", "utf-8")
     target = corpus / "runbooks" / "deploy.md"
     target.unlink()
     os.symlink(secret, target)
-    async with Client(create_server(settings, indexed.shelf())) as c:
+    async with Client(create_server(settings, indexed_shelf)) as c:
         text = error_text(await c.call_tool("read_document", {"document": "runbooks/deploy.md"}))
         assert "outside the corpus root" in text and "top secret" not in text
         with pytest.raises(MCPError):
@@ -177,10 +176,10 @@ async def test_symlink_swapped_in_after_indexing_is_refused(
 
 
 async def test_missing_file_is_rebuilt_from_chunks(
-    settings: Settings, indexed: Stages, corpus: Path
+    settings: Settings, indexed_shelf: Shelf, corpus: Path
 ) -> None:
     (corpus / "runbooks" / "deploy.md").unlink()
-    async with Client(create_server(settings, indexed.shelf())) as c:
+    async with Client(create_server(settings, indexed_shelf)) as c:
         out = data(await c.call_tool("read_document", {"document": "runbooks/deploy.md"}))
         assert out["source"] == "index" and "Rolling back" in out["text"] and "cannot be read" in out["note"]
         stale = data(await c.call_tool("index_status", {}))["stale"]
@@ -189,23 +188,23 @@ async def test_missing_file_is_rebuilt_from_chunks(
         ]
 
 
-async def test_index_status_lists_new_files(settings: Settings, indexed: Stages, corpus: Path) -> None:
+async def test_index_status_lists_new_files(settings: Settings, indexed_shelf: Shelf, corpus: Path) -> None:
     (corpus / "runbooks" / "added.md").write_text("# Added\n\nSince the last sync.\n")
-    async with Client(create_server(settings, indexed.shelf())) as c:
+    async with Client(create_server(settings, indexed_shelf)) as c:
         out = data(await c.call_tool("index_status", {}))
     assert out["new_files"] == 1 and out["stale_documents"] == 0
     assert out["stale"] == [{"collection": "test", "path": "runbooks/added.md", "reason": "new"}]
 
 
-async def test_size_cap_truncates_with_cursor(settings: Settings, indexed: Stages, corpus: Path) -> None:
+async def test_size_cap_truncates_with_cursor(settings: Settings, indexed_shelf: Shelf, corpus: Path) -> None:
     from docshelf.shelf.budget import estimate_tokens
 
     settings.server.max_result_tokens = 1000
     (corpus / "big.md").write_text("# Big\n\n" + "\n".join(f"line {i} of the big file" for i in range(2000)))
     # escapes cost more in JSON than in the text: results came back at twice the cap
     (corpus / "quotes.txt").write_text("\n".join('\t\t"q" \\ "\\"\t' * 8 for _ in range(3000)))
-    indexed.indexer().sync("test")
-    async with Client(create_server(settings, indexed.shelf())) as c:
+    indexed_shelf.index([], "test")
+    async with Client(create_server(settings, indexed_shelf)) as c:
         first = await c.call_tool("read_document", {"document": "big.md"})
         out = data(first)
         assert out["next_cursor"] and "size cap" in out["note"] and out["text"].endswith("\n")
@@ -235,9 +234,9 @@ async def test_size_cap_truncates_with_cursor(settings: Settings, indexed: Stage
         assert hits["next_cursor"] and "size cap" in hits["note"]
 
 
-async def test_list_documents_pages(settings: Settings, indexed: Stages) -> None:
+async def test_list_documents_pages(settings: Settings, indexed_shelf: Shelf) -> None:
     settings.server.page_size = 3
-    async with Client(create_server(settings, indexed.shelf())) as c:
+    async with Client(create_server(settings, indexed_shelf)) as c:
         rows: list[dict[str, Any]] = []
         cursor = None
         while True:
@@ -306,11 +305,11 @@ async def test_prompt_and_completions(client: Client) -> None:
     assert (await client.complete(prompt_ref, {"name": "question", "value": "x"})).completion.values == []
 
 
-async def test_write_tools(settings: Settings, indexed: Stages, tmp_path: Path) -> None:
+async def test_write_tools(settings: Settings, indexed_shelf: Shelf, tmp_path: Path) -> None:
     extra = tmp_path / "extra"
     extra.mkdir()
     settings.server.allow_ingest = [tmp_path]
-    async with Client(create_server(settings, indexed.shelf())) as client:
+    async with Client(create_server(settings, indexed_shelf)) as client:
         await _write_tools(client, extra)
 
 
@@ -345,9 +344,7 @@ async def test_ingest_refuses_a_folder_of_one_collection_under_another_name(
     assert out["collection"] == "test"
 
 
-async def test_ingest_a_url_through_the_same_code_as_the_cli(
-    client: Client, settings: Settings, indexed: Stages
-) -> None:
+async def test_ingest_a_url_through_the_same_code_as_the_cli(client: Client, settings: Settings) -> None:
     """MCP ingest of a web page: fetched into its mirror and searchable, cited by its URL; an
     agent reaches a local address (here 127.0.0.1) only where the user allowed it."""
     page = b"<html><head><title>Bikes</title></head><body><p>Bicycles go in the courtyard rack.</p>"
@@ -355,25 +352,27 @@ async def test_ingest_a_url_through_the_same_code_as_the_cli(
         "/robots.txt": lambda r: Reply(404),
         "/bikes.html": lambda r: Reply(200, page, {"Content-Type": "text/html"}),
     }
-    with serve(routes) as site:  # type: ignore[arg-type]
-        # an error, as a refused path is (it was a result: isError false, added 0, no note)
-        refused = error_text(await client.call_tool("ingest", {"path": f"{site.base}/bikes.html"}))
-        assert "nothing was fetched" in refused and "local or private address" in refused, refused
-        assert site.accepted == []  # refused before connecting: not even robots.txt
-        web = settings.web.model_copy(update={"agent_private_hosts": True})
-        trusted = settings.model_copy(update={"web": web})
-        allowed = create_server(trusted, Shelf(trusted, embedder=indexed.embedder, store=indexed.store))
-        async with Client(allowed) as trusting:
-            args = {"path": f"{site.base}/bikes.html", "collection": "web"}
-            out = data(await trusting.call_tool("ingest", args))
-    assert out["added"] == 1 and out["collection"] == "web"
-    found = await client.call_tool("search", {"query": "courtyard rack", "k": 1, "detail": "full"})
-    hit = data(found)["hits"][0]
-    assert hit["collection"] == "web" and hit["citation"] == f"{site.base}/bikes.html"
-    with serve({}) as gone:  # nothing there: an error that says why
-        async with Client(allowed) as trusting:
-            text = error_text(await trusting.call_tool("ingest", {"path": f"{gone.base}/nothing.html"}))
-    assert "nothing was fetched" in text and "HTTP 404" in text, text
+    web = settings.web.model_copy(update={"agent_private_hosts": True})
+    trusted = settings.model_copy(update={"web": web})
+    # a second server over the same index: another client's, whose user allowed local addresses
+    with Shelf(trusted, embedder=HashEmbedder()) as other:
+        with serve(routes) as site:  # type: ignore[arg-type]
+            # an error, as a refused path is (it was a result: isError false, added 0, no note)
+            refused = error_text(await client.call_tool("ingest", {"path": f"{site.base}/bikes.html"}))
+            assert "nothing was fetched" in refused and "local or private address" in refused, refused
+            assert site.accepted == []  # refused before connecting: not even robots.txt
+            allowed = create_server(trusted, other)
+            async with Client(allowed) as trusting:
+                args = {"path": f"{site.base}/bikes.html", "collection": "web"}
+                out = data(await trusting.call_tool("ingest", args))
+        assert out["added"] == 1 and out["collection"] == "web"
+        found = await client.call_tool("search", {"query": "courtyard rack", "k": 1, "detail": "full"})
+        hit = data(found)["hits"][0]
+        assert hit["collection"] == "web" and hit["citation"] == f"{site.base}/bikes.html"
+        with serve({}) as gone:  # nothing there: an error that says why
+            async with Client(allowed) as trusting:
+                text = error_text(await trusting.call_tool("ingest", {"path": f"{gone.base}/nothing.html"}))
+        assert "nothing was fetched" in text and "HTTP 404" in text, text
     text = error_text(await client.call_tool("ingest", {"path": "file:///etc/passwd"}))
     assert "file: URLs are not fetched" in text and "/etc/passwd" in text and "relative" not in text, text
 
@@ -395,7 +394,7 @@ class GatedEmbedder(HashEmbedder):
         return super().embed_documents(texts)
 
 
-async def test_search_before_model_is_ready_falls_back(settings: Settings, indexed: Stages) -> None:
+async def test_search_before_model_is_ready_falls_back(settings: Settings, indexed_shelf: Shelf) -> None:
     """A search while the model loads answers from the keyword side at once: it returns while the
     model is still held at its gate (waiting for it would only end when the gate times out)."""
     settings.server.model_wait_s = 0
@@ -409,6 +408,7 @@ async def test_search_before_model_is_ready_falls_back(settings: Settings, index
         slow.gate.set()
 
 
+@pytest.mark.slow  # the real USE model
 async def test_default_model_loads_in_background(
     settings: Settings, corpus: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -416,9 +416,8 @@ async def test_default_model_loads_in_background(
     import threading
 
     settings.embed.model = "use"
-    indexer = Stages(settings)
-    indexer.indexer().sync("test", [corpus])
-    indexer.close()
+    with Shelf(settings) as writer:
+        writer.index([corpus], "test")
     from docshelf.embed import use
 
     loaded_on: list[str] = []

@@ -16,18 +16,21 @@ from mcp.shared.exceptions import MCPError
 
 from docshelf.analyze import Analyzer
 from docshelf.config import Settings
+from docshelf.embed import HashEmbedder
 from docshelf.search.confidence import NEAREST_NOTE
 from docshelf.search.snippets import make_snippet
 from docshelf.server import create_server
 from docshelf.server.limits import dumps, estimate_tokens
-from docshelf.testing import Stages
+from docshelf.shelf import Shelf
 from mcpkit import data
 
 pytestmark = pytest.mark.anyio
 
 
-async def test_nonsense_gets_the_note_a_real_question_does_not(settings: Settings, indexed: Stages) -> None:
-    async with Client(create_server(settings, indexed.shelf())) as c:
+async def test_nonsense_gets_the_note_a_real_question_does_not(
+    settings: Settings, indexed_shelf: Shelf
+) -> None:
+    async with Client(create_server(settings, indexed_shelf)) as c:
         nonsense = data(await c.call_tool("search", {"query": "zzqxjv wombat"}))
         assert nonsense["note"] == NEAREST_NOTE
         assert all(h["matched"] == [] for h in nonsense["hits"])
@@ -48,9 +51,9 @@ async def test_nonsense_gets_the_note_a_real_question_does_not(settings: Setting
         assert data(await c.call_tool("search", {"query": "31."}))["note"] is None  # "31. März"
 
 
-async def test_default_search_is_compact(settings: Settings, indexed: Stages) -> None:
+async def test_default_search_is_compact(settings: Settings, indexed_shelf: Shelf) -> None:
     """k=8 in the default form: short hits, the untrusted notice once, a small outputSchema."""
-    async with Client(create_server(settings, indexed.shelf())) as c:
+    async with Client(create_server(settings, indexed_shelf)) as c:
         result = await c.call_tool("search", {"query": "deploy rollback incident", "k": 8})
         text = result.content[0].text  # type: ignore[union-attr]
         assert estimate_tokens(text) <= 900
@@ -98,7 +101,7 @@ def test_snippet_does_not_spend_its_characters_on_the_heading_the_hit_carries() 
     assert heading_line_end("Deploy with care\nthen check", "Deploy guide") == 0
 
 
-async def test_logging_capability_and_notices(settings: Settings, indexed: Stages, corpus: Path) -> None:
+async def test_logging_capability_and_notices(settings: Settings, indexed_shelf: Shelf, corpus: Path) -> None:
     """logging/setLevel is answered (not -32601) and a skipped file reaches the client as a message."""
     messages: list[Any] = []
 
@@ -106,7 +109,7 @@ async def test_logging_capability_and_notices(settings: Settings, indexed: Stage
         messages.append(params)
 
     (corpus / "notes" / "broken.pdf").write_bytes(b"%PDF-1.4 not really")
-    async with Client(create_server(settings, indexed.shelf()), mode="legacy", logging_callback=on_log) as c:
+    async with Client(create_server(settings, indexed_shelf), mode="legacy", logging_callback=on_log) as c:
         await c.set_logging_level("info")
         out = data(await c.call_tool("ingest", {"path": str(corpus)}))
         assert out["skipped"]
@@ -115,8 +118,8 @@ async def test_logging_capability_and_notices(settings: Settings, indexed: Stage
     assert any(m.level == "warning" for m in messages)
 
 
-async def test_prompt_errors_are_invalid_params(settings: Settings, indexed: Stages) -> None:
-    async with Client(create_server(settings, indexed.shelf())) as c:
+async def test_prompt_errors_are_invalid_params(settings: Settings, indexed_shelf: Shelf) -> None:
+    async with Client(create_server(settings, indexed_shelf)) as c:
         prompt = "answer_with_citations"
         for name, args in [("nope", {}), (prompt, {}), (prompt, {"x": "y"})]:
             with pytest.raises(MCPError) as info:
@@ -124,8 +127,8 @@ async def test_prompt_errors_are_invalid_params(settings: Settings, indexed: Sta
             assert info.value.code == -32602
 
 
-async def test_argument_errors_are_one_plain_sentence(settings: Settings, indexed: Stages) -> None:
-    async with Client(create_server(settings, indexed.shelf())) as c:
+async def test_argument_errors_are_one_plain_sentence(settings: Settings, indexed_shelf: Shelf) -> None:
+    async with Client(create_server(settings, indexed_shelf)) as c:
         for args, words in [
             ({"query": "x", "mode": "fuzzy"}, ["'mode'", "'hybrid'", "'semantic'"]),
             ({"query": "x", "k": 0}, ["'k'", "from 1 to 50"]),
@@ -137,10 +140,10 @@ async def test_argument_errors_are_one_plain_sentence(settings: Settings, indexe
             assert "pydantic" not in text and "\n" not in text
 
 
-async def test_instructions_follow_the_index(settings: Settings, runtime: Stages, corpus: Path) -> None:
+async def test_instructions_follow_the_index(settings: Settings, shelf: Shelf, corpus: Path) -> None:
     """Started on an empty index, the server says so; after an ingest new sessions see the documents."""
-    runtime.store.set_collection_roots("test", [str(corpus.resolve())])
-    server = create_server(settings, runtime.shelf())
+    settings.server.allow_ingest = [corpus]
+    server = create_server(settings, shelf.open())
     async with Client(server) as c:
         assert "0 local documents" in (c.instructions or "")
         data(await c.call_tool("ingest", {"path": str(corpus)}))
@@ -163,9 +166,6 @@ def test_a_collection_name_is_a_short_quoted_label_in_the_instructions(settings:
 
 
 def test_deleted_keyword_index_is_rebuilt_at_start(settings: Settings, corpus: Path) -> None:
-    from docshelf.embed import HashEmbedder
-    from docshelf.shelf import Shelf
-
     with Shelf(settings, embedder=HashEmbedder()) as shelf:
         shelf.index([corpus])
     shutil.rmtree(settings.store.data_dir / "keyword")
@@ -227,20 +227,21 @@ def test_a_script_is_known_by_its_share_of_the_words() -> None:
     assert not nearest_neighbours(["0.110.0"], [["0.110.0"]], [True], {"LATIN"})
 
 
-async def test_instructions_follow_another_writer(settings: Settings, runtime: Stages, corpus: Path) -> None:
-    """The CLI (here: another indexer) fills the index after the server started: new sessions see it."""
-    runtime.store.set_collection_roots("test", [str(corpus.resolve())])
-    server = create_server(settings, runtime.shelf())
+async def test_instructions_follow_another_writer(settings: Settings, shelf: Shelf, corpus: Path) -> None:
+    """The CLI (here: another Shelf, with a store of its own) fills the index after the server
+    started: new sessions see it."""
+    server = create_server(settings, shelf.open())
     async with Client(server) as c:
         assert "0 local documents" in (c.instructions or "")
-        runtime.indexer().sync("test")
+        with Shelf(settings, embedder=HashEmbedder()) as writer:
+            writer.index([corpus], "test")
         await c.call_tool("index_status", {})
     async with Client(server) as c:
         assert "8 local documents" in (c.instructions or "")
 
 
 async def test_a_failing_refresh_after_the_answer_does_not_fail_the_tool_call(
-    settings: Settings, indexed: Stages, monkeypatch: pytest.MonkeyPatch
+    settings: Settings, indexed_shelf: Shelf, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Refreshing the instructions after a call reads the store while writers run; when that read
     fails, the answer already made still goes out (the soak saw "Error executing tool read_passage")."""
@@ -252,7 +253,7 @@ async def test_a_failing_refresh_after_the_answer_does_not_fail_the_tool_call(
         raise sqlite3.OperationalError("database is locked")
 
     monkeypatch.setattr(calls, "refresh_if_changed", racing)
-    async with Client(create_server(settings, indexed.shelf())) as c:
+    async with Client(create_server(settings, indexed_shelf)) as c:
         result = await c.call_tool("search", {"query": "deploy rollback", "k": 2})
         assert not result.is_error and data(result)["hits"]
         passage = await c.call_tool("read_passage", {"chunk_id": data(result)["hits"][0]["chunk_id"]})

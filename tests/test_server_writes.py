@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import anyio
@@ -16,7 +16,6 @@ from docshelf.embed import HashEmbedder
 from docshelf.embed.base import Vectors
 from docshelf.server import create_server
 from docshelf.shelf import Shelf
-from docshelf.testing import Stages
 from mcpkit import data, error_text, writer_free
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("backend")]
@@ -42,56 +41,55 @@ def _files(folder: Path, n: int, word: str = "topic") -> Path:
 
 
 @pytest.fixture
-def gated(settings: Settings, corpus: Path, tmp_path: Path) -> tuple[Settings, Stages, GatedEmbedder]:
+def gated(
+    settings: Settings, plain_corpus: Path, tmp_path: Path
+) -> Iterator[tuple[Settings, Shelf, GatedEmbedder]]:
     settings.embed.batch_size = 1  # a batch every few chunks: many small swaps
     settings.server.allow_ingest = [tmp_path]
     embedder = GatedEmbedder()
-    rt = Stages(settings, embedder=embedder)
-    rt.indexer().sync("test", [corpus])
-    embedder.delay = 0.2
-    return settings, rt, embedder
+    with Shelf(settings, embedder=embedder) as shelf:
+        shelf.index([plain_corpus], "test")
+        embedder.delay = 0.2
+        yield settings, shelf, embedder
 
 
 async def test_reads_answer_while_an_ingest_writes(
-    gated: tuple[Settings, Stages, GatedEmbedder], tmp_path: Path
+    gated: tuple[Settings, Shelf, GatedEmbedder], tmp_path: Path
 ) -> None:
     """search, read_passage, list_documents, index_status and resources/read sent during an ingest
     answer before it ends (they used to wait for the whole job behind one lock)."""
-    settings, rt, embedder = gated
+    settings, shelf, embedder = gated
     folder = _files(tmp_path / "many", 40)
     started, finished = anyio.Event(), anyio.Event()
 
     async def progress(done: float, total: float | None, message: str | None) -> None:
         started.set()
 
-    try:
-        async with Client(create_server(settings, rt.shelf())) as c:
-            hit = data(await c.call_tool("search", {"query": "rolling back", "k": 1}))["hits"][0]
+    async with Client(create_server(settings, shelf)) as c:
+        hit = data(await c.call_tool("search", {"query": "rolling back", "k": 1}))["hits"][0]
 
-            async def ingest() -> None:
-                await c.call_tool("ingest", {"path": str(folder)}, progress_callback=progress)
-                finished.set()
+        async def ingest() -> None:
+            await c.call_tool("ingest", {"path": str(folder)}, progress_callback=progress)
+            finished.set()
 
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(ingest)
-                await started.wait()
-                assert data(await c.call_tool("search", {"query": "deploy", "k": 2}))["hits"]
-                assert data(await c.call_tool("read_passage", {"chunk_id": hit["chunk_id"]}))["passages"]
-                assert data(await c.call_tool("list_documents", {}))["total"] >= 8
-                assert data(await c.call_tool("index_status", {}))["documents"] >= 8
-                assert (await c.read_resource("docshelf://test/runbooks/deploy.md")).contents
-                assert not finished.is_set()  # every read came back while the job was still writing
-                embedder.delay = 0.0
-    finally:
-        rt.close()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ingest)
+            await started.wait()
+            assert data(await c.call_tool("search", {"query": "deploy", "k": 2}))["hits"]
+            assert data(await c.call_tool("read_passage", {"chunk_id": hit["chunk_id"]}))["passages"]
+            assert data(await c.call_tool("list_documents", {}))["total"] >= 8
+            assert data(await c.call_tool("index_status", {}))["documents"] >= 8
+            assert (await c.read_resource("docshelf://test/runbooks/deploy.md")).contents
+            assert not finished.is_set()  # every read came back while the job was still writing
+            embedder.delay = 0.0
 
 
 async def test_cancelled_ingest_releases_every_lock(
-    gated: tuple[Settings, Stages, GatedEmbedder], tmp_path: Path
+    gated: tuple[Settings, Shelf, GatedEmbedder], tmp_path: Path
 ) -> None:
     """A client that stops reading progress and cancels: the job stops at the next file, the writer
     and keyword locks are free, the index is consistent and the next ingest finishes the folder."""
-    settings, rt, embedder = gated
+    settings, shelf, embedder = gated
     folder = _files(tmp_path / "many", 30)
     started, release = anyio.Event(), anyio.Event()
 
@@ -99,34 +97,30 @@ async def test_cancelled_ingest_releases_every_lock(
         started.set()
         await release.wait()  # a client busy elsewhere: progress notifications back up
 
-    try:
-        async with Client(create_server(settings, rt.shelf())) as c:
-            with anyio.move_on_after(30) as scope:
-                async with anyio.create_task_group() as tg:
-                    args = {"path": str(folder)}
-                    tg.start_soon(lambda: c.call_tool("ingest", args, progress_callback=stuck))
-                    await started.wait()
-                    tg.cancel_scope.cancel()
-            assert not scope.cancelled_caught
-            with anyio.fail_after(20):
-                while not writer_free(settings.store.data_dir):
-                    await anyio.sleep(0.05)
-            release.set()
-            embedder.delay = 0.0
-            status = data(await c.call_tool("index_status", {}))
-            assert status["keyword_index_in_sync"] is True
-            done = data(await c.call_tool("ingest", {"path": str(folder)}))
-            assert done["added"] + done["unchanged"] == 30 and done["removed"] == 0
-    finally:
-        rt.close()
+    async with Client(create_server(settings, shelf)) as c:
+        with anyio.move_on_after(30) as scope:
+            async with anyio.create_task_group() as tg:
+                args = {"path": str(folder)}
+                tg.start_soon(lambda: c.call_tool("ingest", args, progress_callback=stuck))
+                await started.wait()
+                tg.cancel_scope.cancel()
+        assert not scope.cancelled_caught
+        with anyio.fail_after(20):
+            while not writer_free(settings.store.data_dir):
+                await anyio.sleep(0.05)
+        release.set()
+        embedder.delay = 0.0
+        status = data(await c.call_tool("index_status", {}))
+        assert status["keyword_index_in_sync"] is True
+        done = data(await c.call_tool("ingest", {"path": str(folder)}))
+        assert done["added"] + done["unchanged"] == 30 and done["removed"] == 0
 
 
 async def test_ingest_does_exactly_its_target(
-    settings: Settings, runtime: Stages, corpus: Path, tmp_path: Path
+    settings: Settings, indexed_shelf: Shelf, corpus: Path, tmp_path: Path
 ) -> None:
     """ingest(folder) neither removes documents of other roots nor counts their files; a new folder
     gets its own collection, and forget removes a whole root."""
-    runtime.indexer().sync("test", [corpus])
     (corpus / "runbooks" / "deploy.md").unlink()  # changed on disk, but not what we ingest
     folder = _files(tmp_path / "handbook", 5)
     settings.server.allow_ingest = [tmp_path]
@@ -135,7 +129,7 @@ async def test_ingest_does_exactly_its_target(
     async def progress(done: float, total: float | None, message: str | None) -> None:
         totals.append(total)
 
-    async with Client(create_server(settings, runtime.shelf())) as c:
+    async with Client(create_server(settings, indexed_shelf)) as c:
         out = data(await c.call_tool("ingest", {"path": str(folder)}, progress_callback=progress))
         assert out["collection"] == "handbook" and out["added"] == 5 and out["removed"] == 0
         assert totals and set(totals) == {5}
@@ -151,38 +145,38 @@ async def test_ingest_does_exactly_its_target(
 
 
 async def test_ingest_only_under_allowed_folders(
-    settings: Settings, runtime: Stages, corpus: Path, tmp_path: Path
+    settings: Settings, indexed_shelf: Shelf, corpus: Path, tmp_path: Path
 ) -> None:
     """By default only inside indexed roots; `~`, /proc and other folders are refused unopened."""
-    runtime.indexer().sync("test", [corpus])
     outside = _files(tmp_path / "elsewhere", 2)
-    async with Client(create_server(settings, runtime.shelf())) as c:
+    async with Client(create_server(settings, indexed_shelf)) as c:
         for target in (str(outside), str(Path.home()), "/proc/self/fd"):
             assert "refused" in error_text(await c.call_tool("ingest", {"path": target}))
         assert data(await c.call_tool("ingest", {"path": str(corpus / "notes")}))["collection"] == "test"
         roots = data(await c.call_tool("index_status", {}))["collections"][0]["roots"]
         assert roots == [str(corpus.resolve())]
     settings.server.allow_ingest = [tmp_path / "elsewhere"]
-    async with Client(create_server(settings, runtime.shelf())) as c:
+    async with Client(create_server(settings, indexed_shelf)) as c:
         assert data(await c.call_tool("ingest", {"path": str(outside)}))["added"] == 2
         assert "refused" in error_text(await c.call_tool("ingest", {"path": "/proc/self/fd"}))
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 async def test_a_file_swapped_for_a_fifo_or_grown_is_not_read(
-    settings: Settings, runtime: Stages, corpus: Path
+    settings: Settings, shelf: Shelf, plain_corpus: Path
 ) -> None:
     """read_document and the document resource answer from the index instead of blocking on a FIFO
     or reading a file that grew past sources.max_file_mb."""
+    corpus = plain_corpus
     settings.sources.max_file_mb = 0.01
-    runtime.indexer().sync("test", [corpus])
+    shelf.index([corpus], "test")
     deploy = corpus / "runbooks" / "deploy.md"
     deploy.unlink()
     os.mkfifo(deploy)
     grown = corpus / "notes" / "glossary.txt"
     with grown.open("a") as fh:
         fh.write("padding line\n" * 2000)
-    async with Client(create_server(settings, runtime.shelf())) as c:
+    async with Client(create_server(settings, shelf)) as c:
         with anyio.fail_after(20):
             out = data(await c.call_tool("read_document", {"document": "runbooks/deploy.md"}))
             assert out["source"] == "index" and "FIFO" in out["note"] and "Rolling back" in out["text"]

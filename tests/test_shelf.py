@@ -201,6 +201,7 @@ shelf.close()
 """
 
 
+@pytest.mark.slow  # the real e5 model in onnxruntime
 def test_a_process_that_closes_while_the_model_loads_exits_cleanly(
     settings: Settings, tmp_path: Path
 ) -> None:

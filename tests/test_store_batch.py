@@ -45,41 +45,41 @@ def _texts(rt: Stages, path: str) -> list[str]:
     return [c.text for c in rt.store.document_chunks(doc.id)]
 
 
-def test_a_batch_swaps_every_document_and_search_finds_the_new_text(runtime: Stages, tmp_path: Path) -> None:
-    runtime.indexer().sync("test", [_corpus(tmp_path)])
-    batch = [_new_version(runtime, p, "zebrafish") for p in ("alpha.md", "beta.md")]
-    runtime.store.replace_documents(batch)
-    runtime.store.commit()
-    assert all(t.startswith("zebrafish ") for p in ("alpha.md", "beta.md") for t in _texts(runtime, p))
-    assert not any(t.startswith("zebrafish") for t in _texts(runtime, "gamma.md"))
-    hits = runtime.searcher().search("zebrafish", k=10, mode="keyword").hits
+def test_a_batch_swaps_every_document_and_search_finds_the_new_text(stages: Stages, tmp_path: Path) -> None:
+    stages.indexer().sync("test", [_corpus(tmp_path)])
+    batch = [_new_version(stages, p, "zebrafish") for p in ("alpha.md", "beta.md")]
+    stages.store.replace_documents(batch)
+    stages.store.commit()
+    assert all(t.startswith("zebrafish ") for p in ("alpha.md", "beta.md") for t in _texts(stages, p))
+    assert not any(t.startswith("zebrafish") for t in _texts(stages, "gamma.md"))
+    hits = stages.searcher().search("zebrafish", k=10, mode="keyword").hits
     assert {h.path for h in hits} == {"alpha.md", "beta.md"}
 
 
-def test_a_failed_batch_keeps_each_document_whole_and_loses_none(runtime: Stages, tmp_path: Path) -> None:
-    runtime.indexer().sync("test", [_corpus(tmp_path)])
-    before = {p: _texts(runtime, p) for p in ("alpha.md", "beta.md")}
-    good = _new_version(runtime, "alpha.md", "zebrafish")
-    bad = _new_version(runtime, "beta.md", "zebrafish")
+def test_a_failed_batch_keeps_each_document_whole_and_loses_none(stages: Stages, tmp_path: Path) -> None:
+    stages.indexer().sync("test", [_corpus(tmp_path)])
+    before = {p: _texts(stages, p) for p in ("alpha.md", "beta.md")}
+    good = _new_version(stages, "alpha.md", "zebrafish")
+    bad = _new_version(stages, "beta.md", "zebrafish")
     # beta's new chunk reuses alpha's new chunk id: the store refuses the row
     bad = dataclasses.replace(bad, chunks=[dataclasses.replace(c, id=good.chunks[0].id) for c in bad.chunks])
     with pytest.raises(DocshelfError):
-        runtime.store.replace_documents([good, bad])
-    runtime.store.commit()
+        stages.store.replace_documents([good, bad])
+    stages.store.commit()
     for path, old in before.items():
-        now = _texts(runtime, path)
+        now = _texts(stages, path)
         new = [f"zebrafish {t}" for t in old]
         assert now in (old, new), f"{path} is neither its old nor its new version: {now}"
-    assert _texts(runtime, "beta.md") == before["beta.md"]  # the refused one is never lost
-    assert len(runtime.store.document_states("test")) == 3
+    assert _texts(stages, "beta.md") == before["beta.md"]  # the refused one is never lost
+    assert len(stages.store.document_states("test")) == 3
 
 
-def test_the_same_document_twice_in_a_batch_keeps_its_last_version(runtime: Stages, tmp_path: Path) -> None:
-    runtime.indexer().sync("test", [_corpus(tmp_path)])
-    first, last = _new_version(runtime, "alpha.md", "first"), _new_version(runtime, "alpha.md", "last")
-    runtime.store.replace_documents([first, last])
-    runtime.store.commit()
-    assert all(t.startswith("last ") for t in _texts(runtime, "alpha.md"))
+def test_the_same_document_twice_in_a_batch_keeps_its_last_version(stages: Stages, tmp_path: Path) -> None:
+    stages.indexer().sync("test", [_corpus(tmp_path)])
+    first, last = _new_version(stages, "alpha.md", "first"), _new_version(stages, "alpha.md", "last")
+    stages.store.replace_documents([first, last])
+    stages.store.commit()
+    assert all(t.startswith("last ") for t in _texts(stages, "alpha.md"))
 
 
 def test_two_writers_holding_a_batch_each_in_opposite_orders_both_finish(

@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 from docshelf.cli import app
 from docshelf.config import WebSettings, load_settings
+from docshelf.shelf import Shelf
 from docshelf.sources.mirror import read_manifest
 from docshelf.sources.web import Fetcher, FetchError, crawl, rel_path
-from docshelf.testing import Stages
 from localhttp import Reply, Seen, Server, serve
 
 INDEX = b"""<html><head><title>Docs home</title></head><body><nav>menu</nav>
@@ -123,8 +123,8 @@ def test_index_url_follows_site_links_and_respects_limits(
     assert hit["citation"] == server.base + "/docs/guide.html"
     result = cli.invoke(app, ["search", "Grüße Köln", "--json", "--mode", "keyword"])
     assert json.loads(result.stdout)["hits"][0]["citation"] == server.base + "/docs/latin.html"
-    with Stages(load_settings()) as rt:  # the same env: data dir and model
-        docs = {d.path: d for d in rt.store.iter_documents()}
+    with Shelf(load_settings()) as shelf:  # the same env: data dir and model
+        docs = {d.path: d for d in shelf.list_documents()}
     assert docs["docs/guide.html"].metadata["source_url"] == server.base + "/docs/guide.html"
     assert docs["docs/guide.html"].metadata["source"] == "web" and docs["docs/guide.html"].title == "Guide"
 

@@ -345,9 +345,12 @@ class Settings(BaseSettings):
 def find_config(start: Path | None = None) -> Path | None:
     """docshelf.toml in ``start`` (a corpus root) or the working directory."""
     for folder in [p for p in (start, Path.cwd()) if p is not None]:
-        candidate = (folder if folder.is_dir() else folder.parent) / CONFIG_FILENAME
-        if candidate.is_file():
-            return candidate
+        try:
+            candidate = (folder if folder.is_dir() else folder.parent) / CONFIG_FILENAME
+            if candidate.is_file():
+                return candidate
+        except OSError:  # a corpus folder this user may not read: indexing it says so (exit 3)
+            continue
     return None
 
 

@@ -22,7 +22,7 @@ class DocshelfError(Exception):
 
 
 class ConfigError(DocshelfError):
-    """A setting or config file is invalid."""
+    """A setting, a config file or an argument is invalid."""
 
     exit_code = 2
 
@@ -65,3 +65,7 @@ class AccessError(DocshelfError):
     """A path lies outside the corpus roots."""
 
     exit_code = 8
+
+
+class DeclinedError(DocshelfError):
+    """The user was asked to confirm a removal and declined it: nothing changed."""

@@ -167,9 +167,9 @@ def make_hostile_corpus(
         good = "Grüße aus Köln. ".encode() * (i + 1)
         files[f"text/bad-utf8-{i:02d}.{['txt', 'md', 'py', 'rst', 'json'][i % 5]}"] = (
             good + bytes([0xC3, 0x28, 0xFF, 0xFE][i % 4 :]) + good, "any")  # fmt: skip
-    for i in range(12):  # UTF-16 without a byte-order mark
+    for i in range(12):  # UTF-16 without a byte-order mark: read (its NULs fall in place)
         text = ("Hello, world. Überall Text. " * (i + 2)).encode("utf-16-le" if i % 2 else "utf-16-be")
-        files[f"text/utf16-nobom-{i:02d}.{['txt', 'md', 'csv'][i % 3]}"] = (text, "skip")
+        files[f"text/utf16-nobom-{i:02d}.{['txt', 'md', 'csv'][i % 3]}"] = (text, "any")
     for i in range(12):  # NUL bytes inside otherwise fine text
         files[f"text/nul-{i:02d}.{['txt', 'md', 'html', 'py'][i % 4]}"] = (
             b"# Title\n\nsome text" + b"\x00" * (i + 1) + b" more text\n", "skip")  # fmt: skip

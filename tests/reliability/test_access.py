@@ -30,7 +30,7 @@ from crashkit import cli_env
 
 from docshelf.config import Settings
 from docshelf.server import create_server
-from docshelf.testing import Stages
+from docshelf.shelf import Shelf
 
 pytestmark = pytest.mark.anyio
 SECRET = "TOP-SECRET-0xC0FFEE"
@@ -42,28 +42,30 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
-def indexed(runtime: Stages, corpus: Path) -> Stages:
+def indexed_shelf(shelf: Shelf, plain_corpus: Path) -> Shelf:
+    """The sample corpus with a secret beside it and percent-escaped names in it, indexed as "test"."""
+    corpus = plain_corpus
     (corpus.parent / "secret.md").write_text(f"# Secret\n\n{SECRET}\n", "utf-8")
     (corpus / "a%20b.md").write_text("# Escaped\n\nA file whose name holds a percent escape.\n", "utf-8")
     (corpus / "100%25 done.md").write_text("# Done\n\nEverything is finished.\n", "utf-8")
-    runtime.indexer().sync("test", [corpus])
-    return runtime
+    shelf.index([corpus], "test")
+    return shelf
 
 
 def text_of(result: Any) -> str:
     return " ".join(getattr(c, "text", "") for c in result.content)
 
 
-async def test_traversal_probes_are_refused_and_never_leak(settings: Settings, indexed: Stages) -> None:
-    async with Client(create_server(settings, indexed.shelf())) as client:
+async def test_traversal_probes_are_refused_and_never_leak(settings: Settings, indexed_shelf: Shelf) -> None:
+    async with Client(create_server(settings, indexed_shelf)) as client:
         assert await probe_all(client, [SECRET, "root:x:0:0"]) == []
         # the guard must not be refusing everything: real paths still read
         ok = await client.call_tool("read_document", {"document": "runbooks/deploy.md"})
         assert not ok.is_error
 
 
-async def test_percent_escaped_file_names_are_readable(settings: Settings, indexed: Stages) -> None:
-    async with Client(create_server(settings, indexed.shelf())) as client:
+async def test_percent_escaped_file_names_are_readable(settings: Settings, indexed_shelf: Shelf) -> None:
+    async with Client(create_server(settings, indexed_shelf)) as client:
         for name, words in (("a%20b.md", "percent escape"), ("100%25 done.md", "finished")):
             out = await client.call_tool("read_document", {"document": name})
             assert not out.is_error and words in text_of(out), text_of(out)
@@ -74,7 +76,7 @@ async def test_percent_escaped_file_names_are_readable(settings: Settings, index
 
 
 async def test_symlinked_folder_swapped_after_indexing_is_refused(
-    settings: Settings, indexed: Stages, corpus: Path, tmp_path: Path
+    settings: Settings, indexed_shelf: Shelf, corpus: Path, tmp_path: Path
 ) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -82,7 +84,7 @@ async def test_symlinked_folder_swapped_after_indexing_is_refused(
     shutil.rmtree(corpus / "runbooks")
     os.symlink(outside, corpus / "runbooks")  # a whole folder now points out of the root
     os.symlink(corpus / "notes", corpus / "inner-link")  # inside -> inside stays fine
-    async with Client(create_server(settings, indexed.shelf())) as client:
+    async with Client(create_server(settings, indexed_shelf)) as client:
         refused = await client.call_tool("read_document", {"document": "runbooks/deploy.md"})
         assert refused.is_error and "outside the corpus root" in text_of(refused)
         assert SECRET not in text_of(refused)

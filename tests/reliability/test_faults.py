@@ -28,6 +28,7 @@ from docshelf.config import Settings, load_settings
 from docshelf.embed import HashEmbedder
 from docshelf.embed.base import Vectors
 from docshelf.errors import StoreError
+from docshelf.shelf import Shelf
 from docshelf.testing import Stages
 
 
@@ -151,19 +152,19 @@ def test_embedder_dying_mid_batch_keeps_old_versions(settings: Settings, tmp_pat
     corpus = tmp_path / "corpus"
     write_corpus(corpus, range(12), 1)
     settings.chunk.max_tokens, settings.embed.batch_size = 16, 2
-    with Stages(settings, embedder=HashEmbedder()) as rt:
-        rt.indexer().sync("test", [corpus])
+    with Shelf(settings, embedder=HashEmbedder()) as shelf:
+        shelf.index([corpus], "test")
     write_corpus(corpus, range(12), 2)
-    with Stages(settings, embedder=DyingEmbedder(budget=30)) as rt:
-        report = rt.indexer().sync("test", [corpus])
+    with Shelf(settings, embedder=DyingEmbedder(budget=30)) as shelf:
+        report = shelf.index([corpus], "test").sync
     failed = {s.path for s in report.skipped if "embedding failed, old version kept" in s.reason}
     assert report.updated and failed and len(report.updated) + len(failed) == 12
     got = versions(settings.store.data_dir)
     assert got == {d: 1 if f"f{d:03d}.txt" in failed else 2 for d in range(12)}
-    with Stages(settings, embedder=HashEmbedder()) as rt:
-        rt.indexer().sync("test", [corpus])
+    with Shelf(settings, embedder=HashEmbedder()) as shelf:
+        shelf.index([corpus], "test")
         assert versions(settings.store.data_dir) == dict.fromkeys(range(12), 2)
-        hits = rt.searcher().search("m005v2p08", mode="keyword").hits
+        hits = shelf.search("m005v2p08", mode="keyword").hits
         assert hits and hits[0].path == "f005.txt"
 
 
@@ -185,8 +186,6 @@ DAMAGE: dict[str, Callable[[Path], object]] = {
 def test_damaged_keyword_index_is_rebuilt_from_sqlite_with_a_warning(
     tmp_path: Path, damage: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from docshelf import Shelf
-
     corpus, data = tmp_path / "corpus", tmp_path / "data"
     write_corpus(corpus, range(6), 1)
     assert cli(data, "index", str(corpus)).returncode == 0
@@ -207,10 +206,9 @@ def test_damaged_keyword_index_is_rebuilt_from_sqlite_with_a_warning(
     assert versions(data) == dict.fromkeys(range(6), 1)
     settings = load_settings()
     settings.store.data_dir = data
-    with Stages(settings, embedder=HashEmbedder()) as rt:
-        searcher = rt.searcher()
+    with Shelf(settings, embedder=HashEmbedder()) as shelf:
         for d in range(6):
-            hits = searcher.search(f"m{d:03d}v1p03", k=1, mode="keyword").hits
+            hits = shelf.search(f"m{d:03d}v1p03", k=1, mode="keyword").hits
             assert hits and hits[0].path == f"f{d:03d}.txt"
 
 
@@ -240,3 +238,31 @@ def test_sqlite_busy_is_a_clear_error_and_releases_the_store(settings: Settings,
         worker.join(timeout=60)
         assert done.is_set(), "the store lock was left held by the failed transaction"
     assert versions(settings.store.data_dir) == dict.fromkeys(range(5), 2)
+
+
+def test_a_file_another_writer_removes_meanwhile_fails_no_search_or_status(
+    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search that found nothing (its note reads the index's size) and `status` summed the sizes
+    of the data dir's files: a temporary file of another process's keyword commit, listed and then
+    gone before its size was read, failed them with FileNotFoundError (seen once in a watcher
+    test under load)."""
+    corpus = tmp_path / "corpus"
+    write_corpus(corpus, range(3), 1)
+    with Shelf(settings, embedder=HashEmbedder()) as shelf:
+        shelf.index([corpus], "test")
+        size = shelf.status().size_bytes
+        vanishing = settings.store.data_dir / "keyword" / ".tmpVANISH"
+        vanishing.write_bytes(b"x" * 100)
+        real_is_file = Path.is_file
+
+        def is_file(path: Path) -> bool:
+            found = real_is_file(path)
+            if path.name == ".tmpVANISH":
+                path.unlink(missing_ok=True)  # the other writer's commit renames it away now
+            return found
+
+        monkeypatch.setattr(Path, "is_file", is_file)
+        assert shelf.search("nothing-like-this-anywhere", mode="keyword").hits == []
+        vanishing.write_bytes(b"x" * 100)
+        assert shelf.status().size_bytes in (size, size + 100)

@@ -4,13 +4,11 @@ that Python's fnmatch does not), or are refused with one line on both."""
 from __future__ import annotations
 
 import fnmatch
-from pathlib import Path
 
 import pytest
 
 from docshelf.errors import DocshelfError, StoreError
-from docshelf.store.base import SearchFilter
-from docshelf.testing import Stages
+from docshelf.shelf import Shelf
 
 pytestmark = pytest.mark.usefixtures("backend")
 
@@ -22,16 +20,15 @@ GLOBS = [
 ]
 
 
-def test_pathological_globs_answer_like_fnmatch_or_are_refused_alike(runtime: Stages, corpus: Path) -> None:
-    runtime.indexer().sync("test", [corpus])
-    searcher = runtime.searcher()
-    docs = [d for d in runtime.store.iter_documents() if d.lifecycle != "superseded"]  # left out by default
+def test_pathological_globs_answer_like_fnmatch_or_are_refused_alike(indexed_shelf: Shelf) -> None:
+    shelf = indexed_shelf
+    docs = [d for d in shelf.list_documents() if d.lifecycle != "superseded"]  # left out by default
     for glob in GLOBS:
         want = {d.path for d in docs if fnmatch.fnmatchcase(d.path, glob)}
-        hits = searcher.search("deploy", k=50, mode="semantic", flt=SearchFilter(path_glob=glob)).hits
+        hits = shelf.search("deploy", k=50, mode="semantic", path_glob=glob).hits
         assert {h.path for h in hits} == want, glob[:40]
     # fnmatch takes seconds per path on these (``*a`` x 20,000: 2 s), PostgreSQL refuses them
     for glob in ("*a" * 20_000, "*?" * 1500, "x" * 5000):
         with pytest.raises(DocshelfError, match="path glob") as caught:
-            searcher.search("deploy", mode="semantic", flt=SearchFilter(path_glob=glob))
+            shelf.search("deploy", mode="semantic", path_glob=glob)
         assert "\n" not in str(caught.value) and not isinstance(caught.value, StoreError)

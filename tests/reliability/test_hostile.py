@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parent))
 
 from crashkit import cli_env
@@ -24,6 +26,7 @@ DEFAULT_CHUNKS = {"DOCSHELF_CHUNK__MAX_TOKENS": "256", "DOCSHELF_CHUNK__OVERLAP_
                   "DOCSHELF_EMBED__BATCH_SIZE": "32", "DOCSHELF_ANALYZE__DECOMPOUND": "false"}  # fmt: skip
 
 
+@pytest.mark.slow  # a corpus of hostile files through the CLI, each under its limits
 def test_hostile_corpus_indexes_without_a_crash_each_file_accounted_for(tmp_path: Path) -> None:
     root = tmp_path / "hostile"
     expect = make_hostile_corpus(root)
@@ -37,6 +40,7 @@ def test_hostile_corpus_indexes_without_a_crash_each_file_accounted_for(tmp_path
     must_skip = [rel for rel, what in expect.items() if what == "skip" and printable(rel) not in skipped]
     assert must_skip == []
     assert all(reason.strip() for reason in skipped.values())
+    assert {rel for rel in expect if rel.startswith("text/utf16-nobom-")} <= set(indexed)
     assert "sparse/huge.txt" in skipped and "too large" in skipped["sparse/huge.txt"]
     assert any("zip bomb" in r for r in skipped.values()) and any("password" in r for r in skipped.values())
     rss = f"peak RSS {peaks.own / 1024:.0f} MB, its children's {peaks.children / 1024:.0f} MB"

@@ -22,7 +22,7 @@ from docshelf.config import EmbedSettings, load_settings
 from docshelf.embed import create_embedder
 from docshelf.errors import EmbedError
 from docshelf.server import create_server
-from docshelf.testing import Stages
+from docshelf.shelf import Shelf
 
 _LOOPBACK = {"127.0.0.1", "::1", "localhost", "0.0.0.0", "::"}
 
@@ -87,6 +87,7 @@ def test_the_guard_blocks_outbound_connections(offline: NetworkGuard) -> None:
     offline.attempts.clear()
 
 
+@pytest.mark.slow  # the real bundled e5 model (the default settings)
 def test_index_search_and_serve_with_default_settings_offline(
     offline: NetworkGuard, corpus: Path, tmp_path: Path
 ) -> None:
@@ -94,10 +95,10 @@ def test_index_search_and_serve_with_default_settings_offline(
     settings = load_settings(collection="test")
     settings.store.data_dir = tmp_path / "data"
     assert settings.embed.model == "e5" and settings.embed.endpoint is None
-    with Stages(settings) as rt:
-        report = rt.indexer().sync("test", [corpus])
+    with Shelf(settings) as shelf:
+        report = shelf.index([corpus], "test").sync
         assert report.added and not report.skipped
-        hits = rt.searcher().search("How often are the databases backed up?", k=3).hits
+        hits = shelf.search("How often are the databases backed up?", k=3).hits
         assert "notes/数据备份策略.md" in {h.path for h in hits}
 
     async def serve() -> dict[str, Any]:

@@ -99,6 +99,7 @@ def test_a_resumed_reembed_embeds_only_what_was_not_done(settings: Settings, tmp
         assert rt.store.stats().reembed is None and chunks_without_vectors(rt.store) == 0
 
 
+@pytest.mark.slow  # SIGKILL trials
 def test_sigkill_during_reembed_loses_no_vector(backend: str, tmp_path: Path, request: Any) -> None:
     if backend == "postgres":
         pytest.skip("the SIGKILL trials run the CLI on the embedded store")

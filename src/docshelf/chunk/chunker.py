@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Literal
@@ -11,16 +9,17 @@ from typing import Literal
 from docshelf.chunk.sections import normalise_sections
 from docshelf.chunk.sentences import safe_cut, split_sentences
 from docshelf.chunk.tokens import ApproxTokenCounter, TokenCounter
+from docshelf.chunk.words import Words
 from docshelf.parse.text import split_lines, trim_span
 from docshelf.types import ChunkSpan, ParsedDocument, Section
 
 __all__ = ["ApproxTokenCounter", "TokenCounter", "chunk_document"]
 
-_WORD = re.compile(r"\S+")
 _LINE_KINDS = frozenset({"code", "list", "table"})
 _PROBE_CHARS_PER_TOKEN = 8  # beyond ~4-5 for prose, so probes usually settle it
 _TAIL_CHARS_PER_TOKEN = 16  # window for finding the last sentences of a block
 _FULL = 0.9  # a piece of an unspaced run this full is kept, not searched for the longest one
+_WORD_WINDOW_CHARS = 1 << 16  # words found ahead of a piece being cut at words, to start with
 
 
 @dataclass(slots=True)
@@ -174,24 +173,36 @@ class _Chunker:
     def split_words(self, start: int, end: int) -> Iterator[tuple[int, int, int]]:
         """Longest runs of whole words that fit; a word too long alone (CJK text
         without spaces, a URL) is cut between characters."""
-        words = [m.span() for m in _WORD.finditer(self.text, start, end)]
-        ends = [e for _, e in words]
+        words = Words(self.text, start, end)
         i = 0
-        while i < len(words):
-            s = words[i][0]
-            if self.bounded_count(s, ends[i]) > self.max:  # a word too long alone
-                yield from self.split_chars(s, ends[i])
-                i += 1
-                continue
-            reach = self.reach(s)
-            guess = bisect_right(ends, reach) - 1 if reach >= 0 else -1
-            j, n = self.longest(s, i, len(words) - 1, ends.__getitem__, guess)
-            if j < i:
-                yield from self.split_chars(s, ends[i])
+        while words.has(i):
+            s, e = words.start(i), words.end(i)
+            if self.bounded_count(s, e) > self.max:  # a word too long alone
+                yield from self.split_chars(s, e)
                 i += 1
             else:
-                yield s, ends[j], n
-                i = j + 1
+                j, n = self.longest_words(words, i)
+                if j < i:
+                    yield from self.split_chars(s, e)
+                    i += 1
+                else:
+                    yield s, words.end(j), n
+                    i = j + 1
+            words.forget_before(i)
+
+    def longest_words(self, words: Words, i: int) -> tuple[int, int]:
+        """``longest`` over the words from ``i`` on, searched among the next stretch of them
+        (widened while the longest reaches its end): not all of a megabytes-long line."""
+        s = words.start(i)
+        reach = self.reach(s)
+        window = max(_WORD_WINDOW_CHARS, 4 * (reach - s))
+        while True:
+            last = words.reach(s + window)
+            guess = words.last_ending_by(reach) if reach >= 0 else -1
+            j, n = self.longest(s, i, last, words.end, guess)
+            if j < last or words.complete:
+                return j, n
+            window *= 4
 
     def split_chars(self, start: int, end: int) -> Iterator[tuple[int, int, int]]:
         """Character runs that fit, not cutting through combining sequences."""

@@ -41,3 +41,7 @@ class LineIndex:
             raise ValueError(f"line {line} is outside the text (1..{len(self._starts)})")
         return self._starts[line - 1]
 
+    def line_span(self, start: int, end: int) -> tuple[int, int]:
+        """First and last line (1-based, inclusive) of the span ``[start, end)``: where a grep
+        match starts and ends."""
+        return self.line_of(start), self.line_of(max(start, end - 1))

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from docshelf.cli.common import ConfigOpt, DataDirOpt, JsonOpt, handle_errors, load
+from docshelf.cli.common import ConfigOpt, DataDirOpt, JsonOpt, check_collections, handle_errors, load
 from docshelf.cli.output import data, err, out, print_json
 
 __all__ = ["register"]
@@ -18,11 +18,15 @@ __all__ = ["register"]
 def ask(
     question: Annotated[str, typer.Argument(help="the question, in any language")],
     passages: Annotated[
-        int | None, typer.Option("--passages", "-n", min=1, max=30, help="passages sent")
+        int | None, typer.Option("--passages", "-n", min=1, max=30, metavar="N", help="passages sent")
     ] = None,
-    collection: Annotated[list[str] | None, typer.Option("--collection", "-c")] = None,
-    path: Annotated[str | None, typer.Option("--path", help="glob on the document path")] = None,
-    tag: Annotated[list[str] | None, typer.Option("--tag", help="any of these tags")] = None,
+    collection: Annotated[
+        list[str] | None, typer.Option("--collection", "-c", metavar="NAME", help="these collections only")
+    ] = None,
+    path: Annotated[
+        str | None, typer.Option("--path", metavar="GLOB", help="glob on the document path")
+    ] = None,
+    tag: Annotated[list[str] | None, typer.Option("--tag", metavar="TAG", help="any of these tags")] = None,
     rerank: Annotated[
         bool | None, typer.Option("--rerank/--no-rerank", help="cross-encoder rerank before answering")
     ] = None,
@@ -34,6 +38,7 @@ def ask(
     from docshelf.cli.common import open_shelf
 
     with open_shelf(load(config, data_dir, None, read_only=True)) as shelf:
+        check_collections(shelf, collection or ())
         result = shelf.ask(
             question, passages=passages, collections=tuple(collection or ()), path_glob=path,
             tags=tuple(tag or ()), rerank=rerank,

@@ -6,20 +6,19 @@ commands that use them, so `docshelf serve` and `--help` start quickly.
 
 from __future__ import annotations
 
+import errno
 import functools
 import logging
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
-import click
 import typer
-from typer.exceptions import TyperException
 
 from docshelf.cli.output import err, message
-from docshelf.errors import DocshelfError, StoreError
+from docshelf.errors import ConfigError, DocshelfError, NotFoundError, SourceError, StoreError
 
 if TYPE_CHECKING:
     from docshelf.config import Settings
@@ -31,22 +30,69 @@ __all__ = [
     "DataDirOpt",
     "JsonOpt",
     "Loaded",
+    "check_collections",
+    "given_before",
     "handle_errors",
     "load",
     "open_shelf",
+    "require_index",
 ]
 
 log = logging.getLogger(__name__)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-ConfigOpt = Annotated[Path | None, typer.Option("--config", help="docshelf.toml to read")]
-DataDirOpt = Annotated[Path | None, typer.Option("--data-dir", help="where the index lives")]
-CollectionOpt = Annotated[str | None, typer.Option("--collection", "-c", help="collection name")]
+ConfigOpt = Annotated[Path | None, typer.Option("--config", metavar="FILE", help="docshelf.toml to read")]
+# readable=False: an index this user may not read is a store problem (exit 5, said by the store),
+# not a usage error
+DataDirOpt = Annotated[
+    Path | None, typer.Option("--data-dir", metavar="DIR", readable=False, help="where the index lives")
+]
+CollectionOpt = Annotated[
+    str | None, typer.Option("--collection", "-c", metavar="NAME", help="collection name")
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="machine-readable JSON on stdout")]
 
 
 _INDEXING = frozenset({"index", "watch"})
+
+
+@dataclass
+class _Given:
+    """What this run was given before the command (`docshelf --data-dir X status`), and the data
+    dir the command settled on (an OSError under it is the index's, elsewhere the corpus's)."""
+
+    config: Path | None = None
+    data_dir: Path | None = None
+    used_data_dir: Path | None = None
+
+
+_given = _Given()
+
+
+def given_before(config: Path | None, data_dir: Path | None) -> None:
+    """Record the options given before the command; a command's own option wins over them."""
+    global _given
+    _given = _Given(config, data_dir)
+
+
+def _os_error(exc: OSError) -> tuple[str, int]:
+    """One line and an exit code for an OSError no layer turned into a DocshelfError."""
+    if exc.errno == errno.ENOSPC:
+        return f"{exc}; free some disk space, then retry", StoreError.exit_code
+    where = Path(exc.filename) if isinstance(exc.filename, str) else None
+    index = _given.used_data_dir
+    in_index = where is None or (index is not None and where.is_relative_to(index))
+    if exc.errno in (errno.EACCES, errno.EPERM) and not in_index:
+        return (f"cannot read {where}: {exc.strerror}; check its permissions (or run docshelf as a user "
+                "who may read it)", SourceError.exit_code)  # fmt: skip
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return (f"{exc}; check the permissions of the data dir {index or ''} or point --data-dir "
+                "elsewhere", StoreError.exit_code)  # fmt: skip
+    return (
+        f"{exc}; check free disk space and the permissions of the data dir, then retry",
+        StoreError.exit_code,
+    )
 
 
 def handle_errors(fn: F) -> F:
@@ -64,14 +110,18 @@ def handle_errors(fn: F) -> F:
             kept = "; what was indexed so far is kept" if fn.__name__ in _INDEXING else ""
             err.print(f"interrupted{kept}")
             raise typer.Exit(130) from None
-        except (OSError, sqlite3.Error) as exc:  # disk full, read-only or damaged files: one line
+        except OSError as exc:  # disk full, a read-only data dir, an unreadable file: one line
+            line, code = _os_error(exc)
+            err.print(message(("error:", "red"), f" {line}"))
+            raise typer.Exit(code) from None
+        except sqlite3.Error as exc:  # a damaged database
             err.print(
                 message(("error:", "red"), f" {exc}; check free disk space and permissions of the data "
-                        "dir and the corpus, then retry")
+                        "dir, then retry")
             )  # fmt: skip
             raise typer.Exit(StoreError.exit_code) from None
-        except (typer.Exit, typer.Abort, TyperException, click.exceptions.Exit, click.ClickException):
-            raise  # usage errors and exits: typer reports them (exit code 2 for a bad option)
+        except (typer.Exit, typer.Abort, typer.TyperException):
+            raise  # usage errors and exits: the root says them in one line (exit code 2)
         except Exception as exc:  # a bug of ours: one line here, the traceback with -v
             log.debug("unexpected error", exc_info=True)
             err.print(
@@ -100,6 +150,8 @@ def load(
     ``read_only`` for commands that only read: the index is opened without writing anything."""
     from docshelf.config import find_config, load_settings
 
+    config = config or _given.config
+    data_dir = data_dir or _given.data_dir
     path = config or find_config(hint)
     settings = load_settings(path)
     if data_dir is not None:
@@ -107,7 +159,31 @@ def load(
     settings.store.read_only = settings.store.read_only or read_only
     if collection:
         settings = settings.model_copy(update={"collection": collection})
+    where = settings.store.data_dir
+    if settings.store.url is None and where.exists() and not where.is_dir():
+        raise ConfigError(
+            f"the data dir {where} is a file, not a folder; point --data-dir (or store.data_dir) at a "
+            "folder, a new one or one that holds an index"
+        )
+    _given.used_data_dir = where.absolute()
     return Loaded(settings, path, config is not None)
+
+
+def require_index(shelf: Shelf, loaded: Loaded) -> None:
+    """A command that changes an index never makes an empty one where --data-dir was mistyped."""
+    if not shelf.exists():
+        raise NotFoundError(
+            f"there is no index at {loaded.settings.store.data_dir}; check --data-dir, or run "
+            "`docshelf index FOLDER` to build one"
+        )
+
+
+def check_collections(shelf: Shelf, names: Sequence[str]) -> None:
+    """A collection asked for that the index does not have: not found, with the ones it has."""
+    known = shelf.collections()
+    if missing := [n for n in names if n not in known]:
+        have = ", ".join(known) or "none yet (docshelf index FOLDER makes one)"
+        raise NotFoundError(f"no collection {', '.join(map(repr, missing))}; the index has {have}")
 
 
 def open_shelf(loaded: Loaded) -> Shelf:

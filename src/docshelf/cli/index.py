@@ -2,21 +2,58 @@
 
 from __future__ import annotations
 
+import shutil
+import sqlite3
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from docshelf.cli.common import CollectionOpt, ConfigOpt, DataDirOpt, JsonOpt, handle_errors, load, open_shelf
+from docshelf.cli.common import (
+    CollectionOpt,
+    ConfigOpt,
+    DataDirOpt,
+    JsonOpt,
+    Loaded,
+    handle_errors,
+    load,
+    open_shelf,
+    require_index,
+)  # fmt: skip
 from docshelf.cli.output import data, err, print_json, progress_bar
 from docshelf.cli.render import wrapped
 from docshelf.cli.report import index_summary
-from docshelf.errors import NotFoundError
+from docshelf.errors import DocshelfError, NotFoundError
 
 __all__ = ["STRICT_EXIT", "register"]
 
 STRICT_EXIT = 9  # index --strict: some files were skipped
+
+
+@contextmanager
+def _no_empty_index(loaded: Loaded) -> Iterator[None]:
+    """A failed run that made the data dir leaves none behind if nothing was indexed into it
+    (`index FILE` into a fresh dir made an empty index, then said the file is under no root).
+    An interrupt keeps it: what was indexed so far is kept."""
+    store = loaded.settings.store
+    fresh = store.url is None and not store.data_dir.exists()
+    try:
+        yield
+    except (DocshelfError, OSError, sqlite3.Error):
+        if fresh and store.data_dir.is_dir() and _holds_nothing(loaded):
+            shutil.rmtree(store.data_dir, ignore_errors=True)
+        raise
+
+
+def _holds_nothing(loaded: Loaded) -> bool:
+    try:
+        with open_shelf(loaded) as shelf:
+            return not shelf.exists() or shelf.summary().documents == 0
+    except (DocshelfError, OSError, sqlite3.Error):
+        return False  # unreadable: not ours to judge, so not ours to delete
 
 
 def index(
@@ -32,6 +69,7 @@ def index(
         Path | None,
         typer.Option(
             "--config",
+            metavar="FILE",
             help="docshelf.toml to read; for a collection indexed before, its sources/chunk/"
             "parse/analyze settings replace the recorded ones (what changed is re-indexed)",
         ),
@@ -53,7 +91,7 @@ def index(
 
     folders = [Path(p) for p in paths or [] if not is_url(p)]
     loaded = load(config, data_dir, collection, folders[0] if folders else None)
-    with open_shelf(loaded) as shelf:
+    with _no_empty_index(loaded), open_shelf(loaded) as shelf:
         if reembed:
             with progress_bar(not as_json) as bar:
                 bar.add_task("re-embedding", total=None)
@@ -101,11 +139,7 @@ def forget(
     loaded = load(config, data_dir, collection)
     where = f"collection {collection!r}" if collection else "any collection"
     with open_shelf(loaded) as shelf:
-        if not shelf.exists():  # a mistyped --data-dir: say so, rather than make an empty index there
-            raise NotFoundError(
-                f"there is no index at {loaded.settings.store.data_dir}; check --data-dir, or run "
-                "`docshelf index FOLDER` to build one"
-            )
+        require_index(shelf, loaded)
         try:
             done = shelf.forget(path, collection)
         except NotFoundError:

@@ -6,12 +6,10 @@ inside the commands that use them, so `docshelf serve` and `--help` start quickl
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import typer
 
-from docshelf.cli import ask, doctor, index, live, migrate, read, search, serve, status
-from docshelf.cli.logs import setup_logging
+from docshelf.cli import ask, doctor, grep, index, listing, live, migrate, read, search, serve, status, ui
+from docshelf.cli.root import DocshelfGroup, root
 
 __all__ = ["app", "main"]
 
@@ -19,23 +17,16 @@ app = typer.Typer(
     name="docshelf",
     help="Local-first document search for LLM agents: index folders, search them, serve them over MCP.",
     no_args_is_help=True,
-    add_completion=False,
+    cls=DocshelfGroup,  # one-line usage errors, help that fits 80 columns
     pretty_exceptions_enable=False,
 )
+app.callback()(root)  # --data-dir, --config, -v and --version before the command
 
 
-@app.callback()
-def _root(
-    verbose: Annotated[
-        bool, typer.Option("--verbose", "-v", help="debug logs on stderr, other libraries' warnings too")
-    ] = False,
-) -> None:
-    setup_logging(verbose)
-
-
-for _module in (index, search, read, status, serve, live, doctor, ask, migrate):
+for _module in (index, search, grep, read, listing, status, serve, ui, live, doctor, ask, migrate):
     _module.register(app)
 
 
 def main() -> None:
-    app()
+    # `python -m docshelf` too: its usage lines and shell completion name the command, not python
+    app(prog_name="docshelf")

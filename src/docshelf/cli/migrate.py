@@ -14,14 +14,18 @@ __all__ = ["register"]
 
 
 def migrate(
-    to: Annotated[str, typer.Option("--to", help="target DSN, postgresql://user:pass@host/db")],
+    to: Annotated[
+        str, typer.Option("--to", metavar="DSN", help="target DSN, postgresql://user:pass@host/db")
+    ],
     config: ConfigOpt = None,
     data_dir: DataDirOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Copy the index (documents, chunks, vectors) into PostgreSQL without re-embedding: the
-    embedded one, or the PostgreSQL store in use (DOCSHELF_STORE) into another."""
-    from docshelf.cli.common import open_shelf
+    """Copy the index (documents, chunks, vectors) into PostgreSQL without re-embedding.
+
+    The embedded index, or the PostgreSQL store in use (DOCSHELF_STORE), is copied into another.
+    """
+    from docshelf.cli.common import open_shelf, require_index
     from docshelf.config import same_database
 
     if not to.startswith(("postgresql://", "postgres://")):
@@ -35,6 +39,7 @@ def migrate(
         loaded.settings.store.url = None
         loaded.settings.store.backend = "sqlite"
     with open_shelf(loaded) as shelf, progress_bar(err.is_terminal) as bar:
+        require_index(shelf, loaded)
         task = bar.add_task("copy", total=None)
         report = shelf.migrate_to(to, lambda done, total: bar.update(task, completed=done, total=total))
     if as_json:

@@ -78,6 +78,7 @@ def progress_bar(enabled: bool) -> Progress:
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         console=err,
-        disable=not enabled,
+        # a dumb terminal cannot redraw a bar: it would leave a blank line where the bar was
+        disable=not enabled or err.is_dumb_terminal,
         transient=True,
     )

@@ -77,12 +77,15 @@ def read(
         ),
     ],
     collection: CollectionOpt = None,
-    context: Annotated[int, typer.Option("--context", "-C", min=0, help="lines around the range")] = 0,
+    context: Annotated[
+        int, typer.Option("--context", "-C", min=0, metavar="N", help="lines around the range")
+    ] = 0,
     numbers: Annotated[
         bool | None, typer.Option("--numbers/--no-numbers", "-n", help="line numbers (default: on a tty)")
     ] = None,
     max_tokens: Annotated[
-        int | None, typer.Option("--max-tokens", min=1, help="cut the text after about this many tokens")
+        int | None,
+        typer.Option("--max-tokens", min=1, metavar="N", help="cut the text after about this many tokens"),
     ] = None,
     config: ConfigOpt = None,
     data_dir: DataDirOpt = None,
@@ -118,8 +121,12 @@ def read(
 
 def show(
     chunk_id: Annotated[str, typer.Argument(help="a chunk id from `search --ids`, or a hit's citation")],
-    before: Annotated[int, typer.Option("--before", "-B", min=0, max=50, help="passages before it")] = 0,
-    after: Annotated[int, typer.Option("--after", "-A", min=0, max=50, help="passages after it")] = 0,
+    before: Annotated[
+        int, typer.Option("--before", "-B", min=0, max=50, metavar="N", help="passages before it")
+    ] = 0,
+    after: Annotated[
+        int, typer.Option("--after", "-A", min=0, max=50, metavar="N", help="passages after it")
+    ] = 0,
     config: ConfigOpt = None,
     data_dir: DataDirOpt = None,
     as_json: JsonOpt = False,
@@ -148,8 +155,8 @@ def show(
         out.print(wrapped(Text.assemble(mark.ljust(INDENT), name(p.citation, style)), first=0))
         if (heading := heading_line(p.chunk.heading_path)) is not None:
             out.print(indented(heading))
-        for row in p.chunk.text.split("\n"):  # the document's own lines, as `cat` shows them
-            out.print(data(" " * INDENT + row if row.strip() else ""))
+        for row in p.chunk.text.split("\n"):  # the document's lines, a long one wrapped under itself
+            out.print(wrapped(data(row.expandtabs())) if row.strip() else "")
 
 
 def register(app: typer.Typer) -> None:

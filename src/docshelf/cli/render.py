@@ -25,6 +25,7 @@ __all__ = [
     "hits",
     "indented",
     "location",
+    "number_width",
     "score_label",
     "snippet_text",
     "wrapped",
@@ -73,23 +74,32 @@ def wrapped(text: Text, console: Console = out, first: int = INDENT, rest: int =
     return result
 
 
-def indented(text: Text, console: Console = out) -> Text:
-    return wrapped(text, console)
+def indented(text: Text, console: Console = out, indent: int = INDENT) -> Text:
+    return wrapped(text, console, indent, indent)
 
 
-def hit_block(number: int, hit: Hit, with_collection: bool, with_id: bool = False) -> Text:
-    """Citation line (+ collection, how it was found), heading path, wrapped snippet."""
-    line = Text.assemble(Text(f"{number}.".ljust(INDENT), style="bold"), name(hit.citation, "bold cyan"))
+def number_width(count: int) -> int:
+    """The columns a hit's number takes with its blank ("1. ", "10. "): its text is indented as much."""
+    return max(INDENT, len(f"{count}.") + 1)
+
+
+def hit_block(
+    number: int, hit: Hit, with_collection: bool, with_id: bool = False, indent: int = INDENT
+) -> Text:
+    """Citation line (+ collection, how it was found), heading path, wrapped snippet; ``indent``:
+    the width of the list's largest number and a blank, so every citation starts in one column."""
+    mark = f"{number}.".ljust(indent)
+    line = Text.assemble(Text(mark, style="bold"), name(hit.citation, "bold cyan"))
     details = [hit.collection] if with_collection else []
     details += [label] if (label := score_label(hit)) else []
     if details:
         line.append_text(data("  " + " · ".join(details), "dim"))
-    parts = [wrapped(line, first=0)]
+    parts = [wrapped(line, first=0, rest=indent)]
     if (heading := heading_line(hit.heading_path, hit.title)) is not None:
-        parts.append(indented(heading))
-    parts.append(indented(snippet_text(hit.snippet)))
+        parts.append(indented(heading, indent=indent))
+    parts.append(indented(snippet_text(hit.snippet), indent=indent))
     if with_id:
-        parts.append(indented(data(f"id {hit.chunk_id}", "dim")))
+        parts.append(indented(data(f"id {hit.chunk_id}", "dim"), indent=indent))
     return Text("\n").join(parts)
 
 
@@ -97,5 +107,6 @@ def hits(result: SearchResult, with_collection: bool, with_id: bool = False) -> 
     """The whole result: a header line, then one block per hit, blank lines between."""
     noun = "hit" if len(result.hits) == 1 else "hits"
     blocks = [Text(f"{len(result.hits)} {noun} ({result.mode}, {result.took_ms:.0f} ms)", style="dim")]
-    blocks += [hit_block(n, hit, with_collection, with_id) for n, hit in enumerate(result.hits, 1)]
+    indent = number_width(len(result.hits))
+    blocks += [hit_block(n, hit, with_collection, with_id, indent) for n, hit in enumerate(result.hits, 1)]
     return Text("\n\n").join(blocks)

@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from docshelf.cli.common import ConfigOpt, DataDirOpt, JsonOpt, handle_errors, load, open_shelf
+from docshelf.cli.common import (
+    ConfigOpt,
+    DataDirOpt,
+    JsonOpt,
+    check_collections,
+    handle_errors,
+    load,
+    open_shelf,
+)
 from docshelf.cli.output import data, err, out, print_json, progress_bar
 
 if TYPE_CHECKING:
@@ -19,14 +27,20 @@ __all__ = ["register"]
 
 def search(
     query: Annotated[str, typer.Argument(help="what to look for, in any language")],
-    k: Annotated[int, typer.Option("--k", "-k", min=1, max=1000, help="number of hits")] = 10,
-    mode: Annotated[str | None, typer.Option(help="hybrid | keyword | semantic")] = None,
-    collection: Annotated[list[str] | None, typer.Option("--collection", "-c")] = None,
-    path: Annotated[str | None, typer.Option("--path", help="glob on the document path")] = None,
-    tag: Annotated[list[str] | None, typer.Option("--tag", help="any of these tags")] = None,
-    file_type: Annotated[list[str] | None, typer.Option("--type", help="file type, e.g. markdown")] = None,
+    k: Annotated[int, typer.Option("--k", "-k", min=1, max=1000, metavar="N", help="number of hits")] = 10,
+    mode: Annotated[str | None, typer.Option(metavar="MODE", help="hybrid | keyword | semantic")] = None,
+    collection: Annotated[
+        list[str] | None, typer.Option("--collection", "-c", metavar="NAME", help="these collections only")
+    ] = None,
+    path: Annotated[
+        str | None, typer.Option("--path", metavar="GLOB", help="glob on the document path")
+    ] = None,
+    tag: Annotated[list[str] | None, typer.Option("--tag", metavar="TAG", help="any of these tags")] = None,
+    file_type: Annotated[
+        list[str] | None, typer.Option("--type", metavar="TYPE", help="file type, e.g. markdown")
+    ] = None,
     include_superseded: Annotated[
-        bool, typer.Option(help="also show `lifecycle: superseded` documents")
+        bool, typer.Option("--include-superseded", help="also show `lifecycle: superseded` documents")
     ] = False,
     rerank: Annotated[
         bool | None,
@@ -48,6 +62,7 @@ def search(
         include_superseded, rerank,
     )  # fmt: skip
     with open_shelf(load(config, data_dir, None, read_only=True)) as shelf:
+        check_collections(shelf, collection or ())
         result = shelf.search(req)
         searched = len(collection) if collection else len(shelf.collections())
     if as_json:
@@ -68,11 +83,18 @@ def eval_(
     folder: Annotated[
         Path, typer.Argument(help="a BEIR-layout folder (corpus.jsonl, queries.jsonl, qrels/)")
     ],
-    split: Annotated[str, typer.Option(help="qrels split")] = "test",
-    mode: Annotated[list[str] | None, typer.Option(help="modes to score (default all three)")] = None,
-    workdir: Annotated[Path | None, typer.Option(help="keep the eval index here to reuse embeddings")] = None,
+    split: Annotated[str, typer.Option(metavar="NAME", help="qrels split")] = "test",
+    mode: Annotated[
+        list[str] | None, typer.Option(metavar="MODE", help="modes to score (default all three)")
+    ] = None,
+    workdir: Annotated[
+        Path | None, typer.Option(metavar="DIR", help="keep the eval index here to reuse embeddings")
+    ] = None,
     queries: Annotated[
-        Path | None, typer.Option(help="queries.jsonl with the same ids from elsewhere (another language)")
+        Path | None,
+        typer.Option(
+            metavar="FILE", help="queries.jsonl with the same ids from elsewhere (another language)"
+        ),
     ] = None,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
@@ -81,7 +103,6 @@ def eval_(
     from rich.table import Table
 
     from docshelf.cli.logs import listen_for_preparation
-    from docshelf.config import load_settings
     from docshelf.shelf import run_eval
 
     listen_for_preparation()
@@ -96,7 +117,7 @@ def eval_(
             bar.update(qtask, completed=done[0], total=t * len(modes))
 
         run = run_eval(
-            load_settings(config), folder, split, modes, workdir, queries,
+            load(config, None, None).settings, folder, split, modes, workdir, queries,
             on_index=lambda p, d, t: bar.update(itask, completed=d, total=t), on_query=tick,
         )  # fmt: skip
     rows = [s.__dict__ | {"set": run.name, "split": split, "model": run.model} for s in run.scores]

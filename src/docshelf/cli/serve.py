@@ -14,6 +14,7 @@ import typer
 
 from docshelf.cli.common import ConfigOpt, DataDirOpt, handle_errors, load
 from docshelf.cli.output import data, err
+from docshelf.errors import ConfigError
 
 if TYPE_CHECKING:
     pass
@@ -23,8 +24,10 @@ __all__ = ["register"]
 
 def serve(
     http: Annotated[bool, typer.Option("--http", help="streamable HTTP instead of stdio")] = False,
-    host: Annotated[str | None, typer.Option(help="HTTP bind address (default 127.0.0.1)")] = None,
-    port: Annotated[int | None, typer.Option(help="HTTP port (default 8765)")] = None,
+    host: Annotated[
+        str | None, typer.Option(metavar="HOST", help="HTTP bind address (default 127.0.0.1)")
+    ] = None,
+    port: Annotated[int | None, typer.Option(metavar="PORT", help="HTTP port (default 8765)")] = None,
     read_only: Annotated[bool, typer.Option("--read-only", help="no ingest/forget/reindex tools")] = False,
     watch: Annotated[
         bool, typer.Option("--watch", help="also re-index every collection as its files change")
@@ -32,7 +35,9 @@ def serve(
     allow_ingest: Annotated[
         list[Path] | None,
         typer.Option(
-            "--allow-ingest", help="a folder the ingest tool may index (repeat; default: indexed roots)"
+            "--allow-ingest",
+            metavar="DIR",
+            help="a folder the ingest tool may index (repeat; default: indexed roots)",
         ),
     ] = None,
     config: ConfigOpt = None,
@@ -67,8 +72,15 @@ def serve(
             err.print(data(f"new bearer token (saved in {path}): {token}"))
         elif path is not None:
             err.print(data(f"bearer token: see {path}"))
-        err.print(data(f"docshelf MCP on http://{cfg.host}:{cfg.port}/mcp"))
-        anyio.run(serve_http, server, settings, token)
+        base = f"http://{cfg.host}:{cfg.port}"
+        err.print(data(f"docshelf MCP on {base}/mcp; the web page on {base}/ (log in with the token)"))
+        try:
+            anyio.run(serve_http, server, settings, token, shelf)
+        except SystemExit as exc:  # uvicorn exits 3 when it cannot bind: that code means a source here
+            raise ConfigError(
+                f"the HTTP server could not listen on {cfg.host}:{cfg.port} (exit {exc.code}; the line "
+                "above says why: a port in use, or one this user may not open); pick another with --port"
+            ) from None
     except KeyboardInterrupt:
         pass
     finally:
@@ -78,17 +90,22 @@ def serve(
 
 
 def install(
-    client: Annotated[str, typer.Argument(help="claude-code | claude-desktop | cursor | codex")],
+    client: Annotated[
+        str, typer.Argument(metavar="CLIENT", help="claude-code | claude-desktop | cursor | codex")
+    ],
     print_only: Annotated[
         bool, typer.Option("--print", help="only print what would be run or written")
     ] = False,
     file: Annotated[
-        Path | None, typer.Option("--file", help="config file to merge into (default: the client's)")
+        Path | None,
+        typer.Option("--file", metavar="FILE", help="config file to merge into (default: the client's)"),
     ] = None,
     read_only: Annotated[bool, typer.Option("--read-only", help="install the read-only server")] = False,
     allow_ingest: Annotated[
         list[Path] | None,
-        typer.Option("--allow-ingest", help="a folder the server's ingest tool may index (repeat)"),
+        typer.Option(
+            "--allow-ingest", metavar="DIR", help="a folder the server's ingest tool may index (repeat)"
+        ),
     ] = None,
     config: ConfigOpt = None,
     data_dir: DataDirOpt = None,
@@ -122,6 +139,9 @@ def install(
     if print_only:
         err.print(data(f"# would write {plan.path}"))
         typer.echo(plan.text, nl=False)
+        return
+    if plan.unchanged:
+        err.print(data(f"{plan.path} registers this docshelf server already; nothing to write"))
         return
     backup = apply_plan(plan)
     if plan.note:

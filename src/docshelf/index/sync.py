@@ -13,7 +13,7 @@ from docshelf.analyze.language import count_language
 from docshelf.analyze.scripts import script_words
 from docshelf.config import Settings, check_collection
 from docshelf.embed.base import Embedder, Vectors
-from docshelf.errors import DocshelfError
+from docshelf.errors import DeclinedError, DocshelfError
 from docshelf.index import changes
 from docshelf.index.ids import content_hash
 from docshelf.index.lock import WriterLock
@@ -26,14 +26,17 @@ from docshelf.index.scope import record_excluded, record_languages, record_scrip
 from docshelf.parse import ParserRegistry, default_registry
 from docshelf.sources.regular import FileRefused, read_regular
 from docshelf.sources.walk import kept_by
-from docshelf.store.base import BuildRecord, Replacement, Store
+from docshelf.store.base import BuildRecord, DocState, Replacement, Store
 from docshelf.types import SkippedFile, SourceFile
 
-__all__ = ["Indexer", "Progress", "SyncReport", "group_skipped", "reason_kind"]
+__all__ = ["Confirm", "Indexer", "Progress", "SyncReport", "group_skipped", "reason_kind"]
 
 log = logging.getLogger("docshelf.index")
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
+# (collection, paths a write would remove (maybe none), the root it forgets or None): False stops
+# it, unchanged, with DeclinedError
+Confirm = Callable[[str, list[str], str | None], bool]
 _T = TypeVar("_T")
 
 _PUBLISH_S = 2.0
@@ -52,8 +55,12 @@ class Indexer:
         registry: ParserRegistry | None = None,
         progress: Progress | None = None,
         analyzer: Analyzer | None = None,
+        confirm: Confirm | None = None,
     ) -> None:
         self.store = store
+        # asked before anything is written when a sync or forget would remove documents (an agent's
+        # user is asked through MCP elicitation); not asked: nothing is removed
+        self.confirm = confirm
         self.analyzer = analyzer  # to count the languages of what is indexed (none: not counted)
         self._languages: dict[str, float] = {}
         self.embedder = embedder
@@ -118,6 +125,7 @@ class Indexer:
         plan = plan_sync(
             self.store, self.registry, self.settings.sources, collection, roots, skipped, scope, changed
         )
+        self._confirm(collection, [s.path for s in _gone(plan, ())], None)
         if plan.roots_now is not None:
             self.store.set_collection_roots(collection, plan.roots_now)
         self.store.set_model(self.embedder.name, self.embedder.dim)
@@ -191,14 +199,7 @@ class Indexer:
         record_scripts(self.store, self._scripts, fresh)
         if self.analyzer is not None:
             record_languages(self.store, self.analyzer, self._languages, fresh)
-        # a file that now fails to parse keeps its old version (it is in `files`, not gone), and so
-        # does one that exists but cannot be read now, or lies in a folder that cannot be listed
-        unreadable = {name for _, result in plan.walked for name in result.unreadable}
-        gone = [
-            s for rel, s in plan.states.items()
-            if (rel not in files and not kept_by(unreadable, rel) and s.root not in plan.kept_roots)
-            or rel in report.excluded
-        ]  # fmt: skip
+        gone = _gone(plan, report.excluded)
         self.store.delete_documents([s.id for s in gone])
         report.removed = [s.path for s in gone]
         self.store.gc_vectors()
@@ -228,14 +229,17 @@ class Indexer:
     def _forget(self, collection: str, path: str) -> list[str]:
         target = Path(path).expanduser()
         roots = self.store.collection_roots(collection)
+        root = None
         if target.is_absolute() and str(target.resolve()) in roots:
             root = str(target.resolve())
-            self.store.set_collection_roots(collection, [r for r in roots if r != root])
             gone = [s for s in self.store.document_states(collection).values() if s.root == root]
         else:
             rel = self._relative(target, roots)
             state = self.store.document_states(collection).get(rel)
             gone = [state] if state else []
+        self._confirm(collection, [s.path for s in gone], root)
+        if root is not None:
+            self.store.set_collection_roots(collection, [r for r in roots if r != root])
         self.store.delete_documents([s.id for s in gone])
         self.store.commit()
         return [s.path for s in gone]
@@ -251,6 +255,15 @@ class Indexer:
         return reembed_store(self.store, self.embedder, self.settings.embed.batch_size * 4, self.progress)
 
     # ----- internals -----
+    def _confirm(self, collection: str, paths: list[str], root: str | None) -> None:
+        """Asked even when nothing would go, so that a dry run (a ``confirm`` that notes the paths
+        and says no) stops here, before any write, whatever the plan."""
+        if self.confirm is not None and not self.confirm(collection, paths, root):
+            what = f"the root {root}" if root else f"{len(paths)} documents"
+            raise DeclinedError(
+                f"the user declined removing {what} from collection {collection!r}; nothing changed"
+            )
+
     def _publish(self, last: float) -> float:
         """Make the documents swapped in so far visible to keyword search every few seconds of a
         long sync (readers are not kept on the old keyword index until the job ends)."""
@@ -316,3 +329,15 @@ class Indexer:
             report.chunks_written += len(pending.chunks)
             report.chunks_embedded += len(pending.texts)
             (report.added if pending.is_new else report.updated).append(pending.doc.path)
+
+
+def _gone(plan: SyncPlan, excluded: Sequence[str]) -> list[DocState]:
+    """The stored documents a sync removes: their files are gone (or now excluded with rag: false).
+    A file that now fails to parse keeps its old version (it is in ``files``, not gone), and so does
+    one that exists but cannot be read now, or lies in a folder that cannot be listed."""
+    unreadable = {name for _, result in plan.walked for name in result.unreadable}
+    return [
+        s for rel, s in plan.states.items()
+        if (rel not in plan.files and not kept_by(unreadable, rel) and s.root not in plan.kept_roots)
+        or rel in excluded
+    ]  # fmt: skip

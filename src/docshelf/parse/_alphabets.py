@@ -55,7 +55,8 @@ _PAIRS = tuple(a | b for a, b in itertools.combinations_with_replacement(_ALPHAB
 _SYMBOL = frozenset({"Sm", "Sc", "Sk", "So", "No"})
 _UNUSED = frozenset({"Cc", "Co", "Cn"})
 # Quote marks and other punctuation inside a word are odd too ("»" of hp-roman8 in "ya±»yorum",
-# "jeś" in Latin-2 read as cp1252 "je¶li"); apostrophes and Catalan's "l·l" are not.
+# "jeś" in Latin-2 read as cp1252 "je¶li"); apostrophes, Catalan's "l·l" and the full-width
+# punctuation of scripts written without spaces ("晴れてきました。私たち") are not.
 _PUNCTUATION = frozenset({"Pi", "Pf", "Po"})
 _IN_WORDS = frozenset("\u2018\u2019\u00b7")
 _TONE_BEARERS = frozenset("aeiouyâêôơưă")
@@ -93,7 +94,7 @@ def oddness(text: str, encoding: str) -> tuple[int, int]:
             if kind == "Mn":
                 odd += _needless_mark(prev, ch, encoding)
                 continue  # a mark belongs to its letter
-            stray = kind in _SYMBOL or (kind in _PUNCTUATION and ch not in _IN_WORDS)
+            stray = kind in _SYMBOL or (kind in _PUNCTUATION and ch not in _IN_WORDS and not _wide(ch))
             if stray and (prev.isalpha() or gap):
                 gap += 1
                 prev = ch
@@ -140,6 +141,11 @@ def _needless_mark(letter: str, mark: str, encoding: str) -> int:
     except (UnicodeEncodeError, LookupError):
         return 0
     return 1
+
+
+def _wide(ch: str) -> bool:
+    # Chinese and Japanese write no spaces, so "、" and "。" stand between two letters
+    return unicodedata.east_asian_width(ch) in "WF"
 
 
 def _latin(ch: str) -> bool:

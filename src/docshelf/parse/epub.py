@@ -22,6 +22,7 @@ _NS = {
     "dc": "http://purl.org/dc/elements/1.1/",
 }
 _XHTML = frozenset({"application/xhtml+xml", "text/html"})
+_NCX = "application/x-dtbncx+xml"
 
 
 def _xml(archive: zipfile.ZipFile, name: str, path: str) -> ElementTree.Element:
@@ -36,7 +37,9 @@ def _xml(archive: zipfile.ZipFile, name: str, path: str) -> ElementTree.Element:
 
 class EpubParser:
     """EPUB 2/3: every spine document is a chapter whose title (its first heading, else
-    "Chapter N") becomes a level-1 heading; the chapter's own headings nest under it."""
+    "Chapter N") becomes a level-1 heading; the chapter's own headings nest under it. The
+    navigation document (its contents list) is one too, and an EPUB 2 book's NCX table of
+    contents a "Contents" chapter."""
 
     name: str = "epub"
     extensions: tuple[str, ...] = (".epub",)
@@ -45,6 +48,7 @@ class EpubParser:
     def __init__(self, limits: ParseLimits | None = None) -> None:
         self.limits = limits or ParseLimits()
         self.html = HtmlParser(self.limits)
+        self.nav_html = HtmlParser(self.limits, keep_nav=True)
 
     def parse(self, data: bytes, path: str) -> ParsedDocument:
         """Read the chapters of the book in ``data``."""
@@ -58,27 +62,31 @@ class EpubParser:
                 raise ParseError(f"{path}: is not a valid EPUB (no package document listed); exclude it")
             opf = _xml(archive, opf_name, path)
             base = posixpath.dirname(opf_name)
-            items = {
-                item.get("id"): (item.get("href") or "", item.get("media-type") or "")
-                for item in opf.iterfind(".//opf:manifest/opf:item", _NS)
-            }
+            items = {item.get("id"): item for item in opf.iterfind(".//opf:manifest/opf:item", _NS)}
             title_el = opf.find(".//opf:metadata/dc:title", _NS)
             title = " ".join((title_el.text or "").split()) if title_el is not None else ""
+            # the navigation document (EPUB 3), read with its <nav> lists: in the spine or not
+            navs = [i for i, item in items.items() if "nav" in (item.get("properties") or "").split()]
+            spine = [ref.get("idref") for ref in opf.iterfind(".//opf:spine/opf:itemref", _NS)]
             builder = TextBuilder()
             chapters = 0
-            for ref in opf.iterfind(".//opf:spine/opf:itemref", _NS):
+            for idref in [*spine, *(i for i in navs if i not in spine)]:
                 deadline.check()
-                href, media = items.get(ref.get("idref"), ("", ""))
-                if media not in _XHTML or not href:
+                item = items.get(idref)
+                href = (item.get("href") or "") if item is not None else ""
+                if item is None or item.get("media-type") not in _XHTML or not href:
                     continue
                 name = posixpath.normpath(posixpath.join(base, unquote(href)))
+                html = self.nav_html if idref in navs else self.html
                 try:
-                    chapter = self.html.parse(archive.read(name), f"{path}/{name}")
+                    chapter = html.parse(archive.read(name), f"{path}/{name}")
                 except KeyError:
                     continue  # listed but missing: the rest of the book is still readable
                 if chapter.text.strip():
                     chapters += 1
                     _add_chapter(builder, chapter, chapters)
+            if not navs:
+                chapters += _add_ncx(builder, archive, opf, items, base, path)
         if not builder.text:
             raise ParseError(f"{path}: EPUB has no readable text (images only, or DRM-protected?)")
         return ParsedDocument(
@@ -88,6 +96,53 @@ class EpubParser:
             title=title or None,
             metadata={"chapters": chapters},
         )
+
+
+def _add_ncx(
+    builder: TextBuilder,
+    archive: zipfile.ZipFile,
+    opf: ElementTree.Element,
+    items: dict[str | None, ElementTree.Element],
+    base: str,
+    path: str,
+) -> int:
+    """An EPUB 2 table of contents (the spine's NCX) as a "Contents" chapter; 1 when added."""
+    spine = opf.find(".//opf:spine", _NS)
+    ncx = items.get(spine.get("toc") if spine is not None else None)
+    if ncx is None:
+        ncx = next((i for i in items.values() if i.get("media-type") == _NCX), None)
+    if ncx is None or not ncx.get("href"):
+        return 0
+    name = posixpath.normpath(posixpath.join(base, unquote(ncx.get("href") or "")))
+    try:
+        root = _xml(archive, name, path)
+    except ParseError:
+        return 0  # a broken table of contents is no reason to lose the book
+    nav_map = next((el for el in root.iter() if _local(el.tag) == "navMap"), None)
+    if nav_map is None:
+        return 0
+    lines: list[str] = []
+
+    def walk(parent: ElementTree.Element, depth: int) -> None:
+        for point in parent:
+            if _local(point.tag) != "navPoint":
+                continue
+            label = next((el for el in point.iter() if _local(el.tag) == "text"), None)
+            text = " ".join((label.text or "").split()) if label is not None else ""
+            if text:
+                lines.append("  " * depth + "- " + text)
+            walk(point, depth + 1)
+
+    walk(nav_map, 0)
+    if not lines:
+        return 0
+    builder.heading("Contents", 1)
+    builder.add("\n".join(lines), "list")
+    return 1
+
+
+def _local(tag: str) -> str:
+    return tag.rpartition("}")[2]
 
 
 def _add_chapter(builder: TextBuilder, chapter: ParsedDocument, number: int) -> None:

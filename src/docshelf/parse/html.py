@@ -35,8 +35,9 @@ _AS_CP1252 = frozenset({"latin_1", "iso8859_1", "ascii", "cp1252"})
 
 
 class _Extractor(_StdlibHTMLParser):
-    def __init__(self) -> None:
+    def __init__(self, keep_nav: bool = False) -> None:
         super().__init__(convert_charrefs=True)
+        self._drops = _DROP - {"nav"} if keep_nav else _DROP
         self.builder = TextBuilder()
         self.title: str | None = None
         self.first_h1: str | None = None
@@ -97,10 +98,12 @@ class _Extractor(_StdlibHTMLParser):
             self._in_title = True
             return
         if self._drop:
-            if tag == self._drop[-1] or tag in _DROP:
+            if tag == self._drop[-1] or tag in self._drops:
                 self._drop.append(tag)
             return
-        if tag in _DROP:
+        # a navigation list kept (an e-book's contents) unless hidden: no reader shows those
+        # (EPUB's page-list and landmarks)
+        if tag in self._drops or (tag == "nav" and any(name == "hidden" for name, _ in attrs)):
             self._drop.append(tag)
             return
         if tag == "br":
@@ -184,13 +187,14 @@ class HtmlParser:
     name: str = "html"
     extensions: tuple[str, ...] = (".html", ".htm", ".xhtml")
 
-    def __init__(self, limits: ParseLimits | None = None) -> None:
+    def __init__(self, limits: ParseLimits | None = None, keep_nav: bool = False) -> None:
         self.limits = limits or ParseLimits()
+        self.keep_nav = keep_nav  # <nav> is a site's menu on the web, an e-book's contents
 
     def parse(self, data: bytes, path: str) -> ParsedDocument:
         """Decode ``data`` and extract its text blocks."""
         deadline = self.limits.deadline(path)
-        extractor = _Extractor()
+        extractor = _Extractor(self.keep_nav)
         text, encoding = read_text(data, path, _declared(data))
         for start in range(0, len(text), _FEED_CHARS):  # pieces, so the time limit is checked
             deadline.check()

@@ -19,6 +19,7 @@ MAX_PIXELS = 150_000_000
 """Larger images are refused: decoding one would take gigabytes (a "pixel bomb")."""
 
 _BLANK_LINES = re.compile(r"\n[ \t]*\n\s*")
+_BOMB_SIZE = re.compile(r"\((\d+) pixels\)")
 _MAGIC = {
     ".png": (b"\x89PNG\r\n\x1a\n",),
     ".jpg": (b"\xff\xd8\xff",),
@@ -43,9 +44,11 @@ def _pixels(data: bytes, path: str) -> int | None:
     try:
         with native_stderr_to_log(path), Image.open(io.BytesIO(data)) as img:
             return int(img.width) * int(img.height)
-    except Image.DecompressionBombError:
-        # Pillow refuses to even open images over twice its own limit (~179 MP): too large
-        return 2 * (Image.MAX_IMAGE_PIXELS or MAX_PIXELS)
+    except Image.DecompressionBombError as exc:
+        # Pillow refuses to even open images over twice its own limit (~179 MP); its message
+        # holds the size ("Image size (1600000000 pixels) exceeds limit of ...")
+        m = _BOMB_SIZE.search(str(exc))
+        return int(m.group(1)) if m else 2 * (Image.MAX_IMAGE_PIXELS or MAX_PIXELS)
     except Exception:  # Pillow may lack a codec Tesseract has; let Tesseract decide
         return None
 

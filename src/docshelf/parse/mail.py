@@ -24,6 +24,45 @@ __all__ = ["EmlParser", "MboxParser", "MsgParser"]
 
 _MBOX_FROM = re.compile(rb"(?:^|\n)From [^\n]*\n")
 _MAX_MESSAGES = 100_000
+MAX_MIME_DEPTH = 100
+"""Deeper nesting is refused: real mail nests a few levels, and the standard library's parser
+recurses once per level (a thousand levels overflowed its stack)."""
+
+
+class _TooDeep(Exception):
+    pass
+
+
+def _parse(data: bytes) -> EmailMessage:
+    """One message, parsed; _TooDeep when its parts nest deeper than MAX_MIME_DEPTH."""
+    try:
+        message = email.message_from_bytes(data, policy=policy.default)
+    except RecursionError:
+        raise _TooDeep from None
+    if _depth(message) > MAX_MIME_DEPTH:
+        raise _TooDeep
+    assert isinstance(message, EmailMessage)  # policy.default's message class
+    return message
+
+
+def _depth(message: Message) -> int:
+    """How deep ``message``'s parts nest (1: not multipart), counted without recursion."""
+    deepest = 0
+    stack = [(message, 1)]
+    while stack:
+        part, depth = stack.pop()
+        deepest = max(deepest, depth)
+        payload = part.get_payload() if part.is_multipart() else None
+        if isinstance(payload, list) and depth <= MAX_MIME_DEPTH:
+            stack.extend((p, depth + 1) for p in payload if isinstance(p, Message))
+    return deepest
+
+
+def _too_deep(path: str) -> ParseError:
+    return ParseError(
+        f"{path}: MIME parts nested deeper than {MAX_MIME_DEPTH} levels (no real mail nests so deep); "
+        "exclude it"
+    )
 
 
 def _html_text(html: str, path: str) -> str:
@@ -91,7 +130,10 @@ class EmlParser:
 
     def parse(self, data: bytes, path: str) -> ParsedDocument:
         """Read the message in ``data``."""
-        message = email.message_from_bytes(data, policy=policy.default)
+        try:
+            message = _parse(data)
+        except _TooDeep:
+            raise _too_deep(path) from None
         if not message.keys():
             raise ParseError(f"{path}: is not an e-mail message (no headers); exclude it")
         builder = TextBuilder()
@@ -115,14 +157,25 @@ class MboxParser:
             raise ParseError(f"{path}: is not an mbox mailbox (no 'From ' line); exclude it")
         ends = [*(m.start() for m in _MBOX_FROM.finditer(data)), len(data)][1 : len(starts) + 1]
         builder = TextBuilder()
+        too_deep = 0
         for start, end in zip(starts, ends, strict=True):
             raw = re.sub(rb"(?m)^>(>*From )", rb"\1", data[start:end])  # mboxrd quoting
-            _add_message(builder, email.message_from_bytes(raw, policy=policy.default), path)
+            try:
+                message = _parse(raw)
+            except _TooDeep:
+                too_deep += 1
+                continue
+            _add_message(builder, message, path)
+        if too_deep == len(starts):
+            raise _too_deep(path)
+        metadata: dict[str, Any] = {"messages": len(starts)}
+        if too_deep:
+            metadata["unreadable_messages"] = too_deep  # nested deeper than MAX_MIME_DEPTH
         return ParsedDocument(
             text=builder.text,
             sections=builder.sections,
             file_type=self.name,
-            metadata={"messages": len(starts)},
+            metadata=metadata,
         )
 
 

@@ -9,10 +9,11 @@ from typing import Any
 
 from docshelf.errors import ParseError
 from docshelf.parse.assemble import TextBuilder, missing_library
+from docshelf.parse.garble import garbled
 from docshelf.parse.limits import Deadline, ParseLimits
 from docshelf.parse.ocr import ocr_image, tesseract_path
 from docshelf.parse.pdf_pypdf import PypdfPages, largest_image, read_pypdf
-from docshelf.parse.pdf_text import PdfContent, add_pages, drop_running_lines
+from docshelf.parse.pdf_text import PdfContent, add_pages, drop_running_lines, wide
 from docshelf.types import ParsedDocument
 
 __all__ = ["PdfParser"]
@@ -27,8 +28,10 @@ class PdfParser:
     Pages without a text layer (scans) are read by OCR when it is on and Tesseract is
     installed (``metadata["ocr_pages"]``); those left empty are listed in
     ``metadata["pages_without_text"]``, and a PDF with no text on any page is refused with
-    the reason. Printed page labels ("iv", "A-3"), when the PDF defines them, go to
-    ``metadata["page_labels"]``; the library that read the text to ``metadata["pdf_library"]``.
+    the reason. Pages whose text layer is mojibake in both libraries are OCR'd the same way, or
+    listed in ``metadata["garbled_pages"]``. Printed page labels ("iv", "A-3"), when the PDF
+    defines them, go to ``metadata["page_labels"]``; the library that read the text to
+    ``metadata["pdf_library"]``.
     """
 
     name: str = "pdf"
@@ -53,12 +56,20 @@ class PdfParser:
         texts = {n: t for n, t in enumerate(pages, start=1) if t.strip()}
         texts.update(ocr)
         add_pages(builder, texts, content.outline)
+        garbled_pages = [i + 1 for i in content.garbled_pages]
         if pages and not builder.text:
+            if garbled_pages:
+                raise ParseError(
+                    f"{path}: its text layer is mojibake on {len(garbled_pages)} of its {len(pages)} "
+                    f"page(s) (a font without a usable ToUnicode map) and the others have none; {why_not}"
+                )
             raise ParseError(f"{path}: no text layer on any of its {len(pages)} page(s) (a scan?); {why_not}")
         metadata: dict[str, Any] = {"pages": len(pages), "pdf_library": content.library}
-        empty = [n for n in range(1, len(pages) + 1) if n not in texts]
+        empty = [n for n in range(1, len(pages) + 1) if n not in texts and n not in garbled_pages]
         if empty:
             metadata["pages_without_text"] = empty
+        if garbled_pages:
+            metadata["garbled_pages"] = garbled_pages
         if content.failed_pages:
             metadata["unreadable_pages"] = [i + 1 for i in content.failed_pages]
         if ocr:
@@ -87,7 +98,9 @@ class PdfParser:
             raise
         except Exception as first:  # PDFium cannot open it: pypdf repairs some files it rejects
             try:
-                return read_pypdf(data, path, self.limits.max_pages, deadline)
+                content = read_pypdf(data, path, self.limits.max_pages, deadline)
+                _drop_garbled(content)
+                return content
             except ParseError:
                 raise
             except PermissionError:
@@ -154,28 +167,46 @@ def _page_images(
 
 
 def _split_score(text: str) -> tuple[float, int]:
-    """(share of one-letter words, letters in words of 4+ letters) of a page's text."""
-    words = _LETTERS.findall(text)
+    """(share of one-letter words, letters in words of 4+ letters) of a page's text; Chinese
+    and Japanese runs left out: written without spaces, and vertically one character per line,
+    they hold no words to count (Korean, written with spaces, stays)."""
+    words = [w for w in _LETTERS.findall(text) if not wide(w[0]) or "\uac00" <= w[0] <= "\ud7a3"]
     if len(words) < 20:
         return 0.0, 0
     return sum(len(w) == 1 for w in words) / len(words), sum(len(w) for w in words if len(w) >= 4)
 
 
 def _second_opinion(content: PdfContent, pypdf: PypdfPages, deadline: Deadline) -> None:
-    """Pages PDFium could not read, or whose words it split into letters ("Nort h Buon a"),
-    read again with pypdf; its text is kept when it holds clearly more whole words."""
+    """Pages PDFium could not read, whose words it split into letters ("Nort h Buon a"), or
+    whose text is mojibake (`garbled`), read again with pypdf. Its text is kept when it holds
+    clearly more whole words, or reads where PDFium's was mojibake; a page both read as
+    mojibake is left empty (for OCR) and listed in ``garbled_pages``."""
     for i, text in enumerate(content.pages):
         share, letters = _split_score(text)
-        if i not in content.failed_pages and share <= _SPLIT_WORDS:
+        bad = garbled(text)
+        if i not in content.failed_pages and share <= _SPLIT_WORDS and not bad:
             continue
         deadline.check()
         other = pypdf.text(i)
-        if other is None:
+        if other is not None and garbled(other):
+            other = None
+        if bad:
+            content.pages[i] = other if other is not None and other.strip() else ""
+            if not content.pages[i]:
+                content.garbled_pages.append(i)
+        elif other is None:
             continue
-        if i in content.failed_pages:
+        elif i in content.failed_pages:
             if other.strip():
                 content.pages[i] = other
                 content.failed_pages.remove(i)
-            continue
-        if _split_score(other)[1] > 1.1 * letters:
+        elif _split_score(other)[1] > 1.1 * letters:
             content.pages[i] = other
+
+
+def _drop_garbled(content: PdfContent) -> None:
+    """pypdf read the file alone: its mojibake pages are left empty (for OCR) and listed."""
+    for i, text in enumerate(content.pages):
+        if garbled(text):
+            content.pages[i] = ""
+            content.garbled_pages.append(i)

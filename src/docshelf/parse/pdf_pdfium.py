@@ -37,6 +37,16 @@ def _annot_string(raw: Any, annot: Any, key: bytes) -> str:
     return buf.raw[:size].decode("utf-16-le", "replace").rstrip("\x00")
 
 
+def _field_value(raw: Any, formenv: Any, annot: Any) -> str:
+    """A form field's value, inherited from the field a widget belongs to."""
+    size = int(raw.FPDFAnnot_GetFormFieldValue(formenv, annot, None, 0))
+    if size <= 2:
+        return ""
+    buf = ctypes.create_string_buffer(size)
+    raw.FPDFAnnot_GetFormFieldValue(formenv, annot, ctypes.cast(buf, ctypes.POINTER(raw.FPDF_WCHAR)), size)
+    return buf.raw[:size].decode("utf-16-le", "replace").rstrip("\x00")
+
+
 def _annotation_texts(raw: Any, pdf: Any, page: Any) -> list[str]:
     """Values of form fields and the text of comments (notes, free text) on ``page``."""
     out: list[str] = []
@@ -51,15 +61,16 @@ def _annotation_texts(raw: Any, pdf: Any, page: Any) -> list[str]:
             subtype = raw.FPDFAnnot_GetSubtype(annot)
             if subtype in skip_types:
                 continue
-            keys = [b"Contents"]
+            texts = [_annot_string(raw, annot, b"Contents")]
             if subtype == raw.FPDF_ANNOT_WIDGET:
                 if formenv is not None and raw.FPDFAnnot_GetFormFieldType(formenv, annot) in toggles:
                     continue
-                keys.append(b"V")
-            for key in keys:
-                text = _annot_string(raw, annot, key)
-                if text.strip():
-                    out.append(text)
+                texts.append(_annot_string(raw, annot, b"V"))
+                if formenv is not None and not texts[-1].strip():
+                    # a widget that is a kid of its field: the value sits on the field, and an
+                    # appearance drawn before it was filled in shows nothing when flattened
+                    texts.append(_field_value(raw, formenv, annot))
+            out.extend(text for text in texts if text.strip())
         finally:
             raw.FPDFPage_CloseAnnot(annot)
     return out

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 
 from docshelf.parse.assemble import TextBuilder
 
-__all__ = ["PdfContent", "add_pages", "drop_running_lines", "normalise_page_text"]
+__all__ = ["PdfContent", "add_pages", "drop_running_lines", "normalise_page_text", "wide"]
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f]")
 # PDFium marks a hyphen it found at a line end with U+0002 and drops the line break
@@ -19,6 +20,7 @@ _BLANK_LINES = re.compile(r"\n[ \t\r\f\v]*\n\s*")
 _DIGITS = re.compile(r"\d+")
 _EDGE_LINES = 3  # lines at the top and bottom of a page where running headers and footers sit
 _MAX_RUNNING_CHARS = 120
+_VERTICAL_RUN = 3  # lines of one full-width character in a row that are a column
 
 
 @dataclass
@@ -31,6 +33,7 @@ class PdfContent:
     labels: list[str] | None = None
     title: str | None = None
     failed_pages: list[int] = field(default_factory=list)  # 0-based pages the library could not read
+    garbled_pages: list[int] = field(default_factory=list)  # 0-based pages whose text was mojibake
 
 
 def _join_pdfium_hyphen(m: re.Match[str]) -> str:
@@ -47,7 +50,33 @@ def normalise_page_text(text: str) -> str:
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     text = _PDFIUM_HYPHEN.sub(_join_pdfium_hyphen, text)
     text = _LINE_HYPHEN.sub(_join_line_hyphen, text)
-    return _CONTROL.sub("", text)
+    return _join_vertical(_CONTROL.sub("", text))
+
+
+def wide(ch: str) -> bool:
+    """Whether ``ch`` is a full-width (Chinese, Japanese, Korean) character."""
+    return unicodedata.east_asian_width(ch) in "WF"
+
+
+def _join_vertical(text: str) -> str:
+    """Vertical writing that PDFium read as one character a line, joined back into lines: a
+    word spread over lines is no word to a search."""
+    if "\n" not in text:
+        return text
+    out: list[str] = []
+    run: list[str] = []
+    for line in [*text.split("\n"), ""]:
+        ch = line.strip()
+        if len(ch) == 1 and wide(ch):
+            run.append(ch)
+            continue
+        if len(run) >= _VERTICAL_RUN:
+            out.append("".join(run))
+        else:
+            out.extend(run)
+        run = []
+        out.append(line)
+    return "\n".join(out[:-1])
 
 
 def _key(line: str) -> str:

@@ -80,18 +80,25 @@ def _rows(package: Package, sheet: str, strings: list[str], dates: set[int], bas
     with package.archive.open(package.names.get(sheet) or package.lower[sheet.lower()]) as fh:
         row: dict[int, Any] = {}
         number = 0
+        col = -1
         for _, el in ElementTree.iterparse(fh, events=("end",)):
             name = local(el.tag)
             if name == "c":
-                row[_col(el.get("r") or "")] = _value(el, strings, dates, base)
+                # r is optional: a cell without one is the one after the previous cell
+                col = _col(el.get("r") or "") if el.get("r") else col + 1
+                if col < 0:
+                    col = max(row, default=-1) + 1
+                row[col] = _value(el, strings, dates, base)
                 el.clear()
             elif name == "row":
                 deadline.check()
-                number = int(el.get("r") or number + 1)
+                ref = el.get("r") or ""
+                number = int(ref) if ref.isdigit() else number + 1
                 if row:
                     width = max(row) + 1
                     yield number, [row.get(i) for i in range(width)]
                 row = {}
+                col = -1
                 el.clear()
 
 

@@ -1,7 +1,8 @@
 """The MCP server: tools, resources and prompts over a docshelf shelf (stdio or streamable HTTP).
 
-Its face for the CLI, which starts it (`docshelf serve`) and registers it with clients
-(`docshelf install`); the modules load on first use, so `docshelf install` loads no MCP server.
+Its face for the CLI, which starts it (`docshelf serve`), serves the web page alone on loopback
+(`docshelf ui`) and registers it with clients (`docshelf install`); the modules load on first
+use, so `docshelf install` loads no MCP server.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from docshelf.server.app import build_server, create_server
-    from docshelf.server.http import serve_http
+    from docshelf.server.http import serve_http, serve_page
     from docshelf.server.install import apply_plan, plan_install, server_command
     from docshelf.server.token import load_or_create_token
 
@@ -21,6 +22,7 @@ __all__ = [
     "load_or_create_token",
     "plan_install",
     "serve_http",
+    "serve_page",
     "server_command",
 ]
 
@@ -29,6 +31,7 @@ _LAZY = {
     "create_server": "docshelf.server.app",
     "load_or_create_token": "docshelf.server.token",
     "serve_http": "docshelf.server.http",
+    "serve_page": "docshelf.server.http",
     "apply_plan": "docshelf.server.install",
     "plan_install": "docshelf.server.install",
     "server_command": "docshelf.server.install",

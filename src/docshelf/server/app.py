@@ -36,6 +36,7 @@ def build_server(settings: Settings, source: Shelf | None = None) -> tuple[MCPSe
     starts too, its instructions and every tool call saying why.
     """
     from docshelf.server.feed import StatusFeed
+    from docshelf.server.icons import server_icons
     from docshelf.server.protocol import install_protocol_fixes
     from docshelf.server.resources import register_prompts, register_resources
     from docshelf.server.tools import register_read_tools
@@ -58,6 +59,7 @@ def build_server(settings: Settings, source: Shelf | None = None) -> tuple[MCPSe
         description="Local-first hybrid, multilingual document search with citations",
         instructions=instructions(shelf.settings, summary, broken),
         version=__version__,
+        icons=server_icons(),
         log_level="WARNING",
         subscriptions=feed.bus,
         lifespan=feed.lifespan,

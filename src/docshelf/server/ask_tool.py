@@ -121,4 +121,9 @@ def register_answer_tool(server: MCPServer, shelf: Shelf) -> None:
         "paged files), plus the passages used, most relevant first. If you can read and reason "
         "yourself, search + read_passage gives you the sources directly."
     )
-    server.add_tool(ask_question, title="Ask a question (LLM)", description=description, annotations=ASK)
+    from docshelf.server.icons import tool_icons
+
+    server.add_tool(
+        ask_question, title="Ask a question (LLM)", description=description, annotations=ASK,
+        icons=tool_icons("ask_question"),
+    )  # fmt: skip

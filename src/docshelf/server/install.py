@@ -56,6 +56,17 @@ class InstallPlan:
     text: str | None = None
     note: str | None = None  # one line for stderr: what the merge could not keep
 
+    @property
+    def unchanged(self) -> bool:
+        """The file holds ``text`` already: installing again writes nothing, backs up nothing."""
+        if self.path is None or self.text is None:
+            return False
+        try:
+            with self.path.open(encoding="utf-8", newline="") as fh:
+                return fh.read() == self.text
+        except (OSError, UnicodeDecodeError):
+            return False
+
 
 def _config_path(client: str) -> Path:
     home = Path.home()
@@ -242,9 +253,12 @@ def apply_plan(plan: InstallPlan) -> Path | None:
     """Write the config (backing up the old file first); returns the backup's path, if any.
 
     A config that is a link (a dotfile manager's) is written where it points; the new file keeps
-    the old one's permissions (a 0600 file holding other servers' tokens stays 0600).
+    the old one's permissions (a 0600 file holding other servers' tokens stays 0600). A file that
+    holds the entry already is left alone: each re-run made one more identical backup.
     """
     assert plan.path is not None and plan.text is not None
+    if plan.unchanged:
+        return None
     target = plan.path.resolve() if plan.path.is_symlink() else plan.path
     target.parent.mkdir(parents=True, exist_ok=True)
     backup = None

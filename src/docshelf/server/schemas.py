@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = [
     "DocumentList",
     "DocumentRange",
+    "GrepLines",
     "IndexStatus",
     "Passages",
     "SearchHits",
@@ -81,6 +82,36 @@ class DocumentRange(_Out):
     total_chars: int
     total_lines: int
     citation: str
+    note: str | None = None
+    next_cursor: str | None = None
+    untrusted_content: str
+
+
+class GrepLine(_Out):
+    citation: str = Field(description="path:LINE, or file.pdf#page=N (line is then within the page)")
+    line: int
+    page: int | None = None
+    heading: str | None = None
+    text: str = Field(description="the matching line; a very long one cut around the match (…)")
+    spans: list[list[int]] = Field(description="[start, end) of each match in text")
+    before: list[str] | None = None
+    after: list[str] | None = None
+
+
+class GrepCount(_Out):
+    collection: str
+    path: str
+    lines: int = Field(description="matching lines in this document")
+
+
+class GrepLines(_Out):
+    matches: list[GrepLine] | None = Field(None, description="output=content only")
+    counts: list[GrepCount] = Field(description="per document read in this call")
+    total_lines: int
+    documents_read: int
+    scanned: bool = Field(
+        description="no part of the pattern could be looked up: documents were read one by one"
+    )
     note: str | None = None
     next_cursor: str | None = None
     untrusted_content: str

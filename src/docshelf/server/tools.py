@@ -17,6 +17,7 @@ from pydantic import Field
 from docshelf import __version__
 from docshelf.errors import DocshelfError
 from docshelf.server.calls import answer
+from docshelf.server.icons import tool_icons
 from docshelf.server.limits import decode_cursor, encode_cursor, fit_items, json_tokens
 from docshelf.server.schemas import DocumentList, DocumentRange, IndexStatus, Passages, SearchHits
 from docshelf.shelf import SearchRequest, TextRange, document_uri, iso, join_notes, uri_for
@@ -40,7 +41,9 @@ def tool(
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
         description = " ".join((fn.__doc__ or "").split())
-        server.add_tool(fn, title=title, description=description, annotations=annotations)
+        server.add_tool(
+            fn, title=title, description=description, annotations=annotations, icons=tool_icons(fn.__name__)
+        )
         return fn
 
     return decorate
@@ -207,6 +210,7 @@ def _names(given: list[str] | str | None) -> tuple[str, ...]:
 
 def register_read_tools(server: MCPServer, shelf: Shelf) -> None:
     """Register the tools every server has."""
+    from docshelf.server.grep_tool import register_grep_tool
 
     @tool(server, "Search documents", READ_ONLY)
     async def search(
@@ -297,3 +301,5 @@ def register_read_tools(server: MCPServer, shelf: Shelf) -> None:
         """Counts per collection, model, last build, skipped files with reasons, and files new,
         changed or gone on disk since (stale; new_files counts the new ones)."""
         return await answer(shelf, lambda: status_payload(shelf), ctx)
+
+    register_grep_tool(server, shelf)

@@ -10,13 +10,27 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import anyio
 import anyio.to_thread
+from mcp.server.elicitation import ElicitationResult
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.resolve import Resolve
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from docshelf.errors import DocshelfError, EmbedError
+from docshelf.errors import DeclinedError, DocshelfError, EmbedError
 from docshelf.server.calls import no_index_message, off_loop
+from docshelf.server.confirm import (
+    Planned,
+    Removal,
+    ask_forget,
+    ask_ingest,
+    ask_reindex,
+    bind,
+    guard,
+    plan_forget,
+    plan_ingest,
+    plan_reindex,
+)
 from docshelf.server.instructions import refresh_instructions
 from docshelf.server.limits import fit_items, tool_result
 from docshelf.server.notices import Notices
@@ -165,6 +179,13 @@ def register_write_tools(server: MCPServer, shelf: Shelf, feed: StatusFeed) -> N
         await _announce(server, shelf, feed, ctx, payload)
         return tool_result(payload)
 
+    def declined(action: str, exc: DeclinedError) -> CallToolResult:
+        """Not an error: the user said no, and the index is as it was."""
+        return tool_result({"action": action, "removed": 0, "note": str(exc)})
+
+    bind(server, shelf)
+    allowed = shelf.settings.server.allow_ingest
+
     @tool(server, "Add documents", INGESTING)
     async def ingest(
         path: Annotated[
@@ -174,19 +195,24 @@ def register_write_tools(server: MCPServer, shelf: Shelf, feed: StatusFeed) -> N
             ),
         ],
         ctx: Context,
+        planned: Annotated[Planned, Resolve(plan_ingest)],
+        consent: Annotated[ElicitationResult[Removal], Resolve(ask_ingest)],
         collection: Annotated[str | None, Field(description="default: the folder's own")] = None,
     ) -> Annotated[CallToolResult, WriteReport]:
         """Index exactly this folder, file, web page or public Google Drive link (nothing else is
         synced): a new folder becomes a root of its own collection. Only folders the user allowed
         (default: inside those already indexed). Files gone from it are dropped; unchanged ones are
         skipped. Reports progress; can be cancelled."""
-        allowed = shelf.settings.server.allow_ingest
         if not shelf.exists() and not allowed:
             raise ToolError(no_index_message(shelf))
         try:
+            confirm = guard("ingest", planned, consent)
             report = await _indexing(
-                shelf, ctx, lambda p: shelf.ingest(path, collection, allowed=allowed, progress=p)
-            )
+                shelf, ctx,
+                lambda p: shelf.ingest(path, collection, allowed=allowed, progress=p, confirm=confirm),
+            )  # fmt: skip
+        except DeclinedError as exc:
+            return declined("ingest", exc)
         except (DocshelfError, _Cancelled) as exc:
             raise ToolError(str(exc) or "cancelled") from exc
         return await finish(ctx, _report("ingest", [report], budget))
@@ -195,22 +221,27 @@ def register_write_tools(server: MCPServer, shelf: Shelf, feed: StatusFeed) -> N
     async def forget(
         document: Annotated[str, Field(min_length=1, description="path, doc_id, URI, root folder or URL")],
         ctx: Context,
+        planned: Annotated[Planned, Resolve(plan_forget)],
+        consent: Annotated[ElicitationResult[Removal], Resolve(ask_forget)],
         collection: str | None = None,
     ) -> Annotated[CallToolResult, WriteReport]:
         """Remove one document (path, doc_id or URI) or a whole root folder (its absolute path) or
         URL from the index; files on disk are not touched. A document of a kept root comes back on
-        the next reindex unless excluded in docshelf.toml."""
+        the next reindex unless excluded in docshelf.toml. The user may be asked to confirm first."""
 
         def work() -> dict[str, Any]:
-            done = shelf.forget(document, collection)
+            done = shelf.forget(document, collection, confirm)
             return {
                 "action": "forget", "collection": done.collection, "removed": len(done.removed),
                 "removed_paths": done.removed, "note": None,
             }  # fmt: skip
 
         try:
+            confirm = guard("forget", planned, consent)
             await anyio.to_thread.run_sync(shelf.wait_for_model)
             payload = await off_loop(shelf, work)
+        except DeclinedError as exc:
+            return declined("forget", exc)
         except DocshelfError as exc:
             raise ToolError(str(exc)) from exc
         return await finish(ctx, payload)
@@ -218,16 +249,21 @@ def register_write_tools(server: MCPServer, shelf: Shelf, feed: StatusFeed) -> N
     @tool(server, "Re-index", REMOVING)
     async def reindex(
         ctx: Context,
+        planned: Annotated[Planned, Resolve(plan_reindex)],
+        consent: Annotated[ElicitationResult[Removal], Resolve(ask_reindex)],
         collection: str | None = None,
     ) -> Annotated[CallToolResult, WriteReport]:
         """Re-sync every root with the files on disk: new and changed files indexed, vanished ones
-        dropped. Incremental. Reports progress; can be cancelled."""
+        dropped (the user may be asked to confirm that first). Incremental. Reports progress; can be
+        cancelled."""
 
         def job(progress: Progress) -> list[IndexReport]:
-            return shelf.reindex(collection, progress)
+            return shelf.reindex(collection, progress, guard("reindex", planned, consent))
 
         try:
             reports = await _indexing(shelf, ctx, job)
+        except DeclinedError as exc:
+            return declined("reindex", exc)
         except (DocshelfError, _Cancelled) as exc:
             raise ToolError(str(exc) or "cancelled") from exc
         return await finish(ctx, _report("reindex", reports, budget))

@@ -20,12 +20,19 @@ from typing import TYPE_CHECKING, Any
 from docshelf.shelf.budget import estimate_tokens, prefix_within
 from docshelf.shelf.core import Shelf
 from docshelf.shelf.locations import Location, parse_location
+from docshelf.shelf.pages import PageImage
 from docshelf.shelf.reading import SCHEME, document_uri, uri_for
 from docshelf.shelf.searching import join_notes
 from docshelf.shelf.types import (
+    MAX_GREP,
     MAX_K,
     CollectionStatus,
     ForgetReport,
+    GrepCount,
+    GrepMatch,
+    GrepOutput,
+    GrepRequest,
+    GrepResult,
     IndexReport,
     Mode,
     Passage,
@@ -42,7 +49,7 @@ if TYPE_CHECKING:
     from docshelf.embed.prepare import Preparation
     from docshelf.embed.prepare import listen as on_model_preparation
     from docshelf.index.report import SyncReport, group_skipped, reason_kind
-    from docshelf.index.sync import Progress
+    from docshelf.index.sync import Confirm, Progress
     from docshelf.index.watch import Watcher
     from docshelf.search.confidence import Evidence
     from docshelf.search.results import Hit, SearchResult
@@ -54,6 +61,7 @@ if TYPE_CHECKING:
     from docshelf.store.copy import CopyReport
 
 __all__ = [
+    "MAX_GREP",
     "MAX_K",
     "SCHEME",
     "Answer",
@@ -61,15 +69,22 @@ __all__ = [
     "Check",
     "Chunk",
     "CollectionStatus",
+    "Confirm",
     "CopyReport",
     "DocumentRecord",
     "EvalRun",
     "Evidence",
     "ForgetReport",
+    "GrepCount",
+    "GrepMatch",
+    "GrepOutput",
+    "GrepRequest",
+    "GrepResult",
     "Hit",
     "IndexReport",
     "Location",
     "Mode",
+    "PageImage",
     "Passage",
     "PassageWindow",
     "Preparation",
@@ -109,6 +124,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "group_skipped": ("docshelf.index.report", "group_skipped"),
     "reason_kind": ("docshelf.index.report", "reason_kind"),
     "Progress": ("docshelf.index.sync", "Progress"),
+    "Confirm": ("docshelf.index.sync", "Confirm"),
     "Watcher": ("docshelf.index.watch", "Watcher"),
     "Evidence": ("docshelf.search.confidence", "Evidence"),
     "Hit": ("docshelf.search.results", "Hit"),

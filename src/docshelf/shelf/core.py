@@ -16,15 +16,25 @@ from typing import TYPE_CHECKING, Any
 
 from docshelf.shelf import reading, searching
 from docshelf.shelf.parts import Parts
-from docshelf.shelf.types import ForgetReport, IndexReport, PassageWindow, SearchRequest, Status, TextRange
+from docshelf.shelf.types import (
+    ForgetReport,
+    GrepRequest,
+    GrepResult,
+    IndexReport,
+    PassageWindow,
+    SearchRequest,
+    Status,
+    TextRange,
+)
 
 if TYPE_CHECKING:
     from docshelf.answer import Answer
     from docshelf.config import Settings
     from docshelf.embed.base import Embedder
-    from docshelf.index.sync import Progress
+    from docshelf.index.sync import Confirm, Progress
     from docshelf.index.watch import Watcher
     from docshelf.search.results import SearchResult
+    from docshelf.shelf.pages import PageImage
     from docshelf.store.base import DocumentRecord, Store
     from docshelf.store.copy import CopyReport
     from docshelf.types import Summary
@@ -124,6 +134,14 @@ class Shelf:
         req = request if isinstance(request, SearchRequest) else SearchRequest(request, **options)
         return searching.search(self._parts, req)
 
+    def grep(self, request: GrepRequest | str, /, **options: Any) -> GrepResult:
+        """Every line a phrase (or, with ``regex=True``, an RE2 regular expression) matches, cited as
+        ``path:LINE`` or ``file.pdf#page=N``; ``options`` are GrepRequest fields."""
+        from docshelf.shelf import grep as grep_use
+
+        req = request if isinstance(request, GrepRequest) else GrepRequest(request, **options)
+        return grep_use.grep(self._parts, req)
+
     def read_passage(self, chunk_id: str, before: int = 0, after: int = 0) -> PassageWindow:
         """A search hit's stored passage with up to ``before``/``after`` neighbours."""
         return reading.passages(self._parts.store, chunk_id, before, after)
@@ -144,6 +162,19 @@ class Shelf:
         registry = parts.registry(doc.collection)
         max_bytes = int(parts.collection_settings(doc.collection).sources.max_file_mb * 1_048_576)
         return reading.read_range(parts.store, registry, doc, lines, chars, page, max_tokens, max_bytes)
+
+    def page_image(
+        self, document: str | DocumentRecord, page: int | None = None, *, chunk_id: str | None = None,
+        width: int = 1000, collection: str | None = None,
+    ) -> PageImage:  # fmt: skip
+        """A PDF page drawn as a PNG ``width`` pixels wide (default: the page of ``chunk_id``), with
+        that passage's lines boxed where the text layer places them."""
+        from docshelf.shelf import pages
+
+        parts = self._parts
+        doc = document if not isinstance(document, str) else self.find_document(document, collection)
+        max_bytes = int(parts.collection_settings(doc.collection).sources.max_file_mb * 1_048_576)
+        return pages.page_image(parts.store, doc, page, chunk_id, width, max_bytes)
 
     def list_documents(
         self, collection: str | None = None, path_glob: str | None = None
@@ -196,33 +227,45 @@ class Shelf:
 
     def ingest(
         self, target: str, collection: str | None = None, *, allowed: Sequence[Path] = (),
-        progress: Progress | None = None,
+        progress: Progress | None = None, confirm: Confirm | None = None,
     ) -> IndexReport:  # fmt: skip
         """Index exactly one folder, file, URL or Drive link on behalf of an agent (the MCP `ingest`).
 
         A local path must lie inside ``allowed`` (none given: inside a root already indexed); a new
         folder goes to ``collection``, else its own (named by its docshelf.toml, else by the folder).
+        ``confirm(collection, paths, None)`` is asked, before anything is written, with the documents
+        the sync would remove (maybe none); False raises DeclinedError with nothing changed.
         """
         from docshelf.shelf import indexing
 
-        return indexing.ingest(self._parts, target, collection, allowed, progress)
+        return indexing.ingest(self._parts, target, collection, allowed, progress, confirm)
 
-    def reindex(self, collection: str | None = None, progress: Progress | None = None) -> list[IndexReport]:
-        """Re-sync every collection (or one) with the files on disk."""
+    def reindex(
+        self, collection: str | None = None, progress: Progress | None = None, confirm: Confirm | None = None
+    ) -> list[IndexReport]:
+        """Re-sync every collection (or one) with the files on disk; ``confirm`` as for ``ingest``
+        (a collection declined raises DeclinedError: those synced before it stay synced)."""
         names = self.collections()
         if collection and collection not in names:
             from docshelf.errors import NotFoundError
 
             raise NotFoundError(f"no collection {collection!r}; known: {', '.join(names) or 'none'}")
-        # a collection whose last root was forgotten has nothing to sync
-        wanted = [collection] if collection else [n for n in names if self.roots(n)]
-        return [self.index((), name, progress=progress, refetch=False) for name in wanted]
-
-    def forget(self, target: str, collection: str | None = None) -> ForgetReport:
-        """Remove a document (path, id, URI), a whole root folder, or what a URL brought in."""
         from docshelf.shelf import indexing
 
-        return indexing.forget(self._parts, target, collection)
+        # a collection whose last root was forgotten has nothing to sync
+        wanted = [collection] if collection else [n for n in names if self.roots(n)]
+        return [
+            indexing.index(self._parts, (), name, False, progress, False, confirm=confirm) for name in wanted
+        ]
+
+    def forget(
+        self, target: str, collection: str | None = None, confirm: Confirm | None = None
+    ) -> ForgetReport:
+        """Remove a document (path, id, URI), a whole root folder, or what a URL brought in;
+        ``confirm(collection, paths, root)`` is asked first (False: DeclinedError, nothing removed)."""
+        from docshelf.shelf import indexing
+
+        return indexing.forget(self._parts, target, collection, confirm)
 
     def reembed(self, progress: Progress | None = None) -> int:
         """Embed every stored chunk again with the configured model; returns chunks embedded."""

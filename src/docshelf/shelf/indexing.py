@@ -17,7 +17,7 @@ from docshelf.types import SkippedFile
 if TYPE_CHECKING:
     from docshelf.config import Settings
     from docshelf.index.report import SyncReport
-    from docshelf.index.sync import Progress
+    from docshelf.index.sync import Confirm, Progress
     from docshelf.shelf.parts import Parts
     from docshelf.store.base import Store
 
@@ -26,7 +26,7 @@ __all__ = ["forget", "index", "ingest"]
 
 def index(
     parts: Parts, targets: Sequence[str | Path], collection: str | None, reconfigure: bool,
-    progress: Progress | None, refetch: bool, agent: bool = False,
+    progress: Progress | None, refetch: bool, agent: bool = False, confirm: Confirm | None = None,
 ) -> IndexReport:  # fmt: skip
     """Sync exactly ``targets`` (folders, files, URLs) into their collection; none: every root.
     An ``agent``'s URLs may not reach local or private addresses (``web.agent_private_hosts``).
@@ -77,7 +77,7 @@ def index(
         )
         raise SourceError(f"nothing was fetched from {url}: {why or 'it has no page or file to index'}")
     scope = None if not targets or plan.force else [*fetched.roots, *inner, *named.files]
-    indexer = parts.indexer(collection, progress, plan.settings)
+    indexer = parts.indexer(collection, progress, plan.settings, confirm)
     report = indexer.sync(collection, fetched.roots, fetched.skipped, force=plan.force, scope=scope)
     _left_out(parts, collection, named.files, report)
     return IndexReport(report, fetched.fetched, fetched.unchanged, plan.origin, plan.changes, plan.notes)
@@ -132,8 +132,9 @@ def _config_collection(folder: Path, parts: Parts) -> str | None:
 
 
 def ingest(
-    parts: Parts, target: str, collection: str | None, allowed: Sequence[Path], progress: Progress | None
-) -> IndexReport:
+    parts: Parts, target: str, collection: str | None, allowed: Sequence[Path], progress: Progress | None,
+    confirm: Confirm | None = None,
+) -> IndexReport:  # fmt: skip
     """One folder, file, URL or Drive link, for an agent: a local path only inside ``allowed`` (none
     given: inside a root already indexed); a new folder joins its own collection, not the default."""
     from docshelf.shelf.allowed import check_allowed
@@ -169,10 +170,10 @@ def ingest(
         if collection is None and path.is_dir():
             resolved = path.resolve()
             collection = folder_collection(parts.store, resolved, _config_collection(resolved, parts))
-    return index(parts, [target], collection, False, progress, True, agent=True)
+    return index(parts, [target], collection, False, progress, True, agent=True, confirm=confirm)
 
 
-def forget(parts: Parts, target: str, collection: str | None) -> ForgetReport:
+def forget(parts: Parts, target: str, collection: str | None, confirm: Confirm | None = None) -> ForgetReport:
     """A URL (its mirror, or the one document fetched from it), a root folder, or one document."""
     from docshelf.shelf import reading
     from docshelf.sources.remote import drop_mirror, is_url
@@ -187,7 +188,7 @@ def forget(parts: Parts, target: str, collection: str | None) -> ForgetReport:
                     path = _url_target(store, settings, target)
                 except NotFoundError:
                     continue
-                removed = parts.indexer(name).forget(name, path)
+                removed = parts.indexer(name, confirm=confirm).forget(name, path)
                 root = path if path in store.collection_roots(name) or Path(path).is_absolute() else None
                 drop_mirror(settings, path)
                 return ForgetReport(name, removed, root)
@@ -202,9 +203,10 @@ def forget(parts: Parts, target: str, collection: str | None) -> ForgetReport:
             for name in names:
                 if resolved in store.collection_roots(name) or str(folder) in store.collection_roots(name):
                     root = resolved if resolved in store.collection_roots(name) else str(folder)
-                    return ForgetReport(name, parts.indexer(name).forget(name, root), root)
+                    return ForgetReport(name, parts.indexer(name, confirm=confirm).forget(name, root), root)
         doc = reading.find_document(store, target, collection)
-        return ForgetReport(doc.collection, parts.indexer(doc.collection).forget(doc.collection, doc.path))
+        indexer = parts.indexer(doc.collection, confirm=confirm)
+        return ForgetReport(doc.collection, indexer.forget(doc.collection, doc.path))
 
 
 def _url_target(store: Store, settings: Settings, url: str) -> str:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from docshelf.config import AnalyzeSettings, Settings
     from docshelf.embed.base import Embedder
     from docshelf.index.stale import StaleTracker
-    from docshelf.index.sync import Indexer, Progress
+    from docshelf.index.sync import Confirm, Indexer, Progress
     from docshelf.parse import ParserRegistry
     from docshelf.search.rerank import Reranker
     from docshelf.search.searcher import Searcher
@@ -249,6 +249,7 @@ class Parts:
         collection: str | None = None,
         progress: Progress | None = None,
         settings: Settings | None = None,
+        confirm: Confirm | None = None,
     ) -> Indexer:
         """An indexer with the collection's recorded settings (``settings`` in their place when
         given; none and no collection: this process's, as a re-embed of every collection uses)."""
@@ -260,8 +261,9 @@ class Parts:
         if settings is None:
             settings = self.settings.model_copy(update={"analyze": self._analyze})
         return Indexer(
-            self.store, self.model(), settings, registry, progress=progress, analyzer=self.analyzer
-        )
+            self.store, self.model(), settings, registry, progress=progress, analyzer=self.analyzer,
+            confirm=confirm,
+        )  # fmt: skip
 
     def tracker(self) -> StaleTracker:
         """The process's freshness tracker (a background thread on servers)."""

@@ -48,9 +48,6 @@ def document_uri(doc: DocumentRecord) -> str:
     return uri_for(doc.collection, doc.path)
 
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
-
-
 def parse_uri(uri: str) -> tuple[str, str]:
     """(collection, path) of a ``docshelf://collection/path`` URI, percent-decoded once."""
     collection, _, path = uri[len(SCHEME) :].partition("/")
@@ -78,7 +75,7 @@ def find_document(store: Store, ref: str, collection: str | None) -> DocumentRec
     path = check_relative(ref)
     found = [d for d in (store.get_document(name, path) for name in names) if d is not None]
     if len(found) > 1:
-        raise DocshelfError(
+        raise ConfigError(
             f"{path!r} is in several collections ({', '.join(d.collection for d in found)}); "
             "pass the collection or the docshelf:// URI"
         )
@@ -132,24 +129,11 @@ class DocumentText:
 
 
 def _from_chunks(store: Store, doc: DocumentRecord) -> str:
-    """Rebuild the text from stored chunks at their offsets. What no chunk holds (front matter,
-    blank lines between sections) is blank, with as many line breaks as the chunks' line numbers
-    say, so a cited line range reads the same lines as it did from the file."""
-    chunks = sorted(store.document_chunks(doc.id), key=lambda c: (c.char_start, -c.char_end))
-    end = max((c.char_end for c in chunks), default=0)
-    buf = [" "] * end
-    pos = breaks = 0  # text placed so far ends at ``pos`` and holds ``breaks`` line breaks
-    for c in chunks:
-        if c.char_start > pos:  # a gap: its line breaks go at its end, right before the chunk
-            n = max(0, min(c.line_start - 1 - breaks, c.char_start - pos))
-            buf[c.char_start - n : c.char_start] = "\n" * n
-            breaks += n
-            pos = c.char_start
-        buf[c.char_start : c.char_start + len(c.text)] = c.text
-        if c.char_end > pos:
-            breaks += len(_LINE_BREAK.findall(c.text, pos - c.char_start))
-            pos = c.char_end
-    return "".join(buf)
+    """Rebuild the text from stored chunks at their offsets (blank where no chunk holds text, with
+    the line breaks the chunks' line numbers say), so a cited line range reads the same lines."""
+    from docshelf.search.grep import stitch
+
+    return stitch(store.document_chunks(doc.id))
 
 
 def load_text(
@@ -286,15 +270,15 @@ def read_range(
     elif lines != (None, None):
         first, last = lines[0] or 1, lines[1] or total_lines
         if first > max(total_lines, 1):
-            raise DocshelfError(f"{doc.path} has {total_lines} lines; start line {first} is past the end")
+            raise ConfigError(f"{doc.path} has {total_lines} lines; start line {first} is past the end")
         if last < first:
-            raise DocshelfError(f"end line {last} is before start line {first}")
+            raise ConfigError(f"end line {last} is before start line {first}")
         start = index.line_start(first)
         end = index.line_start(last + 1) if last < total_lines else len(text)
     elif chars != (None, None):
         start, end = chars[0] or 0, min(len(text), chars[1] if chars[1] is not None else len(text))
         if start > len(text) or (start == len(text) and text):
-            raise DocshelfError(
+            raise ConfigError(
                 f"{doc.path} has {len(text)} characters; start character {start} is past the end"
             )
     body = text[start:end]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from docshelf.types import Mode
 
@@ -17,6 +17,11 @@ __all__ = [
     "MAX_K",
     "CollectionStatus",
     "ForgetReport",
+    "GrepCount",
+    "GrepMatch",
+    "GrepOutput",
+    "GrepRequest",
+    "GrepResult",
     "IndexReport",
     "Mode",
     "Passage",
@@ -28,6 +33,10 @@ __all__ = [
 ]
 
 MAX_K = 1000  # hits one search returns at most
+MAX_GREP = 10_000  # matching lines (or documents) one grep call returns at most
+MAX_CONTEXT = 20  # context lines on each side of a grep match
+# "content": the matching lines; "files_with_matches": the documents only; "count": lines per document
+GrepOutput = Literal["content", "files_with_matches", "count"]
 
 
 def iso(ts: float | None) -> str | None:
@@ -222,4 +231,118 @@ class Status:
             "index_age": self.index_age,
             "watch": self.watch,
             "reembed_pending": self.reembed,
+        }
+
+
+@dataclass(frozen=True)
+class GrepRequest:
+    """One grep: a literal phrase (blanks match any run of blanks or line breaks) or, with ``regex``,
+    an RE2 regular expression, over the documents the filters leave."""
+
+    pattern: str
+    regex: bool = False
+    ignore_case: bool = True
+    word: bool = False  # only matches with no letter, digit or underscore right before or after
+    collections: tuple[str, ...] = ()
+    path_glob: str | None = None
+    tags: tuple[str, ...] = ()
+    file_types: tuple[str, ...] = ()
+    include_superseded: bool = False
+    output: GrepOutput = "content"
+    context: int = 0  # lines before and after each match
+    max_results: int = 100  # matching lines ("content"), else documents, per call
+    cursor: str | None = None  # from the previous call's result: go on where it stopped
+    time_limit_s: float = 10.0  # reading the documents stops here (the cursor goes on)
+
+    def __post_init__(self) -> None:
+        from docshelf.errors import ConfigError
+
+        for name in ("collections", "tags", "file_types"):
+            if isinstance(getattr(self, name), str):
+                object.__setattr__(self, name, (getattr(self, name),))
+        if self.output not in ("content", "files_with_matches", "count"):
+            raise ConfigError(f"output must be content, files_with_matches or count, not {self.output!r}")
+        if not 0 <= self.context <= MAX_CONTEXT:
+            raise ConfigError(f"context counts lines, 0 to {MAX_CONTEXT}, not {self.context}")
+        if not 1 <= self.max_results <= MAX_GREP:
+            raise ConfigError(f"max_results must be between 1 and {MAX_GREP}, not {self.max_results}")
+        if not self.time_limit_s > 0:
+            raise ConfigError(f"time_limit_s must be above 0 seconds, not {self.time_limit_s}")
+
+    def filter(self) -> SearchFilter:
+        from docshelf.store.base import SearchFilter
+
+        return SearchFilter(
+            collections=tuple(self.collections), path_glob=self.path_glob, tags=tuple(self.tags),
+            file_types=tuple(self.file_types), include_superseded=self.include_superseded,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class GrepMatch:
+    """A line that matches (several lines when a match spans a line break), where it is, and the
+    spans of the matches in it."""
+
+    citation: str  # path:LINE, or file.pdf#page=N for a PDF (``line`` is then within the page)
+    collection: str
+    path: str
+    line: int  # 1-based: in the document, or within the page for a PDF
+    page: int | None
+    heading_path: tuple[str, ...]
+    text: str  # the line; a very long one is cut around its first match (marked with "…")
+    spans: tuple[tuple[int, int], ...]  # [start, end) of each match in ``text``
+    before: tuple[str, ...] = ()  # context lines
+    after: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "citation": self.citation, "collection": self.collection, "path": self.path,
+            "line": self.line, "page": self.page, "heading_path": list(self.heading_path),
+            "text": self.text, "spans": [list(s) for s in self.spans],
+            "before": list(self.before), "after": list(self.after),
+        }  # fmt: skip
+
+
+@dataclass(frozen=True)
+class GrepCount:
+    """How many lines of one document match."""
+
+    collection: str
+    path: str
+    lines: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"collection": self.collection, "path": self.path, "lines": self.lines}
+
+
+@dataclass
+class GrepResult:
+    """What one grep call found: matching lines (``content``), and per document the count of
+    matching lines, for every document read in this call; ``cursor`` goes on where the cap or the
+    time limit stopped it."""
+
+    pattern: str
+    matches: list[GrepMatch]
+    counts: list[GrepCount]
+    cursor: str | None = None
+    note: str | None = None
+    scanned: bool = False  # no piece to look up: every document was read, within time_limit_s
+    timed_out: bool = False  # the time limit stopped it (the cursor goes on)
+    documents_read: int = 0
+
+    @property
+    def total_lines(self) -> int:
+        return sum(c.lines for c in self.counts)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "pattern": self.pattern,
+            "matches": [m.as_dict() for m in self.matches],
+            "counts": [c.as_dict() for c in self.counts],
+            "total_lines": self.total_lines,
+            "documents_read": self.documents_read,
+            "cursor": self.cursor,
+            "note": self.note,
+            "scanned": self.scanned,
+            "timed_out": self.timed_out,
         }

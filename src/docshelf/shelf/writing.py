@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -9,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from docshelf.config import Settings
-from docshelf.errors import AccessError, DocshelfError, SourceError
+from docshelf.errors import AccessError, SourceError
 from docshelf.shelf import settings as recorded
 
 if TYPE_CHECKING:
@@ -40,15 +41,36 @@ def split_targets(targets: Sequence[str | Path]) -> Targets:
             continue
         path = Path(text).expanduser()
         refuse_system_tree(path.resolve())
-        if path.is_dir():
+        if _readable(path, folder=True):
             out.folders.append(path.resolve())
-        elif path.is_file():
+        elif _readable(path, folder=False):
             out.files.append(path.resolve())
         elif path.exists():
             raise AccessError(f"{path} is not a regular file or folder: only folders and files are indexed")
         else:
             raise SourceError(f"{path} does not exist; pass an existing folder, file or http(s) URL")
     return out
+
+
+def _readable(path: Path, folder: bool) -> bool:
+    """Whether ``path`` is a folder (or a regular file) this user may read; SourceError when it is
+    one that cannot be read (an OSError here would be taken for a store problem)."""
+    try:
+        if not (path.is_dir() if folder else path.is_file()):
+            return False
+        if folder:
+            with os.scandir(path):
+                pass
+        else:
+            with path.open("rb"):
+                pass
+        return True
+    except OSError as exc:
+        what = "folder" if folder else "file"
+        raise SourceError(
+            f"cannot read the {what} {path}: {exc.strerror or exc}; check its permissions (or run docshelf "
+            "as a user who may read it)"
+        ) from exc
 
 
 def collection_of(store: Store, path: Path, default: str) -> str:
@@ -80,7 +102,7 @@ def file_collection(store: Store, path: Path, collection: str | None) -> str:
     for name in [collection] if collection else store.collections():
         if any(is_within(path, Path(r)) for r in store.collection_roots(name)):
             return name
-    raise DocshelfError(f"{path} is not under an indexed folder; index the folder that holds it instead")
+    raise AccessError(f"{path} is not under an indexed folder; index the folder that holds it instead")
 
 
 @dataclass

@@ -13,6 +13,7 @@ from pathlib import Path, PurePosixPath
 
 import pathspec
 
+from docshelf.bomless import bomless_utf
 from docshelf.errors import SourceError
 from docshelf.sources.regular import special_kind
 from docshelf.types import SkippedFile, SourceFile
@@ -153,7 +154,7 @@ def _looks_binary(path: Path) -> bool:
     head = _head(path)
     if head.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16 text has NULs but is text
         return False
-    return b"\x00" in head
+    return b"\x00" in head and bomless_utf(head) is None
 
 
 @dataclass

@@ -7,10 +7,10 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from docshelf.embed.base import Vectors
-from docshelf.errors import DocshelfError
+from docshelf.errors import ConfigError
 from docshelf.types import Chunk, SkippedFile
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "Store",
     "StoreStats",
     "TermAnalyzer",
+    "TextSpan",
     "Writer",
     "last_versions",
     "own_alternatives",
@@ -36,6 +37,16 @@ __all__ = [
     "report_progress",
     "simplify_glob",
 ]
+
+
+class TextSpan(NamedTuple):
+    """A chunk's text and where it lies in its document (what rebuilding the text needs)."""
+
+    char_start: int
+    char_end: int
+    line_start: int
+    line_end: int
+    text: str
 
 
 class TermAnalyzer(Protocol):
@@ -84,13 +95,13 @@ _STARS = re.compile(r"\*{2,}")
 
 
 def simplify_glob(glob: str) -> str:
-    """``glob`` with each run of ``*`` made one (the same matches); DocshelfError for a glob too
+    """``glob`` with each run of ``*`` made one (the same matches); ConfigError for a glob too
     long or too wild to be a real path pattern: Python's fnmatch takes seconds per path on those
     and PostgreSQL's regex engine refuses them, so both stores refuse them alike."""
     simple = _STARS.sub("*", glob)
     wild = sum(simple.count(c) for c in "*?[")
     if len(simple) > _MAX_GLOB_CHARS or wild > _MAX_GLOB_WILDCARDS:
-        raise DocshelfError(
+        raise ConfigError(
             f"the path glob is too complex ({len(simple):,} characters, {wild:,} wildcards; at most "
             f"{_MAX_GLOB_CHARS:,} and {_MAX_GLOB_WILDCARDS}): use a pattern such as 'runbooks/*.md'"
         )
@@ -184,6 +195,15 @@ class Catalog(Protocol):
     def get_documents(self, doc_ids: Sequence[str]) -> dict[str, DocumentRecord]: ...
     def get_chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]: ...
     def document_chunks(self, doc_id: str) -> list[Chunk]: ...
+    def chunks_of(self, doc_ids: Sequence[str]) -> dict[str, list[Chunk]]:
+        """Each document's chunks in order, for many documents in few reads (grep's verification)."""
+        ...
+
+    def chunk_texts(self, doc_ids: Sequence[str]) -> dict[str, list[TextSpan]]:
+        """Each document's chunk texts and where they lie, without the rest of a Chunk: what grep
+        reads of every document it scans."""
+        ...
+
     def iter_chunks(self) -> Iterator[Chunk]: ...
     def stats(self) -> StoreStats: ...
     def reembed_pending(self) -> dict[str, Any] | None: ...
@@ -287,6 +307,14 @@ class Retriever(Protocol):
         self, terms: Sequence[str], k: int, flt: SearchFilter, alternatives: Alternatives | None = None
     ) -> list[tuple[str, float]]: ...
     def vector_search(self, query: Vectors, k: int, flt: SearchFilter) -> list[tuple[str, float]]: ...
+    def grep_documents(self, pieces: Sequence[str], flt: SearchFilter) -> list[tuple[str, str, str]] | None:
+        """(id, collection, path) of the documents passing ``flt`` in whose chunks each of ``pieces``
+        (3+ characters, no blanks) occurs, ignoring case, in (collection, path) order: a superset of
+        those a grep pattern with these pieces matches, found through a trigram index; no pieces:
+        every document passing ``flt``. None when there is no such index to ask (the caller reads
+        every document)."""
+        ...
+
     def candidates(
         self, terms: Sequence[str], query: Vectors | PendingVector | None, k: int, flt: SearchFilter,
         keyword: bool = True, coverage: bool = False, alternatives: Alternatives | None = None,

@@ -31,6 +31,7 @@ from docshelf.store.base import (
     SearchFilter,
     StoreStats,
     TermAnalyzer,
+    TextSpan,
     own_alternatives,
     ready_vector,
     report_progress,
@@ -249,6 +250,24 @@ class MemoryStore:
 
     def document_chunks(self, doc_id: str) -> list[Chunk]:
         return list(self._chunks.get(doc_id, []))
+
+    def chunks_of(self, doc_ids: Sequence[str]) -> dict[str, list[Chunk]]:
+        return {d: list(self._chunks.get(d, [])) for d in doc_ids}
+
+    def grep_documents(self, pieces: Sequence[str], flt: SearchFilter) -> list[tuple[str, str, str]] | None:
+        if pieces:
+            return None  # no substring index: grep reads every document, as on a store made before one
+        docs = [d for d in self._docs.values() if self._passes(d, flt)]
+        return sorted(((d.id, d.collection, d.path) for d in docs), key=lambda r: (r[1], r[2]))
+
+    def chunk_texts(self, doc_ids: Sequence[str]) -> dict[str, list[TextSpan]]:
+        return {
+            d: [
+                TextSpan(c.char_start, c.char_end, c.line_start, c.line_end, c.text)
+                for c in self._chunks.get(d, [])
+            ]
+            for d in doc_ids
+        }
 
     def iter_chunks(self) -> Iterator[Chunk]:
         for chunks in list(self._chunks.values()):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-__all__ = ["MIGRATIONS", "migrate"]
+__all__ = ["GRAMS_MIGRATION", "MIGRATIONS", "has_trigrams", "migrate"]
 
 MIGRATIONS: list[str] = [
     # 1: initial schema
@@ -107,7 +107,46 @@ MIGRATIONS: list[str] = [
     """
     CREATE INDEX IF NOT EXISTS documents_superseded ON documents(lifecycle) WHERE lifecycle = 'superseded';
     """,
+    # 5: grep's substring index: the trigrams of every chunk (case folded), kept by triggers, with no
+    # positions (detail=none: about half the chunk text's size, where positions cost 2.2 times it) since
+    # grep checks each candidate on the text anyway. Skipped where SQLite lacks FTS5's trigrams
+    # (grep then scans).
+    """
+    CREATE VIRTUAL TABLE IF NOT EXISTS chunk_grams USING fts5(
+        text, content='chunks', content_rowid='seq', tokenize='trigram', detail='none');
+    INSERT INTO chunk_grams(chunk_grams) VALUES('rebuild');
+    CREATE TRIGGER IF NOT EXISTS chunk_grams_add AFTER INSERT ON chunks BEGIN
+        INSERT INTO chunk_grams(rowid, text) VALUES (new.seq, new.text);
+    END;
+    CREATE TRIGGER IF NOT EXISTS chunk_grams_drop AFTER DELETE ON chunks BEGIN
+        INSERT INTO chunk_grams(chunk_grams, rowid, text) VALUES ('delete', old.seq, old.text);
+    END;
+    """,
 ]
+GRAMS_MIGRATION = 5
+
+
+def has_trigrams(conn: sqlite3.Connection) -> bool:
+    """Whether this SQLite has FTS5 with the trigram tokenizer (3.34 and later, when built with FTS5)."""
+    try:
+        conn.execute("CREATE VIRTUAL TABLE temp.docshelf_probe USING fts5(x, tokenize='trigram')")
+    except sqlite3.Error:
+        return False
+    conn.execute("DROP TABLE temp.docshelf_probe")
+    return True
+
+
+def _statements(script: str) -> list[str]:
+    """The statements of ``script`` (a trigger's body holds semicolons of its own)."""
+    out: list[str] = []
+    pending = ""
+    for part in script.split(";"):
+        pending += part + ";"
+        if sqlite3.complete_statement(pending):
+            if pending.strip(" \n;"):
+                out.append(pending)
+            pending = ""
+    return out
 
 
 def migrate(conn: sqlite3.Connection) -> int:
@@ -120,8 +159,8 @@ def migrate(conn: sqlite3.Connection) -> int:
             if int(conn.execute("PRAGMA user_version").fetchone()[0]) >= number:
                 conn.execute("ROLLBACK")
                 continue
-            for statement in script.split(";"):
-                if statement.strip():
+            if number != GRAMS_MIGRATION or has_trigrams(conn):
+                for statement in _statements(script):
                     conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {number}")
             conn.execute("COMMIT")

@@ -17,6 +17,16 @@ from docshelf.store.embedded.sql import matching_doc_ids
 
 __all__ = ["SQLiteSearch"]
 
+_PIECES = 3  # the longest pieces of a pattern looked up (more rarely narrow the documents further)
+_GRAMS = 16  # trigrams of a piece looked up at most (all of an ordinary word's)
+
+
+def _grams(piece: str) -> list[str]:
+    """The piece's trigrams (all of them: fewer, spread over it, let several times as many documents
+    through to be read for a two-word phrase), the first ``_GRAMS`` and its last for a long one."""
+    grams = list(dict.fromkeys(piece[i : i + 3] for i in range(len(piece) - 2)))
+    return grams if len(grams) <= _GRAMS else [*grams[: _GRAMS - 1], grams[-1]]
+
 
 class SQLiteSearch:
     """Mixed into the SQLite store; needs its connection, keyword index and model metadata."""
@@ -38,6 +48,36 @@ class SQLiteSearch:
     def filter_doc_ids(self, flt: SearchFilter) -> list[str] | None:
         """Document ids passing the filter, or None when the filter needs no id list."""
         return matching_doc_ids(self._db, flt)
+
+    def grep_documents(self, pieces: Sequence[str], flt: SearchFilter) -> list[tuple[str, str, str]] | None:
+        """Documents whose chunks hold every piece, through the trigram table (a chunk holding all of
+        a piece's trigrams may not hold the piece: the caller checks the text). One statement, so
+        the many rows of a common piece never reach Python."""
+        conds, args = ["TRUE"], list[str]()
+        if pieces:
+            try:
+                self._db.execute("SELECT 1 FROM chunk_grams LIMIT 0")
+            except sqlite3.OperationalError:
+                return None  # no trigram table: an index opened read-only before it, or no FTS5 here
+            for piece in pieces[:_PIECES]:
+                conds.append(
+                    "id IN (SELECT doc_id FROM chunks WHERE seq IN "
+                    "(SELECT rowid FROM chunk_grams WHERE chunk_grams MATCH ?))"
+                )
+                args.append(" AND ".join('"' + g.replace('"', '""') + '"' for g in _grams(piece)))
+        if flt.collections:
+            conds.append(f"collection IN ({','.join('?' * len(flt.collections))})")
+            args.extend(flt.collections)
+        if not flt.include_superseded:
+            conds.append("lifecycle IS NOT 'superseded'")
+        where = " AND ".join(conds)
+        sql = f"SELECT id, collection, path FROM documents WHERE {where} ORDER BY collection, path"
+        rows = [(r[0], r[1], r[2]) for r in self._db.execute(sql, args)]
+        allowed = self.filter_doc_ids(flt)
+        if allowed is not None:
+            keep = set(allowed)
+            rows = [r for r in rows if r[0] in keep]
+        return rows
 
     def keyword_coverage(self, terms: Sequence[str]) -> float:
         return self.keyword.coverage(terms)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -23,6 +25,7 @@ from docshelf.store.base import (
     Progress,
     StoreStats,
     TermAnalyzer,
+    TextSpan,
     report_progress,
 )
 from docshelf.store.embedded.ann import AnnOptions
@@ -48,19 +51,26 @@ __all__ = ["SQLiteStore", "TermAnalyzer", "store_error"]
 log = logging.getLogger(__name__)
 
 
+@functools.lru_cache(maxsize=4096)
+def _strings(value: str) -> tuple[str, ...]:
+    """A stored JSON list of strings (heading paths, tags): the same few come back for every chunk
+    of a document, so each is decoded once (grep reads every chunk of an index)."""
+    return () if value == "[]" else tuple(json.loads(value))
+
+
 def _chunk(row: sqlite3.Row | tuple[Any, ...]) -> Chunk:
     return Chunk(
         id=row[0], doc_id=row[1], ordinal=row[2], text=row[3], char_start=row[4],
         char_end=row[5], line_start=row[6], line_end=row[7],
-        heading_path=tuple(json.loads(row[8])), page=row[9], token_count=row[10], embed_key=row[11],
+        heading_path=_strings(row[8]), page=row[9], token_count=row[10], embed_key=row[11],
     )  # fmt: skip
 
 
 def _doc(row: sqlite3.Row | tuple[Any, ...]) -> DocumentRecord:
     return DocumentRecord(
         id=row[0], collection=row[1], root=row[2], path=row[3], size=row[4], mtime_ns=row[5],
-        content_hash=row[6], file_type=row[7], title=row[8], tags=tuple(json.loads(row[9])),
-        lifecycle=row[10], metadata=json.loads(row[11]), indexed_at=row[12],
+        content_hash=row[6], file_type=row[7], title=row[8], tags=_strings(row[9]),
+        lifecycle=row[10], metadata={} if row[11] == "{}" else json.loads(row[11]), indexed_at=row[12],
     )  # fmt: skip
 
 
@@ -146,12 +156,12 @@ class SQLiteStore(SQLiteSearch, SQLiteReembed, SQLiteWrites, BuildLog):
 
     def compact(self) -> tuple[int, int]:
         """VACUUM the database and clean the keyword index; returns store bytes before and after."""
-        before = sum(p.stat().st_size for p in self.data_dir.rglob("*") if p.is_file())
+        before = _tree_size(self.data_dir)
         with self._lock:
             self._conn.execute("VACUUM")
         self.checkpoint()
         self.keyword.compact()
-        after = sum(p.stat().st_size for p in self.data_dir.rglob("*") if p.is_file())
+        after = _tree_size(self.data_dir)
         return before, after
 
     def generation(self) -> int:
@@ -330,6 +340,29 @@ class SQLiteStore(SQLiteSearch, SQLiteReembed, SQLiteWrites, BuildLog):
         rows = self._db.execute(f"SELECT {CHUNK_COLS} FROM chunks WHERE doc_id=? ORDER BY ordinal", (doc_id,))
         return [_chunk(r) for r in rows]
 
+    def chunks_of(self, doc_ids: Sequence[str]) -> dict[str, list[Chunk]]:
+        out: dict[str, list[Chunk]] = {d: [] for d in doc_ids}
+        unique = list(out)
+        for i in range(0, len(unique), 500):
+            part = unique[i : i + 500]
+            sql = f"SELECT {CHUNK_COLS} FROM chunks WHERE doc_id IN ({','.join('?' * len(part))})"
+            for row in self._db.execute(sql + " ORDER BY doc_id, ordinal", part):
+                out[row[1]].append(_chunk(row))
+        return out
+
+    def chunk_texts(self, doc_ids: Sequence[str]) -> dict[str, list[TextSpan]]:
+        out: dict[str, list[TextSpan]] = {d: [] for d in doc_ids}
+        unique = list(out)
+        for i in range(0, len(unique), 500):
+            part = unique[i : i + 500]
+            sql = (
+                "SELECT doc_id, char_start, char_end, line_start, line_end, text FROM chunks "
+                f"WHERE doc_id IN ({','.join('?' * len(part))}) ORDER BY doc_id, ordinal"
+            )
+            for row in self._db.execute(sql, part):
+                out[row[0]].append(TextSpan(row[1], row[2], row[3], row[4], row[5]))
+        return out
+
     def iter_chunks(self) -> Iterator[Chunk]:
         cursor = self._db.execute(f"SELECT {CHUNK_COLS} FROM chunks ORDER BY seq")
         while rows := cursor.fetchmany(2000):
@@ -345,7 +378,7 @@ class SQLiteStore(SQLiteSearch, SQLiteReembed, SQLiteWrites, BuildLog):
             "GROUP BY d.collection"
         ):
             per.setdefault(name, {"documents": 0, "chunks": 0})["chunks"] = chunks
-        size = sum(p.stat().st_size for p in self.data_dir.rglob("*") if p.is_file())
+        size = _tree_size(self.data_dir)
         model, dim = self.model()
         return StoreStats(
             collections=per,
@@ -365,3 +398,15 @@ class SQLiteStore(SQLiteSearch, SQLiteReembed, SQLiteWrites, BuildLog):
             self.keyword.close()
             self._readers.close()
             self._conn.close()
+
+
+def _tree_size(root: Path) -> int:
+    """Bytes of the files under ``root``. Another process writes there meanwhile: a file it
+    removes (a keyword commit's temporary file) between the listing and the read counts 0, and a
+    folder it removes is skipped (os.walk ignores it), instead of failing a search or `status`."""
+    total = 0
+    for folder, _, files in os.walk(root):
+        for name in files:
+            with contextlib.suppress(FileNotFoundError):
+                total += os.stat(os.path.join(folder, name)).st_size
+    return total

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MIGRATIONS", "migrate"]
+__all__ = ["MIGRATIONS", "TRGM_MIGRATION", "migrate"]
 
 # One advisory-lock key for all docshelf migrations, so servers starting together migrate once.
 _MIGRATION_LOCK = 0x646F6373  # "docs"
@@ -141,7 +141,15 @@ MIGRATIONS: list[str] = [
         packed = (SELECT coalesce(sum(n), 0) FROM posting_blocks);
     DROP TABLE postings;
     """,
+    # 4: grep's substring index: pg_trgm's trigrams of each chunk's text, so `text ILIKE '%piece%'`
+    # reads a few index pages instead of every chunk. Skipped where pg_trgm is not installed or
+    # this role may not create it (grep's ILIKE then reads the table).
+    """
+    CREATE EXTENSION IF NOT EXISTS pg_trgm;
+    CREATE INDEX IF NOT EXISTS chunks_text_trgm ON chunks USING gin (text gin_trgm_ops);
+    """,
 ]
+TRGM_MIGRATION = 4
 
 
 def _script(number: int, script: str) -> str:
@@ -165,11 +173,32 @@ def migrate(conn: Any) -> int:
         row = conn.execute("SELECT max(version) FROM docshelf_schema").fetchone()
         version = int(row[0] or 0)
         for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
-            for statement in _script(number, script).split(";"):
-                if statement.strip():
-                    conn.execute(statement)
+            if number == TRGM_MIGRATION:
+                _add_trigrams(conn, script)
+            else:
+                for statement in _script(number, script).split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
             conn.execute("INSERT INTO docshelf_schema(version) VALUES (%s)", (number,))
     return len(MIGRATIONS)
+
+
+def _add_trigrams(conn: Any, script: str) -> None:
+    """The trigram index, where pg_trgm can be had; a failure leaves the migration's transaction
+    usable (a savepoint) and grep without the index."""
+    import logging
+
+    row = conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'pg_trgm'").fetchone()
+    if row is None:
+        logging.getLogger(__name__).warning("pg_trgm is not installed: grep reads every chunk")
+        return
+    try:
+        with conn.transaction():
+            for statement in script.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+    except Exception as exc:  # psycopg's errors: no privilege to create the extension, most often
+        logging.getLogger(__name__).warning("no trigram index for grep (%s): it reads every chunk", exc)
 
 
 def _replica_version(conn: Any) -> int:

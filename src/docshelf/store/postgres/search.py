@@ -15,11 +15,20 @@ from docshelf.store.postgres.sql import coverage_sql, doc_filter, vector_sql
 
 __all__ = ["PgSearch"]
 
+_FEW = 50  # documents left after which grep looks up no more pieces
+
+
+def _like_char(ch: str, unicode_lower: bool) -> str:
+    if ch in "\\%_":
+        return "\\" + ch
+    return "_" if not ch.isascii() and ch.lower() != ch.upper() and not unicode_lower else ch
+
 
 class PgSearch:
     """Mixed into the PostgreSQL store; needs its query helpers."""
 
     ann_threshold: int
+    _lower_unicode: bool | None = None
 
     def _q(self, sql: str, params: Any = None, binary: bool = False) -> list[Any]:
         raise NotImplementedError
@@ -33,6 +42,36 @@ class PgSearch:
         params: dict[str, Any] = {}
         where = doc_filter(SearchFilter(**{**flt.__dict__, "include_superseded": True}), params)
         return [r[0] for r in self._q(f"SELECT d.id FROM documents d WHERE {where}", params)]
+
+    def grep_documents(self, pieces: Sequence[str], flt: SearchFilter) -> list[tuple[str, str, str]] | None:
+        """Documents whose chunks hold every piece (ILIKE, through pg_trgm's index where it is)."""
+        fold = self._unicode_lower() if pieces else False
+        found: list[str] | None = None
+        for piece in pieces:
+            # a server whose lower() knows only ASCII (the C locale) gets any character for the others
+            like = "".join(_like_char(ch, fold) for ch in piece)
+            sql = "SELECT DISTINCT doc_id FROM chunks WHERE text ILIKE %(p)s"
+            params: dict[str, Any] = {"p": f"%{like}%"}
+            if found is not None:
+                sql += " AND doc_id = ANY(%(ids)s)"
+                params["ids"] = found
+            found = [str(r[0]) for r in self._q(sql, params)]
+            if len(found) <= _FEW:
+                break
+        params = {}
+        where = doc_filter(flt, params)
+        if found is not None:
+            params["ids"] = found
+            where += " AND d.id = ANY(%(ids)s)"
+        sql = (
+            f"SELECT d.id, d.collection, d.path FROM documents d WHERE {where} ORDER BY d.collection, d.path"
+        )
+        return [(str(r[0]), str(r[1]), str(r[2])) for r in self._q(sql, params)]
+
+    def _unicode_lower(self) -> bool:
+        if self._lower_unicode is None:
+            self._lower_unicode = bool(self._one("SELECT lower('ÀÉΣЖ') = 'àéσж'")[0])
+        return self._lower_unicode
 
     def keyword_coverage(self, terms: Sequence[str]) -> float:
         unique = list(dict.fromkeys(terms))

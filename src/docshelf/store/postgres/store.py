@@ -13,7 +13,15 @@ from typing import Any
 from docshelf.config import hide_secrets, redact_dsn
 from docshelf.embed.base import Vectors
 from docshelf.errors import StoreError
-from docshelf.store.base import DocState, DocumentRecord, Replacement, StoreStats, TermAnalyzer, last_versions
+from docshelf.store.base import (
+    DocState,
+    DocumentRecord,
+    Replacement,
+    StoreStats,
+    TermAnalyzer,
+    TextSpan,
+    last_versions,
+)
 from docshelf.store.history import BuildLog, check_model
 from docshelf.store.postgres import ops
 from docshelf.store.postgres.maintenance import PgMaintenance
@@ -348,6 +356,25 @@ class PostgresStore(PgSearch, PgReembed, PgMaintenance, BuildLog):
     def document_chunks(self, doc_id: str) -> list[Chunk]:
         rows = self._q(f"SELECT {_CHUNK_COLS} FROM chunks WHERE doc_id=%s ORDER BY ordinal", (doc_id,))
         return [_chunk(r) for r in rows]
+
+    def chunks_of(self, doc_ids: Sequence[str]) -> dict[str, list[Chunk]]:
+        out: dict[str, list[Chunk]] = {d: [] for d in doc_ids}
+        rows = self._q(
+            f"SELECT {_CHUNK_COLS} FROM chunks WHERE doc_id = ANY(%s) ORDER BY doc_id, ordinal", (list(out),)
+        )
+        for row in rows:
+            out[row[1]].append(_chunk(row))
+        return out
+
+    def chunk_texts(self, doc_ids: Sequence[str]) -> dict[str, list[TextSpan]]:
+        out: dict[str, list[TextSpan]] = {d: [] for d in doc_ids}
+        sql = (
+            "SELECT doc_id, char_start, char_end, line_start, line_end, text FROM chunks "
+            "WHERE doc_id = ANY(%s) ORDER BY doc_id, ordinal"
+        )
+        for row in self._q(sql, (list(out),)):
+            out[row[0]].append(TextSpan(row[1], row[2], row[3], row[4], row[5]))
+        return out
 
     def iter_chunks(self) -> Iterator[Chunk]:
         try:

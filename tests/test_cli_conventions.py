@@ -1,0 +1,143 @@
+"""What any command line is expected to do: `--version`, shell completion, options before the
+command, a mistyped option answered in one line with the near one, help that fits 80 columns, and
+`install` that leaves a config it would not change alone."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from rich.cells import cell_len
+from typer.main import get_command
+from typer.testing import CliRunner
+
+import docshelf
+from clikit import run, runner
+from docshelf.cli import app
+
+
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> CliRunner:
+    return runner(monkeypatch, tmp_path / "data")
+
+
+def test_version(cli: CliRunner) -> None:
+    code, out, _ = run(cli, "--version")
+    assert code == 0 and out == f"docshelf {docshelf.__version__}\n"
+    assert re.fullmatch(r"docshelf \d+\.\d+\.\d+\n", out)
+
+
+def test_shell_completion_is_shown_installed_and_completes(tmp_path: Path) -> None:
+    env = {**os.environ, "HOME": str(tmp_path), "SHELL": "/bin/bash", "COLUMNS": "80"}
+    cmd = [sys.executable, "-m", "docshelf"]
+    shown = subprocess.run([*cmd, "--show-completion", "bash"], env=env, capture_output=True, text=True)
+    assert shown.returncode == 0 and "_DOCSHELF_COMPLETE" in shown.stdout, shown.stderr
+    installed = subprocess.run([*cmd, "--install-completion", "bash"], env=env, capture_output=True,
+                               text=True)  # fmt: skip
+    assert installed.returncode == 0, installed.stderr
+    assert "docshelf" in (tmp_path / ".bashrc").read_text()
+    # what bash runs on <TAB>: `docshelf sea` completes to search, `search --da` to --data-dir
+    for words, cword, want in (("docshelf sea", "1", "search"), ("docshelf search --da", "2", "--data-dir")):
+        tab = {**env, "_DOCSHELF_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": cword}
+        done = subprocess.run(cmd, env=tab, capture_output=True, text=True)
+        assert want in done.stdout.split(), (words, done.stdout, done.stderr)
+
+
+def test_options_before_the_command_act_as_its_own(
+    cli: CliRunner, corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("DOCSHELF_STORE__DATA_DIR")  # the data dir comes from the options here
+    first, second = tmp_path / "first", tmp_path / "second"
+    code, _, err = run(cli, "--data-dir", str(first), "index", str(corpus))
+    assert code == 0 and (first / "docshelf.db").is_file(), err
+    code, out, err = run(cli, "--data-dir", str(first), "status", "--json")
+    assert code == 0 and json.loads(out)["documents"] == 8, err
+    # the command's own option wins
+    code, _, err = run(cli, "--data-dir", str(first), "status", "--data-dir", str(second))
+    assert code == 7 and str(second) in err and not second.exists()
+    # -v still works, before or beside the others
+    code, out, _ = run(cli, "-v", "--data-dir", str(first), "status", "--json")
+    assert code == 0 and json.loads(out)["documents"] == 8
+    points_first = tmp_path / "first.toml"
+    points_first.write_text(f'[store]\ndata_dir = "{first}"\n', encoding="utf-8")
+    points_second = tmp_path / "second.toml"
+    points_second.write_text(f'[store]\ndata_dir = "{second}"\n', encoding="utf-8")
+    code, out, err = run(cli, "--config", str(points_first), "search", "deploy", "--json")
+    assert code == 0 and json.loads(out)["hits"], err
+    code, _, err = run(cli, "--config", str(points_first), "search", "deploy", "--config", str(points_second))
+    assert code == 7 and str(second) in err
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["search", "x", "--dat-dir", "d"],
+         "error: no such option --dat-dir; did you mean --data-dir? (see docshelf search --help)"),
+        (["--dat-dir", "d", "status"],
+         "error: no such option --dat-dir; did you mean --data-dir? (see docshelf --help)"),
+        (["serch", "x"], "error: no such command serch; did you mean search? (see docshelf --help)"),
+        (["search"], "error: missing argument QUERY (see docshelf search --help)"),
+        (["migrate"], "error: missing option --to (see docshelf migrate --help)"),
+        (["status", "--bogus"], "error: no such option --bogus (see docshelf status --help)"),
+    ],
+)  # fmt: skip
+def test_a_usage_error_is_one_plain_line(cli: CliRunner, args: list[str], line: str) -> None:
+    """typer drew a usage line, a hint and a boxed panel, and said "Possible options"."""
+    code, out, err = run(cli, *args)
+    assert code == 2 and out == ""
+    assert err.splitlines() == [line]
+
+
+def test_a_bad_value_is_one_line_too(cli: CliRunner) -> None:
+    code, _, err = run(cli, "search", "x", "-k", "0")
+    assert code == 2 and len(err.splitlines()) == 1 and err.startswith("error: invalid value for --k")
+    assert "docshelf search --help" in err and "╭" not in err
+
+
+def _commands() -> list[list[str]]:
+    group = get_command(app)
+    return [[], *([name] for name in group.list_commands(None))]  # type: ignore[attr-defined, arg-type]
+
+
+@pytest.mark.parametrize("command", _commands(), ids=lambda c: " ".join(c) or "docshelf")
+def test_help_fits_80_columns_with_whole_option_names(
+    cli: CliRunner, monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    """`search --help` cut `--include-superseded` to `--include-super…` and showed `<list[str]>`."""
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, err = run(cli, *command, "--help")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines and max(cell_len(line) for line in lines) <= 80
+    assert "…" not in out
+    assert not re.search(r"<[a-zA-Z][\w\[\], ]*>", out), "a Python type in the help"
+    target = get_command(app)
+    if command:
+        target = target.commands[command[0]]  # type: ignore[attr-defined]
+    names = [o for p in target.params for o in (*p.opts, *p.secondary_opts) if o.startswith("--")]
+    assert names, command
+    for option in names:
+        assert re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", out), option
+
+
+def test_install_backs_up_only_a_file_it_changes(cli: CliRunner, tmp_path: Path) -> None:
+    """Each re-run of `install` with the same entry left one more identical .bak."""
+    target = tmp_path / "mcp.json"
+    target.write_text('{"mcpServers": {"other": {"command": "x"}}}\n', encoding="utf-8")
+    code, _, err = run(cli, "install", "cursor", "--file", str(target))
+    assert code == 0 and "old file kept as" in err, err
+    written = target.read_text(encoding="utf-8")
+    backups = sorted(tmp_path.glob("mcp.json.*.bak"))
+    assert len(backups) == 1
+    code, _, err = run(cli, "install", "cursor", "--file", str(target))
+    assert code == 0 and "already" in err and "old file kept" not in err, err
+    assert sorted(tmp_path.glob("mcp.json.*.bak")) == backups
+    assert target.read_text(encoding="utf-8") == written
+    code, _, err = run(cli, "install", "cursor", "--file", str(target), "--read-only")
+    assert code == 0 and "old file kept as" in err  # a changed entry: backed up again
+    assert len(list(tmp_path.glob("mcp.json.*.bak"))) == 2
