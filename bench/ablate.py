@@ -175,15 +175,9 @@ def _scale_not_cap() -> list[tuple[Any, str, Any]]:
 
 KW = ("keyword", "hybrid")
 RULES: dict[str, Rule] = {
-    "question weight": Rule(
-        "search/fusion.py dense_share",
-        patches=lambda: [
-            (searcher_module, "dense_share", lambda w, qw, asked, n: fusion.long_query_share(w, n))
-        ],
-    ),
     "long-statement lean": Rule(
         "search/fusion.py long_query_share",
-        patches=lambda: [(searcher_module, "dense_share", lambda w, qw, asked, n: qw if asked else w)],
+        patches=lambda: [(searcher_module, "long_query_share", lambda share, terms: share)],
     ),
     "cross-language switch": Rule(
         "search/searcher.py other_language", patches=lambda: [(Searcher, "other_language", _same_language)]
@@ -254,6 +248,11 @@ RULES: dict[str, Rule] = {
     "language vote (detect)": Rule("analyze: languages.py", KW, {"analyze.detect": False}),
 }
 
+# rules deleted after a run of this script, with the commit: their rows stay in the table
+GONE = {
+    "question weight": "search/fusion.py dense_share, deleted in 6b6903d",
+}
+
 # the test that searches an index for the user-visible case a rule fixes
 NAMED = {
     "cross-language switch": "test_hybrid_search_crosses_languages_on_the_sample_corpus",
@@ -273,10 +272,11 @@ NAMED = {
 
 
 def rule_of(name: str) -> Rule | None:
-    """The rule ``name``, or for "A + B" those rules together; None for the baseline."""
+    """The rule ``name``, or for "A + B" those rules together; None for the baseline. A deleted
+    rule (GONE) is a rule with nothing left to switch off: its results are kept, not rerun."""
     if name == "baseline":
         return None
-    parts = [RULES[n] for n in name.split(" + ")]
+    parts = [RULES.get(n) or Rule(GONE[n]) for n in name.split(" + ")]
     return Rule(
         " + ".join(r.where for r in parts),
         tuple(dict.fromkeys(m for r in parts for m in r.modes)),
@@ -356,6 +356,8 @@ def score(rt: Stages, s: Set, part: str, modes: tuple[str, ...]) -> dict[str, di
 
 
 def run(args: argparse.Namespace) -> None:
+    if deleted := [n for name in args.rules or () for n in name.split(" + ") if n in GONE]:
+        sys.exit(f"{', '.join(deleted)}: deleted, nothing to switch off (its figures stay in --results)")
     results: dict[str, Any] = json.loads(args.results.read_text()) if args.results.exists() else {}
     vectors = Vectors(args.work / "query-vectors.pkl")
     embedder = Stages(settings_for(args.work, None)).embedder  # one model for every index
@@ -429,7 +431,8 @@ def table(args: argparse.Namespace) -> None:
     )
     print("|---|---|---|---|---|---|")
     together = {n: rule_of(n) for n in results if " + " in n}
-    for name, rule in [*RULES.items(), *together.items()]:
+    gone = {n: rule_of(n) for n in GONE}
+    for name, rule in [*RULES.items(), *gone.items(), *together.items()]:
         assert rule is not None
         per_set = gains(results, name, "hybrid")
         if not per_set:
@@ -442,7 +445,9 @@ def table(args: argparse.Namespace) -> None:
         if kw:
             kw_worst = min(bootstrap(kw)[3].values())[0]
             kw_text += f", worst {kw_worst:+.4f}"
-        if mean >= 0.003 and each[worst][0] >= -0.005:
+        if name in GONE:
+            verdict = "deleted ({})".format(GONE[name].rsplit(" ", 1)[-1])
+        elif mean >= 0.003 and each[worst][0] >= -0.005:
             verdict = "earns"
         elif name in NAMED:
             verdict = f"stays: `{NAMED[name]}`"
