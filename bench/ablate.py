@@ -37,7 +37,6 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import docshelf.analyze.analyzer as analyzer_module
@@ -219,17 +218,6 @@ RULES: dict[str, Rule] = {
         KW,
         patches=lambda: [(vote.LanguageVote, "decide", lambda s, script, w: None)],
     ),
-    "leader's stems when undecided": Rule(
-        "analyze: analyzer.py _languages",
-        KW,
-        patches=lambda: [
-            (
-                analyzer_module,
-                "vote",
-                SimpleNamespace(winner=vote.winner, beaten=vote.beaten, MIN_VOTES=math.inf),
-            )
-        ],
-    ),
     "whole codes": Rule(
         "analyze: _scripts.py COMPOUND_RE, SUFFIXED_RE",
         KW,
@@ -251,6 +239,7 @@ RULES: dict[str, Rule] = {
 # rules deleted after a run of this script, with the commit: their rows stay in the table
 GONE = {
     "question weight": "search/fusion.py dense_share, deleted in 6b6903d",
+    "leader's stems when undecided": "analyze: analyzer.py _languages, deleted in analyzer v10",
 }
 
 # the test that searches an index for the user-visible case a rule fixes
@@ -446,7 +435,7 @@ def table(args: argparse.Namespace) -> None:
             kw_worst = min(bootstrap(kw)[3].values())[0]
             kw_text += f", worst {kw_worst:+.4f}"
         if name in GONE:
-            verdict = "deleted ({})".format(GONE[name].rsplit(" ", 1)[-1])
+            verdict = "deleted ({})".format(GONE[name].split("deleted in ")[-1])
         elif mean >= 0.003 and each[worst][0] >= -0.005:
             verdict = "earns"
         elif name in NAMED:

@@ -395,8 +395,6 @@ def test_a_close_vote_is_not_decided_for_a_configured_language_another_one_leads
     )
     assert A.language(doc) == "spanish"
     assert A.language(verse) != "english"
-    # undecided, its words get the leader's (Spanish) stems too, which the Spanish page has
-    assert {"envi", "respond"} <= shared(doc, verse)
     # a short English or German query is still told by the second vote
     assert A.language("how do we roll back the deploy") == "english"
     assert A.language("wie beantrage ich meinen Urlaub") == "german"

@@ -49,7 +49,8 @@ __all__ = ["ANALYZER_VERSION", "Analyzer", "Token"]
 #    joiners no longer split a word, Hebrew points are dropped, and C++ / C# / F# are terms.
 # 8: a passage's accented Latin words also get the stems of their unaccented spelling.
 # 9: a passage's hyphenated Latin words also get their closed spelling ("up-regulated": "upregul").
-ANALYZER_VERSION = 9
+# 10: undecided words no longer get the stems of the vote's leader (5's second rule; issue 44).
+ANALYZER_VERSION = 10
 
 _EMPTY: frozenset[str] = frozenset()
 # Longer letter/digit runs (base64, hex dumps) are skipped: nobody searches for them,
@@ -239,7 +240,7 @@ class Analyzer:
         """Words dropped for a text in ``langs``: only those every one of them drops."""
         stop = self._stops.get(langs)
         if stop is None:
-            # a language without a list of ours (the undecided vote's leader) drops nothing itself
+            # a language without a list of ours drops nothing itself
             lists = [STOPWORDS[lg] for lg in langs if lg in STOPWORDS] if self.stopwords else []
             stop = frozenset.intersection(*lists) if lists else _EMPTY
             stop = self._stops[langs] = stop | self.extra_stopwords
@@ -255,12 +256,11 @@ class Analyzer:
         fallback = self._fallback.get(script, ())
         if not self.detect and len(fallback) <= 1:
             return fallback, None
-        code, ranked = self._vote_for(script, words)
+        code = self._vote_for(script, words)[0]
         if code is None:
-            # undecided: the fallback's stems, and those of the vote's leader when it has some
-            # evidence (a short Spanish line then gets the Spanish stems its documents have)
-            lead = SNOWBALL.get(ranked[0][0]) if ranked and ranked[0][1] >= vote.MIN_VOTES else None
-            langs = (*fallback, lead) if lead is not None and lead not in fallback else fallback
+            # undecided: the fallback's stems (the vote's leader's stems too gained nothing on held
+            # queries, +0.0001 nDCG@10: issue 44, docs/benchmarks.md)
+            langs = fallback
             if also:
                 extra = [lg for lg in also if LANGUAGE_SCRIPT.get(lg, "latin") == script and lg not in langs]
                 langs = (*langs, *extra)
