@@ -44,7 +44,6 @@ import docshelf.search.fusion as fusion
 import docshelf.search.respell as respell
 import docshelf.search.searcher as searcher_module
 from docshelf.analyze import Analyzer
-from docshelf.analyze import languages as vote
 from docshelf.config import Settings, load_settings
 from docshelf.search.corpus_languages import CorpusLanguages
 from docshelf.search.evaluate import doc_ranking, file_name, load_beir, ndcg_at
@@ -213,11 +212,6 @@ RULES: dict[str, Rule] = {
         KW,
         patches=lambda: [(analyzer_module, "HYPHENATED_RE", re.compile("(?!)"))],
     ),
-    "second vote": Rule(
-        "analyze: analyzer.py _vote_for",
-        KW,
-        patches=lambda: [(vote.LanguageVote, "decide", lambda s, script, w: None)],
-    ),
     "whole codes": Rule(
         "analyze: _scripts.py COMPOUND_RE, SUFFIXED_RE",
         KW,
@@ -240,6 +234,7 @@ RULES: dict[str, Rule] = {
 GONE = {
     "question weight": "search/fusion.py dense_share, deleted in 6b6903d",
     "leader's stems when undecided": "analyze: analyzer.py _languages, deleted in analyzer v10",
+    "second vote": "analyze: analyzer.py _vote_for, deleted in analyzer v11",
 }
 
 # the test that searches an index for the user-visible case a rule fixes
