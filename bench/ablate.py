@@ -1,7 +1,7 @@
 """Which ranking rules earn their place: each one switched off, on queries it was not tuned on (issue 44).
 
     python bench/ablate.py run --work W --bible B [--rules R ...] [--part held] [--results F.json]
-    python bench/ablate.py table --results F.json
+    python bench/ablate.py table --results F.json [--together "A + B" ...]
 
 `run` searches every set through the real `Searcher` (kept e5 indexes, the bench/eval_all.py
 layout: W/e5-NAME/index; B: the sets of bench/make_bible_sets.py) once with every rule on
@@ -414,7 +414,7 @@ def table(args: argparse.Namespace) -> None:
         "| rule off (where) | hybrid gain, mean [95% CI] | costs most | helps most | keyword gain | stays? |"
     )
     print("|---|---|---|---|---|---|")
-    together = {n: rule_of(n) for n in results if " + " in n}
+    together = {n: rule_of(n) for n in results if " + " in n and n in (args.together or [n])}
     gone = {n: rule_of(n) for n in GONE}
     for name, rule in [*RULES.items(), *gone.items(), *together.items()]:
         assert rule is not None
@@ -469,6 +469,7 @@ def main() -> None:
     t = sub.add_parser("table")
     t.add_argument("--results", type=Path, default=Path("ablation.json"))
     t.add_argument("--detail", action="store_true", help="every set's gains too")
+    t.add_argument("--together", nargs="*", help="only these 'A + B' rows (default: every one run)")
     args = p.parse_args()
     run(args) if args.what == "run" else table(args)
 
