@@ -257,7 +257,7 @@ class Searcher:
         query: keywords cannot match across languages, so the fusion then trusts the dense side
         (fusion_weights, LONE_CAP). A language the stop-word vote cannot tell (a few keywords)
         differs from none in its script. ``reads``: one search's chunk reads, shared with its hits;
-        bench/tune_guard.py asks without, to record the flag a search would fuse with.
+        bench/tune_dense_prf.py asks without, to record the flag a search would fuse with.
         """
         reads = reads or _Reads(self.store)
         top = [cid for cid, _ in lists.get("semantic", [])[:3]]
