@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import math
 import os
 import pickle
 import random
@@ -151,24 +150,15 @@ def _no_extra_languages() -> list[tuple[Any, str, Any]]:
 def _alike_lists_count_for_nothing() -> list[tuple[Any, str, Any]]:
     fuse = fusion.zscore_combination
 
-    def without(lists: Any, weights: Any, lone_cap: float = math.inf, lone_scale: float = 1.0) -> Any:
+    def without(lists: Any, weights: Any, lone_scale: float = 1.0) -> Any:
         # before the rule: a list whose scores are all alike (one hit) standardised to 0, floor too
         kept = {n: r for n, r in lists.items() if len({s for _, s in r}) > 1}
         alike = {item for n, r in lists.items() if n not in kept for item, _ in r}
-        fused = fuse(kept, weights, lone_cap, lone_scale) if kept else []
+        fused = fuse(kept, weights, lone_scale) if kept else []
         have = {item for item, _ in fused}
         return fused + [(item, 0.0) for item in sorted(alike - have)]
 
     return [(fusion, "zscore_combination", without)]
-
-
-def _scale_not_cap() -> list[tuple[Any, str, Any]]:
-    def fuse(settings: Any, lists: Any, coverage: float, other_language: bool, model_weight: float) -> Any:
-        # fuse_hybrid with a lone keyword hit scaled by the query's coverage in every language
-        weights = fusion.hybrid_weights(settings, lists, coverage, other_language, model_weight)
-        return fusion.zscore_combination(lists, weights, lone_scale=fusion.lone_scale(coverage))
-
-    return [(searcher_module, "fuse_hybrid", fuse)]
 
 
 KW = ("keyword", "hybrid")
@@ -184,8 +174,6 @@ RULES: dict[str, Rule] = {
         "search/fusion.py fusion_weights", patches=lambda: [(fusion, "fusion_weights", _no_ramp)]
     ),
     "keyword lead": Rule("search/fusion.py keyword_lead", settings={"search.keyword_lead": False}),
-    "lone-hit cap": Rule("search/fusion.py LONE_CAP", patches=lambda: [(fusion, "LONE_CAP", math.inf)]),
-    "lone-hit cap, the coverage scale instead": Rule("search/fusion.py LONE_CAP", patches=_scale_not_cap),
     "lone-hit coverage scale": Rule(
         "search/fusion.py lone_scale", patches=lambda: [(fusion, "lone_scale", lambda c: 1.0)]
     ),
@@ -230,11 +218,13 @@ RULES: dict[str, Rule] = {
     "language vote (detect)": Rule("analyze: languages.py", KW, {"analyze.detect": False}),
 }
 
-# rules deleted after a run of this script, with the commit: their rows stay in the table
+# rules deleted after a run of this script (where they were, how they went): their rows stay
 GONE = {
-    "question weight": "search/fusion.py dense_share, deleted in 6b6903d",
-    "leader's stems when undecided": "analyze: analyzer.py _languages, deleted in analyzer v10",
-    "second vote": "analyze: analyzer.py _vote_for, deleted in analyzer v11",
+    "question weight": ("search/fusion.py dense_share", "6b6903d"),
+    "leader's stems when undecided": ("analyze: analyzer.py _languages", "analyzer v10"),
+    "second vote": ("analyze: analyzer.py _vote_for", "analyzer v11"),
+    "lone-hit cap": ("search/fusion.py LONE_CAP", "the coverage scale in every language"),
+    "lone-hit cap, the coverage scale instead": ("search/fusion.py LONE_CAP", "as the row above"),
 }
 
 # the test that searches an index for the user-visible case a rule fixes
@@ -260,7 +250,7 @@ def rule_of(name: str) -> Rule | None:
     rule (GONE) is a rule with nothing left to switch off: its results are kept, not rerun."""
     if name == "baseline":
         return None
-    parts = [RULES.get(n) or Rule(GONE[n]) for n in name.split(" + ")]
+    parts = [RULES.get(n) or Rule(f"{GONE[n][0]}, deleted") for n in name.split(" + ")]
     return Rule(
         " + ".join(r.where for r in parts),
         tuple(dict.fromkeys(m for r in parts for m in r.modes)),
@@ -430,7 +420,9 @@ def table(args: argparse.Namespace) -> None:
             kw_worst = min(bootstrap(kw)[3].values())[0]
             kw_text += f", worst {kw_worst:+.4f}"
         if name in GONE:
-            verdict = "deleted ({})".format(GONE[name].split("deleted in ")[-1])
+            verdict = f"deleted: {GONE[name][1]}"
+        elif all(n in GONE for n in name.split(" + ")):
+            verdict = "deleted, all of them"
         elif mean >= 0.003 and each[worst][0] >= -0.005:
             verdict = "earns"
         elif name in NAMED:

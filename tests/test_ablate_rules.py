@@ -45,11 +45,11 @@ def test_each_rule_switches_off_something_that_exists(name: str) -> None:
 def test_a_switched_off_rule_is_restored_afterwards() -> None:
     import docshelf.search.fusion as fusion
 
-    cap = fusion.LONE_CAP
-    with ABLATE.switched_off("lone-hit cap"):
-        off = fusion.LONE_CAP
-    assert off == float("inf") and cap < off
-    assert cap == fusion.LONE_CAP
+    scale = fusion.lone_scale
+    with ABLATE.switched_off("lone-hit coverage scale"):
+        off = fusion.lone_scale
+    assert scale(0.1) < off(0.1) == 1.0
+    assert fusion.lone_scale is scale
 
 
 def test_each_named_test_exists() -> None:

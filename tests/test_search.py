@@ -43,15 +43,20 @@ def test_zscore_missing_item_gets_the_list_floor() -> None:
     assert [i for i, _ in only_kw] == ["a", "b", "c"]
 
 
-def test_a_lone_keyword_hit_is_capped_when_the_fusion_leans_on_meaning() -> None:
+def test_a_lone_keyword_hit_is_damped_when_the_fusion_leans_on_meaning() -> None:
     """A query in another language than the passages: one keyword hit (a shared name) got z 8.5
     and outweighed the dense side the cross-language rule trusts (xquad-en -> xquad-zh 0.8390 ->
-    0.8164); capped, the dense side's clear top hit wins, and uncapped the lone hit still does."""
+    0.8164). The index holds one of the question's seven words: scaled by that coverage, the dense
+    side's clear top hit wins; unscaled, the lone hit still does."""
+    from docshelf.search.fusion import fuse_hybrid, lone_scale
+
     sem = [("p0", 0.85)] + [(f"p{i}", 0.75 - 0.004 * i) for i in range(1, 60)]  # p0 stands out
     kw = [("p3", 4.2)]
     weights = {"keyword": 0.2, "semantic": 0.8}
     assert zscore_combination({"keyword": kw, "semantic": sem}, weights)[0][0] == "p3"
-    assert zscore_combination({"keyword": kw, "semantic": sem}, weights, lone_cap=3.0)[0][0] == "p0"
+    assert zscore_combination({"keyword": kw, "semantic": sem}, weights, lone_scale(1 / 7))[0][0] == "p0"
+    lists = {"keyword": kw, "semantic": sem}
+    assert fuse_hybrid(Settings().search, lists, 1 / 7, other_language=True, model_weight=0.5)[0][0] == "p0"
 
 
 def test_zscore_is_the_weighted_sum_of_each_lists_z_or_its_floor() -> None:

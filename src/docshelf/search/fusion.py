@@ -9,7 +9,6 @@ if TYPE_CHECKING:
     from docshelf.config import SearchSettings
 
 __all__ = [
-    "LONE_CAP",
     "convex_combination",
     "fuse_hybrid",
     "fusion_weights",
@@ -22,11 +21,6 @@ __all__ = [
 ]
 
 Ranked = Sequence[tuple[str, float]]
-# For a query in another language than the passages, a lone keyword hit stands out no further
-# than a clear top hit of a full list: uncapped (z 8.5 among 74), one name shared by an English
-# question and a Chinese paragraph outweighed the dense side the cross-language rule trusts
-# (xquad-en -> xquad-zh hybrid 0.8390 -> 0.8164).
-LONE_CAP = 3.0
 
 
 def weighted_rrf(
@@ -58,16 +52,15 @@ def convex_combination(lists: Mapping[str, Ranked], weights: Mapping[str, float]
 
 
 def zscore_combination(
-    lists: Mapping[str, Ranked], weights: Mapping[str, float], lone_cap: float = float("inf"),
-    lone_scale: float = 1.0,
-) -> list[tuple[str, float]]:  # fmt: skip
+    lists: Mapping[str, Ranked], weights: Mapping[str, float], lone_scale: float = 1.0
+) -> list[tuple[str, float]]:
     """Standardise each list's scores (z-score), then a weighted sum.
 
     An id missing from a list gets that list's lowest z-score, not zero: being
     absent from a retriever's top candidates is evidence against it. Chosen by
     measurement on train/dev splits (see docs/benchmarks.md): z-scores keep a
     weak dense list from swamping BM25 better than min-max or RRF. A list of one hit (all
-    scores alike) stands out by at most ``lone_cap``, times ``lone_scale``.
+    scores alike) stands out by how few of the candidates it holds, times ``lone_scale``.
     """
     normed: dict[str, dict[str, float]] = {}
     floors: dict[str, float] = {}
@@ -86,7 +79,7 @@ def zscore_combination(
             # if the candidates it lacks scored 0. Standardised among themselves they all got 0,
             # the floor too, and the list counted for nothing: that passage came 25th.
             present, absent = len(ranked), universe - len(ranked)
-            high = min((absent / present) ** 0.5, lone_cap) * lone_scale if absent else 0.0
+            high = (absent / present) ** 0.5 * lone_scale if absent else 0.0
             normed[name] = dict.fromkeys((item for item, _ in ranked), high)
             floors[name] = -((present / absent) ** 0.5) if absent else 0.0
     total = sum(weights.get(n, 1.0) for n in normed) or 1.0
@@ -108,7 +101,10 @@ def lone_scale(coverage: float) -> float:
     A lone hit holding the whole query (`0.110.0`) is the answer; one holding the only one of six
     terms the index knows (`vacation days request`: "three working days" in a postmortem, while the
     dense side had the German vacation policy first) is weak evidence. The same ramp as the dense
-    share in fusion_weights: coverage / 0.5 below half the terms, whole from half up.
+    share in fusion_weights: coverage / 0.5 below half the terms, whole from half up. Across
+    languages too: one name shared by an English question and a Chinese paragraph (z 8.5 among 74)
+    outweighed the dense side (xquad-en -> xquad-zh 0.8390 -> 0.8164); a cap of its own there (z 3)
+    did no better than this scale on the held halves (issue 44, docs/benchmarks.md).
     """
     return min(1.0, coverage / 0.5)
 
@@ -205,10 +201,7 @@ def fuse_hybrid(
     scripts in bench/ replay it)."""
     weights = hybrid_weights(settings, lists, coverage, other_language, model_weight)
     if settings.fusion == "zscore":
-        # across languages the cap bounds a lone hit (a shared name is all the keyword side has
-        # there, and the coverage of a Chinese question in English passages is always low)
-        cap, scale = (LONE_CAP, 1.0) if other_language else (float("inf"), lone_scale(coverage))
-        return zscore_combination(lists, weights, cap, scale)
+        return zscore_combination(lists, weights, lone_scale(coverage))
     if settings.fusion == "convex":
         return convex_combination(lists, weights)
     return weighted_rrf(lists, weights, settings.rrf_k)

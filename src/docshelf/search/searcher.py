@@ -255,7 +255,7 @@ class Searcher:
     ) -> bool:
         """True when most of the top three dense hits are in another language or script than the
         query: keywords cannot match across languages, so the fusion then trusts the dense side
-        (fusion_weights, LONE_CAP). A language the stop-word vote cannot tell (a few keywords)
+        (fusion_weights, lone_scale). A language the stop-word vote cannot tell (a few keywords)
         differs from none in its script. ``reads``: one search's chunk reads, shared with its hits;
         bench/tune_dense_prf.py asks without, to record the flag a search would fuse with.
         """
