@@ -135,10 +135,9 @@ class Searcher:
 
         1. The query is analysed as the passages were (analyze/), with the stems of the index's
            main languages added when its own language cannot be told (corpus_languages.py).
-        2. A query word no passage holds is tried respelled: without its accents, then in the
-           index's other languages (respell.py); a query whose words are all found keeps its
-           terms. An accented word also meets pages written without accents, in the keyword
-           retrieval only (accents.py).
+        2. A query word no passage holds is tried in the index's other languages (respell.py); a
+           query whose words are all found keeps its terms. An accented word also meets pages
+           written without accents, in the keyword retrieval only (accents.py).
         3. The keyword side (BM25 over those terms) and the dense side (the query's vector,
            embedded on a helper thread while the keyword side runs, and kept for repeats,
            ``_embed``) each return ``search.candidates`` chunks (``k`` when more); filters apply
