@@ -4,12 +4,15 @@
         --run scifact:train:/tmp/eval/e5-scifact --run nfcorpus:dev:/tmp/eval/e5-nfcorpus \\
         --check scifact:test:/tmp/eval/e5-scifact [--write]
 
-Each ``--run SET:SPLIT:WORKDIR`` names a shared eval set, a train/dev split and a workdir kept by
-`docshelf eval --workdir` (its index is reused: nothing is embedded again). Every query of the
-split is searched through the real Searcher in each mode (k=10); a hit is labelled relevant when
-its document has a positive qrel. One logistic regression per mode (L2, Newton steps) is fitted
-on the pooled hits, printed, and with ``--write`` stored in src/docshelf/search/confidence.json.
-``--check`` runs score calibration on other splits (test included: measured, never fitted on).
+Each ``--run SET:SPLIT:WORKDIR`` names an eval set (a shared one by name, or a folder), a train/dev
+split, or ``tuning`` (the seeded half of the test queries that bench/ablate.py tunes on), and a
+workdir kept by `docshelf eval --workdir` (its index is reused: nothing is embedded again). Every
+query of the split is searched through the real Searcher in each mode (k=10); a hit is labelled
+relevant when its document has a positive qrel. One logistic regression per mode (L2, Newton
+steps) is fitted on the pooled hits, printed, and with ``--write`` stored in
+src/docshelf/search/confidence.json. ``--check`` measures calibration on other splits (test, or
+``held``: the other half; measured, never fitted on), of the model's own scores and of the
+confidences as a result list shows them (each capped by the one above it, confidence.in_order).
 """
 
 from __future__ import annotations
@@ -24,32 +27,41 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from ablate import halves
 
 from docshelf.config import load_settings
-from docshelf.search.confidence import FEATURES, FIT_PATH, vector
+from docshelf.search.confidence import FEATURES, FIT_PATH, in_order, vector
 from docshelf.search.evaluate import file_name, load_beir
 from docshelf.testing import Stages
 
 MODES = ("hybrid", "keyword", "semantic")
 
 
-Pooled = dict[str, tuple[list[list[float]], list[int]]]
+Pooled = dict[str, tuple[list[list[float]], list[int], list[int]]]  # features, labels, query
 
 
 def collect(spec: str, model: str, max_queries: int) -> tuple[str, Pooled]:
     """The model's name, and features and labels of the top-10 hits of each query, per mode."""
     name, split, workdir = spec.split(":", 2)
-    data = load_beir(Path(os.environ.get("EVAL_DATA", "/work/shared/eval-data")) / name, split)
+    folder = (
+        Path(name)
+        if Path(name).is_dir()
+        else Path(os.environ.get("EVAL_DATA", "/work/shared/eval-data")) / name
+    )
+    data = load_beir(folder, "test" if split in ("tuning", "held") else split)
+    if split in ("tuning", "held"):
+        tuning, held = halves(list(data.queries))
+        data.queries = {q: t for q, t in data.queries.items() if q in (tuning if split == "tuning" else held)}
     names = {file_name(d): d for d in data.corpus}
     settings = load_settings()
     settings.store.data_dir = Path(workdir) / "index"
     settings.embed.model = model
-    out: Pooled = {m: ([], []) for m in MODES}
+    out: Pooled = {m: ([], [], []) for m in MODES}
     with Stages(settings) as rt:
         embedder_name = rt.embedder.name
         searcher = rt.searcher()
         queries = [q for q in data.queries if data.qrels.get(q)][:max_queries]
-        for qid in queries:
+        for n, qid in enumerate(queries):
             rels = data.qrels[qid]
             for mode in MODES:
                 for hit in searcher.search(data.queries[qid], k=10, mode=mode).hits:  # type: ignore[arg-type]
@@ -57,6 +69,7 @@ def collect(spec: str, model: str, max_queries: int) -> tuple[str, Pooled]:
                     assert hit.evidence is not None
                     out[mode][0].append(vector(hit.evidence))
                     out[mode][1].append(int(rels.get(doc or "", 0) > 0))
+                    out[mode][2].append(n)
     print(f"# {spec}: {len(queries)} queries", file=sys.stderr)
     return embedder_name, out
 
@@ -101,16 +114,16 @@ def main() -> None:
     p.add_argument("--max-queries", type=int, default=300)
     p.add_argument("--write", action="store_true", help=f"store the fit in {FIT_PATH}")
     args = p.parse_args()
-    if any(spec.split(":")[1] == "test" for spec in args.run):
-        p.error("never fit on test qrels: use train or dev splits with --run (test goes to --check)")
+    if any(spec.split(":")[1] in ("test", "held") for spec in args.run):
+        p.error("never fit on held queries: use train, dev or tuning with --run (test, held go to --check)")
     print(f"$ python {' '.join(sys.argv)}")
     print(f"machine: {platform.machine()} {os.cpu_count()} cpus, load {os.getloadavg()}")
     started = time.perf_counter()
-    pooled: Pooled = {m: ([], []) for m in MODES}
+    pooled: Pooled = {m: ([], [], []) for m in MODES}
     model_name = ""
     for spec in args.run:
         model_name, got = collect(spec, args.model, args.max_queries)
-        for mode, (x, y) in got.items():
+        for mode, (x, y, _) in got.items():
             pooled[mode][0].extend(x)
             pooled[mode][1].extend(y)
     fits: dict[str, dict[str, Any]] = {}
@@ -131,11 +144,15 @@ def main() -> None:
         print("\n".join("  " + r for r in rows))
         fits[mode] = {"intercept": round(intercept, 5), "weights": [round(w, 5) for w in weights]}
     for spec in args.check:
-        for mode, (x, y) in collect(spec, args.model, args.max_queries)[1].items():
+        for mode, (x, y, query) in collect(spec, args.model, args.max_queries)[1].items():
             fitted = fits[mode]
             pred = 1 / (1 + np.exp(-(fitted["intercept"] + np.array(x) @ np.array(fitted["weights"]))))
             loss, ece, rows = calibration(pred, np.array(y, dtype=float))
-            print(f"\n## check {spec} {mode}: {len(y)} hits; log-loss {loss:.3f}, ECE {ece:.3f}")
+            # as a result list shows them: hits come in rank order, query by query
+            shown = np.concatenate([in_order(list(pred[np.array(query) == q])) for q in sorted(set(query))])
+            s_loss, s_ece, _ = calibration(shown, np.array(y, dtype=float))
+            print(f"\n## check {spec} {mode}: {len(y)} hits; log-loss {loss:.3f}, ECE {ece:.3f}; "
+                  f"in order: {s_loss:.3f}, {s_ece:.3f}")  # fmt: skip
             print("\n".join("  " + r for r in rows))
     if args.write:
         doc = {

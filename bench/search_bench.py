@@ -8,12 +8,18 @@ sentences and slightly perturbed vectors until the store holds --chunks chunks.
 Prints keyword / semantic / hybrid p50 and p95 (query embedding included, first
 model load excluded), ANN recall@10 against the exact scan, and build times.
 Targets: hybrid p50 <= 15 ms, p95 <= 40 ms at 100k chunks.
+
+    python bench/search_bench.py --reuse /tmp/s100k --modes hybrid
+
+times a store kept by --keep again without building it: run it in turns with another checkout's
+code (`PYTHONPATH=OTHER/src`) for a before/after ratio on one store and one machine.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import shutil
 import sqlite3
@@ -27,7 +33,7 @@ import synthetic
 
 from docshelf.config import load_settings
 from docshelf.search.evaluate import percentile
-from docshelf.search.searcher import Mode
+from docshelf.search.searcher import Mode, Searcher
 from docshelf.store.base import SearchFilter
 from docshelf.testing import Stages
 
@@ -47,7 +53,12 @@ def main() -> None:
         default=None,
         help="build the store in this folder and keep it (for bench/search_breakdown.py)",
     )
+    p.add_argument("--reuse", type=Path, default=None, help="time the store kept in this folder (no build)")
+    p.add_argument("--modes", nargs="*", default=["keyword", "semantic", "hybrid"])
     args = p.parse_args()
+    if args.reuse:
+        reuse(args)
+        return
 
     base_settings = load_settings()
     base_settings.store.data_dir = args.work / f"{args.model}-scifact" / "index"
@@ -85,16 +96,8 @@ def main() -> None:
         in_file = len(dense.ann) if dense.ann is not None else 0
         print(f"vector search: {f'HNSW (usearch) file of {in_file} vectors' if in_file else 'exact numpy'}, "
               "the rest exact")  # fmt: skip
-        modes: tuple[Mode, ...] = ("keyword", "semantic", "hybrid")
         for snippets in (True, False):
-            for mode in modes:
-                lat = []
-                for q in queries:
-                    t = time.perf_counter()
-                    searcher.search(q, k=10, mode=mode, snippets=snippets)
-                    lat.append((time.perf_counter() - t) * 1000)
-                print(f"{mode:<8} k=10 snippets={snippets!s:<5}: p50 {percentile(lat, 0.5):6.1f} ms, "
-                      f"p95 {percentile(lat, 0.95):6.1f} ms")  # fmt: skip
+            timed(searcher, queries, args.modes, snippets)
         if in_file:
             db = sqlite3.connect(f"file:{settings.store.data_dir / 'docshelf.db'}?mode=ro", uri=True)
             sql = "SELECT c.id, v.vector FROM chunks c JOIN vectors v ON v.key = c.embed_key"
@@ -115,6 +118,37 @@ def main() -> None:
         base.close()
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def timed(searcher: Searcher, queries: list[str], modes: list[Mode], snippets: bool) -> None:
+    for mode in modes:
+        lat = []
+        for q in queries:
+            t = time.perf_counter()
+            searcher.search(q, k=10, mode=mode, snippets=snippets)
+            lat.append((time.perf_counter() - t) * 1000)
+        print(f"{mode:<8} k=10 snippets={snippets!s:<5}: p50 {percentile(lat, 0.5):6.1f} ms, "
+              f"p95 {percentile(lat, 0.95):6.1f} ms")  # fmt: skip
+
+
+def reuse(args: argparse.Namespace) -> None:
+    """Time the kept store at ``args.reuse`` (its keyword side re-derived first if another analyzer
+    built it, as a writable open does)."""
+    from docshelf.shelf.opening import repair_keywords
+
+    settings = load_settings()
+    settings.store.data_dir = args.reuse / "index"
+    settings.embed.model = args.model
+    with Stages(settings) as rt:
+        repair_keywords(rt.store)
+        with (args.eval_data / "scifact" / "queries.jsonl").open(encoding="utf-8") as fh:
+            every = [json.loads(line)["text"] for line in fh]
+        queries = every[: args.queries]
+        searcher = rt.searcher()
+        for q in every[-20:]:  # the model, the vector matrix; not the timed ones (their vectors are kept)
+            searcher.search(q)
+        print(f"{rt.store.stats().chunks} chunks, load {os.getloadavg()[0]:.1f}")
+        timed(searcher, queries, args.modes, True)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ A variant SRC:K:BETA[:N] applies only to statements (not questions) of at most N
 with at least half of them in the index,
 the rule `search.dense_feedback` ships with (3:1:6, search/feedback.py); "current" is the
 fusion without feedback.
-Sets and qrels as bench/tune_guard.py; nothing is embedded but the queries.
+Indexes as bench/eval_all.py keeps them; nothing is embedded but the queries.
 """
 
 from __future__ import annotations
@@ -23,17 +23,27 @@ from pathlib import Path
 
 import numpy as np
 
-from docshelf.search.evaluate import ndcg_at
+from docshelf.search.evaluate import doc_ranking, ndcg_at
 from docshelf.search.feedback import applies
-from docshelf.search.fusion import dense_share, fuse_hybrid, is_question
+from docshelf.search.fusion import fuse_hybrid, long_query_share
 from docshelf.store.base import SearchFilter
 from docshelf.testing import Stages
 
 sys.path.insert(0, str(Path(__file__).parent))
 from kept_index import kept_set
-from tune_guard import ROOT, SETS, docs_of
 
+ROOT = Path(__file__).resolve().parents[1]
 Ranked = list[tuple[str, float]]
+# (label, index set, qrels split, questions from): tuning splits only
+SETS = [
+    ("scifact train", "scifact", "train", None),
+    ("nfcorpus dev", "nfcorpus", "dev", None),
+    ("de → en", "xquad-en", "test", "xquad-de"),
+]
+
+
+def docs_of(ranked: Ranked, chunk_doc: dict[str, str]) -> list[str]:
+    return doc_ranking((cid for cid, _ in ranked), chunk_doc.get)[:10]
 
 
 def main() -> None:
@@ -75,8 +85,7 @@ def main() -> None:
                 vec = rt.embedder.embed_query(text)
                 lists, coverage = rt.store.candidates(terms, vec, pool, SearchFilter(), True, True)
                 other = searcher.other_language(text, lists)
-                e = rt.embedder
-                base = dense_share(e.fusion_weight, e.question_weight, is_question(text), len(terms))
+                base = long_query_share(rt.embedder.fusion_weight, len(terms))
                 fused = fuse_hybrid(settings.search, lists, coverage, other, base)
                 totals[0] += ndcg_at(docs_of(fused, chunk_doc), data.qrels[qid])
                 for n, variant in enumerate(args.variants, start=1):

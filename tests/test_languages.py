@@ -385,19 +385,17 @@ def test_chinese_question_finds_the_answer_not_the_page_of_question_words(
         assert (hits[0].path == "jelly.md") is stopwords
 
 
-def test_a_close_vote_is_not_decided_for_a_configured_language_another_one_leads() -> None:
-    """The vote has Spanish ahead of Portuguese by less than its margin; the second vote, among
-    the configured English and German, must not then call a Spanish verse English."""
+def test_a_close_vote_is_not_decided_for_a_configured_language() -> None:
+    """The vote has Spanish ahead of Portuguese by less than its margin: the verse stays undecided,
+    not English (a second vote among the configured English and German called 25 of 600 bible-es
+    questions English; it went with issue 44), while short English and German queries are told."""
     verse = "Respondió Jesús, y díjoles: Esta es la obra de Dios, que creáis en el que él ha enviado."
     doc = (
         "Y los discípulos que había enviado a la ciudad volvieron, y le dijeron todas las cosas que "
         "habían visto; y él les respondió con palabras de vida, porque los enviados eran suyos."
     )
     assert A.language(doc) == "spanish"
-    assert A.language(verse) != "english"
-    # undecided, its words get the leader's (Spanish) stems too, which the Spanish page has
-    assert {"envi", "respond"} <= shared(doc, verse)
-    # a short English or German query is still told by the second vote
+    assert A.language(verse) is None
     assert A.language("how do we roll back the deploy") == "english"
     assert A.language("wie beantrage ich meinen Urlaub") == "german"
 

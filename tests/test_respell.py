@@ -1,4 +1,5 @@
-"""A query word the index lacks, tried as typed without accents and in the index's other languages."""
+"""A query word the index lacks, tried in the index's other languages; typed with accents, it meets
+pages written without them (accents.py)."""
 
 from __future__ import annotations
 
@@ -70,28 +71,31 @@ def test_a_word_of_the_index_fifth_language_finds_its_page(settings: Settings, t
     assert _first_hits(settings, tmp_path, files, queries) == ["hesap.md"] * 3
 
 
-def test_found_words_keep_their_terms_and_plain_queries_cost_no_lookup() -> None:
+def test_found_words_keep_their_terms_and_small_indexes_cost_no_lookup() -> None:
     asked: list[list[str]] = []
 
     def known(terms: Sequence[str]) -> set[str]:
         asked.append(list(terms))
         return set(terms)
 
-    plain = A.tokens("restart the workers")
-    assert respelled(A, "restart the workers", plain, (), (), known) is plain and not asked
-    accented = A.tokens("crème brûlée")
-    assert respelled(A, "crème brûlée", accented, (), (), known) is accented and len(asked) == 1
+    main = ("english", "german")
+    accented = A.tokens("crème brûlée")  # accents.py's, not a respelling
+    assert respelled(A, "crème brûlée", accented, main, main, known) is accented and not asked
+    found = A.tokens("reset şifremi")
+    assert respelled(A, "reset şifremi", found, main, (*main, "turkish"), known) is found and len(asked) == 1
 
 
-def test_a_missing_word_takes_the_plain_spelling_the_index_holds() -> None:
-    query = "información de facturación"
+def test_a_missing_word_takes_its_stems_in_the_index_other_languages() -> None:
+    query = "reset şifremi"
     tokens = A.tokens(query)
-    out = respelled(A, query, tokens, (), (), lambda terms: {"facturacion", "informacion"} & set(terms))
-    assert [(t.term, t.start, t.end) for t in out if t.term != "de"] == [
-        ("informacion", 0, 11),
-        ("facturacion", 15, 26),
-    ]  # at the typed words' spans
-    missing = respelled(A, query, tokens, (), (), lambda terms: set())
+    main, every = ("english",), ("english", "turkish")
+    out = respelled(A, query, tokens, main, every, lambda terms: {"res", "şifre"} & set(terms))
+    assert [(t.term, t.start, t.end) for t in out] == [
+        ("reset", 0, 5),
+        ("res", 0, 5),
+        ("şifre", 6, 13),
+    ]  # at the typed word's span
+    missing = respelled(A, query, tokens, main, every, lambda terms: set())
     assert missing == tokens  # nothing better known: the query's own terms
 
 

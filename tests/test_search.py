@@ -43,15 +43,20 @@ def test_zscore_missing_item_gets_the_list_floor() -> None:
     assert [i for i, _ in only_kw] == ["a", "b", "c"]
 
 
-def test_a_lone_keyword_hit_is_capped_when_the_fusion_leans_on_meaning() -> None:
+def test_a_lone_keyword_hit_is_damped_when_the_fusion_leans_on_meaning() -> None:
     """A query in another language than the passages: one keyword hit (a shared name) got z 8.5
     and outweighed the dense side the cross-language rule trusts (xquad-en -> xquad-zh 0.8390 ->
-    0.8164); capped, the dense side's clear top hit wins, and uncapped the lone hit still does."""
+    0.8164). The index holds one of the question's seven words: scaled by that coverage, the dense
+    side's clear top hit wins; unscaled, the lone hit still does."""
+    from docshelf.search.fusion import fuse_hybrid, lone_scale
+
     sem = [("p0", 0.85)] + [(f"p{i}", 0.75 - 0.004 * i) for i in range(1, 60)]  # p0 stands out
     kw = [("p3", 4.2)]
     weights = {"keyword": 0.2, "semantic": 0.8}
     assert zscore_combination({"keyword": kw, "semantic": sem}, weights)[0][0] == "p3"
-    assert zscore_combination({"keyword": kw, "semantic": sem}, weights, lone_cap=3.0)[0][0] == "p0"
+    assert zscore_combination({"keyword": kw, "semantic": sem}, weights, lone_scale(1 / 7))[0][0] == "p0"
+    lists = {"keyword": kw, "semantic": sem}
+    assert fuse_hybrid(Settings().search, lists, 1 / 7, other_language=True, model_weight=0.5)[0][0] == "p0"
 
 
 def test_zscore_is_the_weighted_sum_of_each_lists_z_or_its_floor() -> None:
@@ -384,31 +389,15 @@ def test_a_lone_keyword_hit_weighs_by_the_query_terms_the_index_holds() -> None:
     assert lone_scale(0.5) == lone_scale(1.0) == 1.0 and lone_scale(0.25) == 0.5
 
 
-def test_a_question_is_fused_with_the_models_question_weight(
-    settings: Settings, corpus: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """XQuAD's questions gain from a larger dense share, scifact's claims and the Bible verses
-    lose (round nine of docs/benchmarks.md): the query's own question mark decides."""
-    from docshelf.search.fusion import is_question
-
-    assert is_question("How do I page someone? ") and is_question("什么是栉水母？")
-    assert is_question("¿Dónde está el manual") and is_question("ما هذا؟")
-    assert not is_question("how to page someone") and not is_question("What? No. It is fine.")
-
-    queries = ("who do we page for a sev-1?", "page the on-call engineer", "wer genehmigt Urlaub？")
-    assert _fused_weights(settings, corpus, monkeypatch, (0.1, 0.9), queries) == [0.9, 0.1, 0.9]
-
-
 def _fused_weights(
-    settings: Settings, corpus: Path, monkeypatch: pytest.MonkeyPatch, weights: tuple[float, float],
-    queries: tuple[str, ...],
-) -> list[float]:  # fmt: skip
-    """The dense share each query is fused with, for an embedder of (fusion, question) weights."""
+    settings: Settings, corpus: Path, monkeypatch: pytest.MonkeyPatch, weight: float, queries: tuple[str, ...]
+) -> list[float]:
+    """The dense share each query is fused with, for an embedder of fusion weight ``weight``."""
     import docshelf.search.searcher as searcher_module
     from docshelf.embed import HashEmbedder
 
-    class Asking(HashEmbedder):
-        fusion_weight, question_weight = weights
+    class Weighted(HashEmbedder):
+        fusion_weight = weight
 
     seen: list[float] = []
     real = searcher_module.fuse_hybrid
@@ -416,7 +405,7 @@ def _fused_weights(
         searcher_module, "fuse_hybrid", lambda s, ls, c, o, w, *u: seen.append(w) or real(s, ls, c, o, w, *u)
     )
     settings.search.dense_feedback = False  # it fuses a short statement twice, at the same weight
-    with Stages(settings, embedder=Asking()) as rt:
+    with Stages(settings, embedder=Weighted()) as rt:
         rt.indexer().sync("test", [corpus])
         for query in queries:
             rt.searcher().search(query, mode="hybrid", k=3)
@@ -426,9 +415,9 @@ def _fused_weights(
 def test_a_long_statement_leans_on_the_keyword_side(
     settings: Settings, corpus: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A statement of many terms gives BM25 more to agree on: its dense share falls by up to 40%
+    """A query of many terms gives BM25 more to agree on: its dense share falls by up to 40%
     between 12 and 20 analysed terms (Bible verses, scifact train; round eleven of
-    docs/benchmarks.md). A question keeps its question weight however long it is."""
+    docs/benchmarks.md), a question's too (a share of its own cost the held halves, issue 44)."""
     from docshelf.analyze import Analyzer
     from docshelf.search.fusion import long_query_share
 
@@ -441,17 +430,20 @@ def test_a_long_statement_leans_on_the_keyword_side(
     )
     assert len(Analyzer().tokens(long_statement)) >= 20
     queries = ("page the on-call engineer", long_statement, long_statement + "?")
-    seen = _fused_weights(settings, corpus, monkeypatch, (0.5, 0.9), queries)
-    assert seen == [0.5, pytest.approx(0.3), 0.9]
+    seen = _fused_weights(settings, corpus, monkeypatch, 0.5, queries)
+    assert seen == [0.5, pytest.approx(0.3), pytest.approx(0.3)]
 
 
 def test_dense_feedback_is_for_short_statements_and_moves_the_query_towards_its_hits() -> None:
     import numpy as np
 
-    from docshelf.search.feedback import applies, moved
+    from docshelf.search.feedback import applies, is_question, moved
 
     assert applies("vitamin D", 2, 1.0) and applies("statin side effects", 3, 0.67)
     assert not applies("what is vitamin D?", 3, 1.0)  # a question keeps its vector
+    assert is_question("How do I page someone? ") and is_question("什么是栉水母？")
+    assert is_question("¿Dónde está el manual") and is_question("ما هذا؟")
+    assert not is_question("how to page someone") and not is_question("What? No. It is fine.")
     assert not applies("a claim with many words about one thing", 7, 1.0) and not applies("", 0, 0.0)
     assert not applies("vacation days request", 3, 1 / 3)  # the first hits rest on one shared word
     got = moved(np.array([1.0, 0.0], dtype=np.float32), [np.array([0.0, 1.0], dtype=np.float32)] * 2)

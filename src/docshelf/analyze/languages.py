@@ -16,7 +16,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 
 __all__ = [
-    "LANGUAGE_SCRIPT", "MARGIN", "MIN_VOTES", "SCRIPT_DEFAULT", "SNOWBALL", "LanguageVote", "beaten",
+    "LANGUAGE_SCRIPT", "MARGIN", "MIN_VOTES", "SCRIPT_DEFAULT", "SNOWBALL", "LanguageVote",
     "script_of_word", "winner",
 ]  # fmt: skip
 
@@ -149,9 +149,3 @@ def winner(ranked: list[tuple[str, float]]) -> str | None:
     best, score = ranked[0]
     second = ranked[1][1] if len(ranked) > 1 else 0.0
     return best if score >= MIN_VOTES and score >= MARGIN * second else None
-
-
-def beaten(code: str, ranked: list[tuple[str, float]]) -> bool:
-    """Whether another language leads ``code`` by the vote's margin (it would win against it)."""
-    own = dict(ranked).get(code, 0.0)
-    return bool(ranked) and ranked[0][0] != code and ranked[0][1] >= max(MIN_VOTES, MARGIN * own)

@@ -26,7 +26,6 @@ class Embedder(Protocol):
     dim: int
     max_tokens: int
     fusion_weight: float  # dense share in hybrid search, measured per model on train/dev splits
-    question_weight: float  # the same for a query that is a question (search/fusion.py is_question)
 
     def count_tokens(self, text: str) -> int:
         """Tokens the model would see for ``text`` as a passage."""

@@ -86,9 +86,6 @@ class E5Embedder:
     max_tokens = 512
     # z-score fusion weight that won on scifact train, nfcorpus dev and xquad-de (docs/benchmarks.md)
     fusion_weight = 0.5
-    # a question leans on the dense side: the paraphrase is where e5 beats BM25 (XQuAD's questions;
-    # scifact's claims and the Bible sets' verses are statements; round nine of docs/benchmarks.md)
-    question_weight = 0.65
 
     def __init__(
         self, cache_dir: Path, threads: int = 1, batch_size: int = 32, backend: str = "auto",

@@ -21,7 +21,6 @@ class HashEmbedder:
     name = "hash-64"
     max_tokens = 512
     fusion_weight = 0.3
-    question_weight = 0.3
 
     def __init__(self, dim: int = 64) -> None:
         self.dim = dim

@@ -35,7 +35,6 @@ class SentenceTransformerEmbedder:
             raise EmbedError(f"cannot load sentence-transformers model {model!r}: {exc}") from exc
         self.name = f"st:{model}"
         self.fusion_weight = 0.3  # not measured: a middle value; set search.semantic_weight
-        self.question_weight = 0.3
         self.dim = int(self._model.get_sentence_embedding_dimension())
         self.max_tokens = int(self._model.max_seq_length)
         self.batch_size = batch_size
@@ -71,7 +70,6 @@ class OpenAIEmbedder:
             )
         self.name = f"openai:{model}"
         self.fusion_weight = 0.3  # not measured: a middle value; set search.semantic_weight
-        self.question_weight = 0.3
         self._model = model
         self._endpoint = endpoint.rstrip("/") + "/embeddings"
         self._key = api_key

@@ -27,7 +27,6 @@ class UseEmbedder:
     max_tokens = 256
     # z-score fusion weight with the largest worst-case gain over BM25 (docs/benchmarks.md)
     fusion_weight = 0.2
-    question_weight = 0.2  # not measured apart: as for any query
 
     def __init__(self, threads: int = 1, batch_size: int = 64) -> None:
         self.threads = threads

@@ -1,9 +1,9 @@
 """A query word typed with accents also meets the pages that write it without them.
 
 A page holds the stems of its accented words' plain spelling too (analyzer v8), so a query typed
-without accents finds pages written either way; the reverse held only when no page held the
-accented word (respell.py). In an index where some notes write `facturación` and others
-`facturacion`, the accented query found only the first kind. The plain spelling's stems are now
+without accents finds pages written either way; the reverse did not (`facturación` found nothing
+in notes that write `facturacion`), and where some notes write one and others the other, the
+accented query found only the first kind. The plain spelling's stems are now
 the word's alternatives: a chunk scores the best of the word's terms and those (a disjunction
 max, never their sum), so a page written with accents, which holds both, gains nothing from them.
 """

@@ -27,6 +27,7 @@ __all__ = [
     "Evidence",
     "confidence",
     "coverage_note",
+    "in_order",
     "nearest_neighbours",
     "telling",
     "vector",
@@ -103,6 +104,22 @@ def confidence(e: Evidence, model: str, mode: str) -> float:
     fit = _fit_for(model, mode)
     z = float(fit["intercept"]) + sum(w * x for w, x in zip(fit["weights"], vector(e), strict=True))
     return round(1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z)))), 3)
+
+
+def in_order(values: Sequence[float]) -> list[float]:
+    """Confidences down a result list, each capped by the one above it (a running minimum).
+
+    The model scores each hit on its own evidence, so a hit below could score above one the
+    ranking put first; read down the list, that says the order is wrong. A hit is never more
+    trusted than a hit above it: order and confidence agree, ``min_confidence`` cuts a list at one
+    place, and the first hits' confidences do not depend on how many hits were asked for (a next
+    page continues the one before). Only ever lowered, so a hit kept by ``min_confidence`` still
+    had at least that confidence from its own evidence.
+    """
+    out: list[float] = []
+    for value in values:
+        out.append(min(value, out[-1]) if out else value)
+    return out
 
 
 def telling(matched: Sequence[str], languages: Sequence[str]) -> list[str]:

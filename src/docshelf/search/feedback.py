@@ -16,16 +16,27 @@ from collections.abc import Sequence
 import numpy as np
 
 from docshelf.embed.base import Vectors
-from docshelf.search.fusion import is_question
 
 __all__ = [
-    "FEEDBACK_HITS", "FEEDBACK_MAX_TERMS", "FEEDBACK_MIN_COVERAGE", "FEEDBACK_WEIGHT", "applies", "moved",
+    "FEEDBACK_HITS", "FEEDBACK_MAX_TERMS", "FEEDBACK_MIN_COVERAGE", "FEEDBACK_WEIGHT", "applies",
+    "is_question", "moved",
 ]  # fmt: skip
 
 FEEDBACK_HITS = 3
 FEEDBACK_WEIGHT = 1.0
 FEEDBACK_MAX_TERMS = 6
 FEEDBACK_MIN_COVERAGE = 0.5
+_QUESTION_MARKS = ("?", "\uff1f", "\u061f")  # ASCII, full-width (Chinese, Japanese), Arabic
+
+
+def is_question(query: str) -> bool:
+    """True for a query written as a question: it ends in a question mark (or opens with "¿").
+
+    The mark, not the words: "how to deploy" is a keyword query as often as a question, and a
+    question-word list per language would guess where the writer said it outright.
+    """
+    text = query.strip()
+    return text.endswith(_QUESTION_MARKS) or text.startswith("\u00bf")
 
 
 def applies(query: str, terms: int, coverage: float, most: int = FEEDBACK_MAX_TERMS) -> bool:

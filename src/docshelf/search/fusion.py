@@ -10,13 +10,10 @@ if TYPE_CHECKING:
     from docshelf.config import SearchSettings
 
 __all__ = [
-    "LONE_CAP",
     "convex_combination",
-    "dense_share",
     "fuse_hybrid",
     "fusion_weights",
     "hybrid_weights",
-    "is_question",
     "keyword_lead",
     "lone_scale",
     "long_query_share",
@@ -29,11 +26,6 @@ Ranked = Sequence[tuple[str, float]]
 # yet); such an id is fused from the other lists alone, their weights made whole again, where
 # being absent from a list otherwise counts against it
 Unscored = Mapping[str, AbstractSet[str]]
-# For a query in another language than the passages, a lone keyword hit stands out no further
-# than a clear top hit of a full list: uncapped (z 8.5 among 74), one name shared by an English
-# question and a Chinese paragraph outweighed the dense side the cross-language rule trusts
-# (xquad-en -> xquad-zh hybrid 0.8390 -> 0.8164).
-LONE_CAP = 3.0
 
 
 def weighted_rrf(
@@ -81,8 +73,8 @@ def convex_combination(
 
 
 def zscore_combination(
-    lists: Mapping[str, Ranked], weights: Mapping[str, float], lone_cap: float = float("inf"),
-    lone_scale: float = 1.0, unscored: Unscored | None = None,
+    lists: Mapping[str, Ranked], weights: Mapping[str, float], lone_scale: float = 1.0,
+    unscored: Unscored | None = None,
 ) -> list[tuple[str, float]]:  # fmt: skip
     """Standardise each list's scores (z-score), then a weighted sum.
 
@@ -90,7 +82,7 @@ def zscore_combination(
     absent from a retriever's top candidates is evidence against it. Chosen by
     measurement on train/dev splits (see docs/benchmarks.md): z-scores keep a
     weak dense list from swamping BM25 better than min-max or RRF. A list of one hit (all
-    scores alike) stands out by at most ``lone_cap``, times ``lone_scale``. An id in
+    scores alike) stands out by how few of the candidates it holds, times ``lone_scale``. An id in
     ``unscored[name]`` is not given that list's lowest z-score: that list could not rank it at
     all, so it is fused from the others (``_made_whole``).
     """
@@ -111,7 +103,7 @@ def zscore_combination(
             # if the candidates it lacks scored 0. Standardised among themselves they all got 0,
             # the floor too, and the list counted for nothing: that passage came 25th.
             present, absent = len(ranked), universe - len(ranked)
-            high = min((absent / present) ** 0.5, lone_cap) * lone_scale if absent else 0.0
+            high = (absent / present) ** 0.5 * lone_scale if absent else 0.0
             normed[name] = dict.fromkeys((item for item, _ in ranked), high)
             floors[name] = -((present / absent) ** 0.5) if absent else 0.0
     total = sum(weights.get(n, 1.0) for n in normed) or 1.0
@@ -137,25 +129,15 @@ def lone_scale(coverage: float) -> float:
     A lone hit holding the whole query (`0.110.0`) is the answer; one holding the only one of six
     terms the index knows (`vacation days request`: "three working days" in a postmortem, while the
     dense side had the German vacation policy first) is weak evidence. The same ramp as the dense
-    share in fusion_weights: coverage / 0.5 below half the terms, whole from half up.
+    share in fusion_weights: coverage / 0.5 below half the terms, whole from half up. Across
+    languages too: one name shared by an English question and a Chinese paragraph (z 8.5 among 74)
+    outweighed the dense side (xquad-en -> xquad-zh 0.8390 -> 0.8164); a cap of its own there (z 3)
+    did no better than this scale on the held halves (issue 44, docs/benchmarks.md).
     """
     return min(1.0, coverage / 0.5)
 
 
-_QUESTION_MARKS = ("?", "\uff1f", "\u061f")  # ASCII, full-width (Chinese, Japanese), Arabic
-
-
-def is_question(query: str) -> bool:
-    """True for a query written as a question: it ends in a question mark (or opens with "¿").
-
-    The mark, not the words: "how to deploy" is a keyword query as often as a question, and a
-    question-word list per language would guess where the writer said it outright.
-    """
-    text = query.strip()
-    return text.endswith(_QUESTION_MARKS) or text.startswith("\u00bf")
-
-
-# A statement's dense share falls linearly from LONG_QUERY[0] analysed terms to LONG_QUERY[1], by
+# A query's dense share falls linearly from LONG_QUERY[0] analysed terms to LONG_QUERY[1], by
 # up to LONG_QUERY_CUT of itself. Chosen on scifact train, nfcorpus dev and the Bible dev sets
 # (a plateau from 10-14 to 16-24 terms, cut 0.3-0.5; round eleven, in docs/benchmarks.md's history).
 LONG_QUERY = (12, 20)
@@ -163,23 +145,17 @@ LONG_QUERY_CUT = 0.4
 
 
 def long_query_share(share: float, terms: int) -> float:
-    """The dense share for a statement of ``terms`` analysed terms.
+    """The dense share for a query of ``terms`` analysed terms.
 
     Many terms give BM25 many chances to agree with one passage (a verse quoted in another
     translation, a claim restated), while one vector of the whole query blurs as it grows: on
-    the Bible dev sets hybrid fell below keyword alone mostly on queries of 16 terms and more.
-    Questions keep their own weight (is_question): a long question still paraphrases its answer.
+    the Bible dev sets hybrid fell below keyword alone mostly on queries of 16 terms and more. A
+    question gets no share of its own: a larger one (0.65 for e5) cost the held halves as much as
+    it gained on XQuAD (issue 44, docs/benchmarks.md).
     """
     lo, hi = LONG_QUERY
     ramp = min(1.0, max(0.0, (terms - lo) / (hi - lo)))
     return share * (1 - LONG_QUERY_CUT * ramp)
-
-
-def dense_share(weight: float, question_weight: float, asked: bool, terms: int) -> float:
-    """A model's dense share for one query of ``terms`` analysed terms: its question weight for a
-    question (``asked``), for a statement its weight, less for a long one. The searcher and the
-    tuning scripts in bench/ both pick it here."""
-    return question_weight if asked else long_query_share(weight, terms)
 
 
 def _top_z(ranked: Ranked) -> float:
@@ -254,10 +230,7 @@ def fuse_hybrid(
     without a vector, for the dense side): those are ranked by the other lists alone."""
     weights = hybrid_weights(settings, lists, coverage, other_language, model_weight)
     if settings.fusion == "zscore":
-        # across languages the cap bounds a lone hit (a shared name is all the keyword side has
-        # there, and the coverage of a Chinese question in English passages is always low)
-        cap, scale = (LONE_CAP, 1.0) if other_language else (float("inf"), lone_scale(coverage))
-        return zscore_combination(lists, weights, cap, scale, unscored)
+        return zscore_combination(lists, weights, lone_scale(coverage), unscored)
     if settings.fusion == "convex":
         return convex_combination(lists, weights, unscored)
     return weighted_rrf(lists, weights, settings.rrf_k, unscored)

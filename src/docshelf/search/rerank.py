@@ -26,6 +26,7 @@ import numpy as np
 
 from docshelf.config import RerankSettings
 from docshelf.errors import ConfigError, EmbedError
+from docshelf.search.confidence import in_order
 
 if TYPE_CHECKING:
     from docshelf.search.searcher import Hit, Mode, Searcher, SearchResult
@@ -213,7 +214,13 @@ def rerank_hits(query: str, hits: Sequence[Hit], reranker: Reranker, top_n: int)
     reranked = [
         dataclasses.replace(head[i], score=scores[i], ranks={**head[i].ranks, "fused": i + 1}) for i in order
     ]
-    return reranked + list(hits[top_n:])
+    out = reranked + list(hits[top_n:])
+    # down the new order too, no hit is more trusted than one above it (search/confidence.py)
+    capped = in_order([h.confidence for h in out])
+    return [
+        h if h.confidence == c else dataclasses.replace(h, confidence=c)
+        for h, c in zip(out, capped, strict=True)
+    ]
 
 
 def reranked_search(

@@ -24,12 +24,13 @@ from docshelf.search.confidence import (
     Evidence,
     confidence,
     coverage_note,
+    in_order,
     nearest_neighbours,
     telling,
 )
 from docshelf.search.corpus_languages import CorpusLanguages
 from docshelf.search.feedback import FEEDBACK_HITS, applies, moved
-from docshelf.search.fusion import dense_share, fuse_hybrid, is_question
+from docshelf.search.fusion import fuse_hybrid, long_query_share
 from docshelf.search.headings import bare_headings_last
 from docshelf.search.hitterms import HitTerms
 from docshelf.search.lru import Lru
@@ -136,16 +137,15 @@ class Searcher:
 
         1. The query is analysed as the passages were (analyze/), with the stems of the index's
            main languages added when its own language cannot be told (corpus_languages.py).
-        2. A query word no passage holds is tried respelled: without its accents, then in the
-           index's other languages (respell.py); a query whose words are all found keeps its
-           terms. An accented word also meets pages written without accents, in the keyword
-           retrieval only (accents.py).
+        2. A query word no passage holds is tried in the index's other languages (respell.py); a
+           query whose words are all found keeps its terms. An accented word also meets pages
+           written without accents, in the keyword retrieval only (accents.py).
         3. The keyword side (BM25 over those terms) and the dense side (the query's vector,
            embedded on a helper thread while the keyword side runs, and kept for repeats,
            ``_embed``) each return ``search.candidates`` chunks (``k`` when more); filters apply
            inside both (the store).
         4. Hybrid mode fuses the two lists (``_fuse``, fusion.py): z-scores mixed with the model's
-           dense share, more for a question, less for a long statement, most when the query is in
+           dense share, less for a long query, most when the query is in
            another language or most of its words are nowhere in the index; a keyword list whose
            top hit stands out gets more weight; a lone keyword hit counts by the query's coverage.
         5. In hybrid mode a short statement searches the dense side again with its vector moved
@@ -263,25 +263,21 @@ class Searcher:
         if mode != "hybrid":
             return next(iter(lists.values()), [])
         other = self.other_language(query, lists, reads)
-        weight = self._model_weight(query, terms)
+        weight = self._model_weight(terms)
         return fuse_hybrid(self.settings, lists, coverage, other, weight, {"semantic": unembedded})
 
-    def _model_weight(self, query: str, terms: int) -> float:
-        """The embedder's dense share for this query of ``terms`` analysed terms: its question
-        weight for a question, for a statement its weight, less for a long one."""
-        e = self.embedder
-        if e is None:
-            return 0.0
-        return dense_share(e.fusion_weight, e.question_weight, is_question(query), terms)
+    def _model_weight(self, terms: int) -> float:
+        """The embedder's dense share for a query of ``terms`` analysed terms (less for a long one)."""
+        return 0.0 if self.embedder is None else long_query_share(self.embedder.fusion_weight, terms)
 
     def other_language(
         self, query: str, lists: dict[str, list[tuple[str, float]]], reads: _Reads | None = None
     ) -> bool:
         """True when most of the top three dense hits are in another language or script than the
         query: keywords cannot match across languages, so the fusion then trusts the dense side
-        (fusion_weights, LONE_CAP). A language the stop-word vote cannot tell (a few keywords)
+        (fusion_weights, lone_scale). A language the stop-word vote cannot tell (a few keywords)
         differs from none in its script. ``reads``: one search's chunk reads, shared with its hits;
-        bench/tune_guard.py asks without, to record the flag a search would fuse with.
+        bench/tune_dense_prf.py asks without, to record the flag a search would fuse with.
         """
         reads = reads or _Reads(self.store)
         top = [cid for cid, _ in lists.get("semantic", [])[:3]]
@@ -295,18 +291,23 @@ class Searcher:
         self, hits: list[Hit], shares: list[float], lists: dict[str, list[tuple[str, float]]], mode: str,
         coverage: float, unembedded: AbstractSet[str] = frozenset(),
     ) -> None:  # fmt: skip
-        """Each hit's confidence from the evidence the retrievers gave (search/confidence.py); a
-        hit without a vector yet by the keyword fit (no dense evidence is not evidence against)."""
+        """Each hit's confidence from the evidence the retrievers gave, never above the hit
+        before it's (search/confidence.py, ``in_order``); a hit without a vector yet by the keyword
+        fit (no dense evidence is not evidence against)."""
         cosine = dict(lists.get("semantic", []))
         model = self.embedder.name if self.embedder is not None else "*"
-        for position, (hit, share) in enumerate(zip(hits, shares, strict=True), start=1):
-            evidence = Evidence(
+        evidence = [
+            Evidence(
                 term_share=share, keyword_rank=hit.ranks.get("keyword"),
                 semantic_rank=hit.ranks.get("semantic"), semantic_score=cosine.get(hit.chunk_id),
                 position=position, coverage=coverage,
-            )  # fmt: skip
-            fit = "keyword" if hit.chunk_id in unembedded else mode
-            hit.confidence, hit.evidence = confidence(evidence, model, fit), evidence
+            )
+            for position, (hit, share) in enumerate(zip(hits, shares, strict=True), start=1)
+        ]  # fmt: skip
+        fits = ["keyword" if hit.chunk_id in unembedded else mode for hit in hits]
+        ordered = in_order([confidence(e, model, fit) for e, fit in zip(evidence, fits, strict=True)])
+        for hit, e, value in zip(hits, evidence, ordered, strict=True):
+            hit.evidence, hit.confidence = e, value
 
     def _nearest_note(self, query: str, terms: list[str], hits: list[Hit]) -> str | None:
         """The note for top hits that share no word with the query (see nearest_neighbours)."""
