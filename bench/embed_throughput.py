@@ -33,21 +33,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from machine import cpu, load
+
 HERE = Path(__file__).resolve().parent
-
-
-def load() -> str:
-    return "load {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
-
-
-def cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def raw(data: Path, sample: int) -> dict[str, Any]:

@@ -24,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from machine import cpu
+
 ROOT = Path(__file__).resolve().parents[1]
 QUERIES = [
     "how do we page someone for a sev-1",  # the README's question: runbooks/incident-response.md first
@@ -41,16 +43,6 @@ ARGS = [
 MARK = """q => { const last = Math.max(...window.__keys);
   const m = performance.getEntriesByName('docshelf:results').find(e => e.detail === q && e.startTime >= last);
   return m ? m.startTime - last : -1; }"""
-
-
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -124,7 +116,7 @@ def main() -> None:
     values = [t for _, t, _ in times]
     cmd = " ".join(["python", "bench/web_bench.py", *sys.argv[1:]])
     print(f"command: {cmd}")
-    print(f"machine: {_cpu()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}")
+    print(f"machine: {cpu()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}")
     before, after = (f"{a:.2f} {b:.2f}" for a, b, _ in (load_before, load_after))
     print(f"load average (1, 5 min) before: {before}, after: {after}")
     for query, painted, first in times[: len(QUERIES)]:
