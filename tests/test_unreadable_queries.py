@@ -50,12 +50,21 @@ def e5(tmp_path_factory: pytest.TempPathFactory) -> E5Embedder:
 @pytest.mark.slow
 def test_e5_reads_real_questions_in_many_scripts_and_not_random_ideographs(e5: E5Embedder) -> None:
     real = [
-        "how do we page someone for a sev-1", "Urlaubstage beantragen", "数据备份策略是什么？",
-        "온보딩 첫 주에는 무엇을 하나요", "как подать заявление на отпуск", "अवकाश के लिए आवेदन कैसे करें",
-        "¿Cuántos días de vacaciones tengo?", "ヘルプデスクの電話番号", "b12 vitamin", "OAuth2 PKCE", "SEV-1",
+        "how do we page someone for a sev-1",
+        "Urlaubstage beantragen",
+        "数据备份策略是什么？",
+        "온보딩 첫 주에는 무엇을 하나요",
+        "как подать заявление на отпуск",
+        "अवकाश के लिए आवेदन कैसे करें",
+        "¿Cuántos días de vacaciones tengo?",
+        "ヘルプデスクの電話番号",
+        "b12 vitamin",
+        "OAuth2 PKCE",
+        "SEV-1",
     ]
     assert [q for q in real if (e5.plausibility(q) or 0.0) < UNREADABLE] == []
     rng = random.Random(5)
+
     def word() -> str:
         return "".join(chr(rng.randint(0x4E00, 0x9FA5)) for _ in range(rng.randint(2, 6)))
 

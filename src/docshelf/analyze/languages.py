@@ -48,7 +48,7 @@ _EXTRA_SCRIPTS = {"COPTIC": "greek"}  # Greek letters in the Coptic block
 
 @functools.lru_cache(maxsize=4096)
 def _script_of_char(ch: str) -> str:
-    """"latin", "cyrillic", ... for a letter of a script that routes languages, else "other"."""
+    """ "latin", "cyrillic", ... for a letter of a script that routes languages, else "other"."""
     name = unicodedata.name(ch, "")
     head = name.split(" ", 1)[0]
     if head in _SCRIPTS:

@@ -12,6 +12,7 @@ from docshelf.cli.output import data, out, print_json
 
 __all__ = ["register"]
 
+
 def doctor(config: ConfigOpt = None, as_json: JsonOpt = False) -> None:
     """Show which optional parsers and OCR languages are available, and how to install the rest."""
     from docshelf.shelf import doctor_checks
