@@ -75,12 +75,7 @@ class SearchRequest:
             raise ConfigError(f"min_confidence is a share between 0 and 1, not {self.min_confidence}")
 
     def filter(self) -> SearchFilter:
-        from docshelf.store.base import SearchFilter
-
-        return SearchFilter(
-            collections=tuple(self.collections), path_glob=self.path_glob, tags=tuple(self.tags),
-            file_types=tuple(self.file_types), include_superseded=self.include_superseded,
-        )  # fmt: skip
+        return _filter_of(self)
 
 
 @dataclass(frozen=True)
@@ -280,12 +275,7 @@ class GrepRequest:
             raise ConfigError(f"time_limit_s must be above 0 seconds, not {self.time_limit_s}")
 
     def filter(self) -> SearchFilter:
-        from docshelf.store.base import SearchFilter
-
-        return SearchFilter(
-            collections=tuple(self.collections), path_glob=self.path_glob, tags=tuple(self.tags),
-            file_types=tuple(self.file_types), include_superseded=self.include_superseded,
-        )  # fmt: skip
+        return _filter_of(self)
 
 
 @dataclass(frozen=True)
@@ -356,3 +346,13 @@ class GrepResult:
             "scanned": self.scanned,
             "timed_out": self.timed_out,
         }
+
+
+def _filter_of(request: SearchRequest | GrepRequest) -> SearchFilter:
+    """The store's filter for the documents a search or a grep asks for (the same fields in both)."""
+    from docshelf.store.base import SearchFilter
+
+    return SearchFilter(
+        collections=tuple(request.collections), path_glob=request.path_glob, tags=tuple(request.tags),
+        file_types=tuple(request.file_types), include_superseded=request.include_superseded,
+    )  # fmt: skip
