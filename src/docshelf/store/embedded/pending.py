@@ -95,7 +95,9 @@ class SQLitePending:
         return dict(self._read(lambda db: db.execute(sql).fetchall(), []))
 
     def without_vectors(self, chunk_ids: Sequence[str]) -> set[str]:
-        if not chunk_ids or not self.missing_vectors():
+        # no count of the pending table first: the searcher asks only once it found some, and a
+        # lookup of 200 ids by key is cheaper than counting a large index's pending rows again
+        if not chunk_ids:
             return set()
         found: set[str] = set()
         for i in range(0, len(chunk_ids), 500):
