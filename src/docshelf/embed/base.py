@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    from docshelf.lazy import numpy as np
+
 
 __all__ = ["Embedder", "Plausible", "Vectors", "normalize"]
 
-Vectors = npt.NDArray[np.float32]
+Vectors: TypeAlias = "npt.NDArray[np.float32]"
 
 
 @runtime_checkable

@@ -5,10 +5,14 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from docshelf.embed.base import Vectors, normalize
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from docshelf.lazy import numpy as np
 
 __all__ = ["HashEmbedder"]
 

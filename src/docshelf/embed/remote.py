@@ -7,12 +7,15 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Sequence
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from docshelf.embed.base import Vectors, normalize
 from docshelf.errors import EmbedError
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from docshelf.lazy import numpy as np
 
 __all__ = ["OpenAIEmbedder", "SentenceTransformerEmbedder"]
 

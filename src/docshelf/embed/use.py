@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from docshelf.embed.base import Vectors, normalize
 from docshelf.errors import EmbedError
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from docshelf.lazy import numpy as np
 
 __all__ = ["UseEmbedder"]
 

@@ -12,10 +12,14 @@ in the index.
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from docshelf.embed.base import Vectors
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from docshelf.lazy import numpy as np
 
 __all__ = [
     "FEEDBACK_HITS", "FEEDBACK_MAX_TERMS", "FEEDBACK_MIN_COVERAGE", "FEEDBACK_WEIGHT", "applies",

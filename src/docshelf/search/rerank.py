@@ -22,11 +22,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-import numpy as np
-
 from docshelf.config import RerankSettings
 from docshelf.errors import ConfigError, EmbedError
 from docshelf.search.confidence import in_order
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from docshelf.lazy import numpy as np
 
 if TYPE_CHECKING:
     from docshelf.search.searcher import Hit, Mode, Searcher, SearchResult

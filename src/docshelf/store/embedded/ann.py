@@ -17,12 +17,15 @@ import sqlite3
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from docshelf.embed.base import Vectors
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    from docshelf.lazy import numpy as np
 
 __all__ = [
     "Ann",
@@ -37,7 +40,7 @@ __all__ = [
 
 log = logging.getLogger("docshelf.store")
 
-Keys = npt.NDArray[np.int64]
+Keys: TypeAlias = "npt.NDArray[np.int64]"
 # 3: int8 (or f16) file named by vectors.json with the highest seq it holds; older files are rebuilt
 FORMAT = 3
 POINTER = "vectors.json"

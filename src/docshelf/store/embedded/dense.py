@@ -15,14 +15,17 @@ import threading
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from docshelf.embed.base import Vectors
 from docshelf.store.embedded import ann as ann_file
 from docshelf.store.embedded.ann import Ann, AnnMeta, AnnOptions, ann_available
 from docshelf.store.embedded.vectors import ExactRows, Hit
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from docshelf.lazy import numpy as np
 
 __all__ = ["DenseIndex"]
 
@@ -59,7 +62,7 @@ class DenseIndex:
         self._refresh_lock = threading.Lock()
         self.versions: tuple[int, str, int] = (-1, "", 0)  # generation, vectors epoch, dim
         self.ann: Ann | None = None
-        self.exact = ExactRows.empty(0, 0)
+        self._exact: ExactRows | None = None  # made when first read (numpy): keyword searches never are
         self.superseded = True  # whether any document is, as of ``versions``
 
     # ----- keeping in step -----
@@ -71,7 +74,7 @@ class DenseIndex:
             if self.versions == (generation, epoch, dim):
                 return
             if self.versions[1:] != (epoch, dim):
-                self.ann, self.exact = None, ExactRows.empty(0, dim)
+                self.ann, self._exact = None, ExactRows.empty(0, dim)
             meta = ann_file.read_meta(self.data_dir)
             if meta is not None and (meta.dim, meta.epoch) != (dim, epoch):
                 meta = None  # another model, or vectors re-embedded since: the writer rebuilds it
@@ -88,9 +91,16 @@ class DenseIndex:
                     conn, self.data_dir, dim, epoch, generation, self.opts, save=False
                 )
             after = self.ann.meta.max_seq if self.ann is not None else 0
-            self.exact = self.exact.refreshed(conn, after)
+            self._exact = self.exact.refreshed(conn, after)
             self.superseded = bool(conn.execute(_SUPERSEDED_SQL).fetchone()[0])
             self.versions = (generation, epoch, dim)
+
+    @property
+    def exact(self) -> ExactRows:
+        """The rows the HNSW file does not hold, scanned exactly."""
+        if self._exact is None:
+            self._exact = ExactRows.empty(0, 0)
+        return self._exact
 
     def _built_here(self, ann: Ann) -> bool:
         return not (self.data_dir / ann.meta.file).exists()

@@ -12,14 +12,17 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from docshelf.embed.base import Vectors
 from docshelf.store.base import Unembedded
 from docshelf.store.embedded.ops import CHUNK_COLS, SQLiteTx
 from docshelf.types import TITLE_READ
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from docshelf.lazy import numpy as np
 
 __all__ = ["SQLitePending"]
 

@@ -6,13 +6,16 @@ import json
 import sqlite3
 import threading
 from collections.abc import Sequence
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from docshelf.embed.base import Vectors
 from docshelf.errors import StoreError
 from docshelf.store.embedded.ops import SQLiteTx
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from docshelf.lazy import numpy as np
 
 __all__ = ["PENDING_KEY", "SQLiteReembed"]
 

@@ -6,14 +6,18 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from docshelf.embed.base import Vectors
 from docshelf.store.base import Alternatives, PendingVector, SearchFilter, ready_vector
 from docshelf.store.embedded.dense import DenseIndex
 from docshelf.store.embedded.keyword import KeywordIndex
 from docshelf.store.embedded.sql import matching_doc_ids
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from docshelf.lazy import numpy as np
 
 __all__ = ["SQLiteSearch"]
 

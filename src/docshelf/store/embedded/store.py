@@ -12,9 +12,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from docshelf.embed.base import Vectors
 from docshelf.errors import DocshelfError, NotFoundError, StoreError
@@ -46,6 +44,11 @@ from docshelf.store.embedded.search import SQLiteSearch
 from docshelf.store.embedded.writes import SQLiteWrites
 from docshelf.store.history import BuildLog, check_model
 from docshelf.types import Chunk
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from docshelf.lazy import numpy as np
 
 __all__ = ["SQLiteStore", "TermAnalyzer", "store_error"]
 

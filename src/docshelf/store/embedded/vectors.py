@@ -7,11 +7,15 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
 
 from docshelf.embed.base import Vectors
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    from docshelf.lazy import numpy as np
 
 __all__ = ["ExactRows", "Hit", "top_k"]
 

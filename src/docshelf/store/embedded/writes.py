@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from docshelf.store.base import DocumentRecord, Replacement, TermAnalyzer, last_versions
 from docshelf.store.embedded.keyword import KeywordDoc, KeywordIndex
 from docshelf.store.embedded.ops import CHUNK_COLS, DOC_COLS, SQLiteTx
 from docshelf.types import Chunk
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from docshelf.lazy import numpy as np
 
 __all__ = ["SQLiteWrites"]
 

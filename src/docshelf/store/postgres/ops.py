@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from docshelf.config import redact_dsn
 from docshelf.embed.base import Vectors
 from docshelf.errors import StoreError
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from docshelf.lazy import numpy as np
 
 __all__ = [
     "HNSW_SQL",

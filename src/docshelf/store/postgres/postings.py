@@ -16,13 +16,16 @@ only cost space until a commit repacks the blocks (once they are a fifth of them
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from docshelf.store.base import SearchFilter
 from docshelf.store.postgres.sql import K0, doc_filter, weights_cte
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    from docshelf.lazy import numpy as np
 
 __all__ = [
     "BLOCK", "TAIL_MIN", "best", "compact_sql", "lists_sql", "pack_sql", "repack", "score", "stale_share",
@@ -31,7 +34,7 @@ __all__ = [
 BLOCK = 128  # postings per packed row: 128 x 12 bytes stays below PostgreSQL's 2 kB TOAST threshold
 TAIL_MIN = 50_000  # tail rows a commit leaves unpacked
 STALE_SHARE = 0.2  # packed postings of deleted chunks that trigger a repack
-Seqs = npt.NDArray[np.int64]
+Seqs: TypeAlias = "npt.NDArray[np.int64]"
 
 
 def pack_sql(source: str) -> str:

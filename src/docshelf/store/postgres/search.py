@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from docshelf.embed.base import Vectors
 from docshelf.store.base import Alternatives, PendingVector, SearchFilter, own_alternatives, ready_vector
 from docshelf.store.postgres import postings
 from docshelf.store.postgres.sql import coverage_sql, doc_filter, vector_sql
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from docshelf.lazy import numpy as np
 
 __all__ = ["PgSearch"]
 
