@@ -45,7 +45,7 @@ def test_many_missing_files_of_one_folder_list_it_once_while_it_is_unchanged(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A freshness pass over many deleted files listed and normalised their folder once per file."""
-    from docshelf.sources import walk
+    from docshelf.sources import names
 
     for i in range(50):
         (tmp_path / f"kept-{i}.md").write_text("x", encoding="utf-8")
@@ -58,14 +58,14 @@ def test_many_missing_files_of_one_folder_list_it_once_while_it_is_unchanged(
         listed.append(str(path))
         return listdir(path)
 
-    monkeypatch.setattr(walk.os, "listdir", counting)
+    monkeypatch.setattr(names.os, "listdir", counting)
     for i in range(200):
-        assert walk.on_disk(tmp_path, f"gone-{i}.md") == tmp_path / f"gone-{i}.md"
-    assert walk.on_disk(tmp_path, "café.md") == tmp_path / nfd
+        assert names.on_disk(tmp_path, f"gone-{i}.md") == tmp_path / f"gone-{i}.md"
+    assert names.on_disk(tmp_path, "café.md") == tmp_path / nfd
     assert listed == [str(tmp_path)]
     # a change to the folder is seen: the listing is made again
     os.rename(tmp_path / nfd, tmp_path / unicodedata.normalize("NFD", "thé.md"))
     os.utime(tmp_path, ns=(1, 1))  # (a coarse clock could leave the mtime unchanged)
-    assert walk.on_disk(tmp_path, "thé.md") == tmp_path / unicodedata.normalize("NFD", "thé.md")
-    assert walk.on_disk(tmp_path, "café.md") == tmp_path / "café.md"  # gone: reported as given
+    assert names.on_disk(tmp_path, "thé.md") == tmp_path / unicodedata.normalize("NFD", "thé.md")
+    assert names.on_disk(tmp_path, "café.md") == tmp_path / "café.md"  # gone: reported as given
     assert len(listed) == 2

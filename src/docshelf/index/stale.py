@@ -28,7 +28,7 @@ _PAGE = 1000
 
 
 def _plain_path(roots: list[str], state: DocState) -> Path:
-    from docshelf.sources.walk import on_disk
+    from docshelf.sources.names import on_disk
 
     return on_disk(Path(state.root), state.path)
 

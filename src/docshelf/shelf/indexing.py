@@ -35,8 +35,8 @@ def index(
     The shelf lock is held only while the collection and its settings are decided; fetching and
     the sync run without it (the sync holds the store per document), so reads go on meanwhile.
     """
+    from docshelf.sources.names import is_within
     from docshelf.sources.remote import gather
-    from docshelf.sources.walk import is_within
 
     named = split_targets(targets)
     with parts.lock:

@@ -62,7 +62,7 @@ def guarded_path(roots: list[str], root: str, rel_path: str) -> Path:
     Symlinks are resolved now, at read time: a link that was harmless at indexing may have
     been re-pointed since.
     """
-    from docshelf.sources.walk import is_within, on_disk  # pathspec: only when a file is read
+    from docshelf.sources.names import is_within, on_disk
 
     if root not in roots:
         raise AccessError(f"{root} is no longer a root of this collection; re-index it")
@@ -85,7 +85,7 @@ def check_link(root: str, rel_path: str, data: bytes, indexed_hash: str) -> None
     text under the indexed name would be serving another file."""
     import hashlib
 
-    from docshelf.sources.walk import on_disk
+    from docshelf.sources.names import on_disk
 
     path = on_disk(Path(root), check_relative(rel_path))
     if path.resolve() == path or hashlib.sha256(data).hexdigest() == indexed_hash:

@@ -75,7 +75,7 @@ def _readable(path: Path, folder: bool) -> bool:
 
 def collection_of(store: Store, path: Path, default: str) -> str:
     """The collection that already has ``path`` under one of its roots, else ``default``."""
-    from docshelf.sources.walk import is_within
+    from docshelf.sources.names import is_within
 
     for name in store.collections():
         if any(is_within(path, Path(r)) for r in store.collection_roots(name)):
@@ -97,7 +97,7 @@ def folder_collection(store: Store, folder: Path, named_in_config: str | None) -
 
 def file_collection(store: Store, path: Path, collection: str | None) -> str:
     """The collection whose root holds a file given to `index` (a file is never a root)."""
-    from docshelf.sources.walk import is_within
+    from docshelf.sources.names import is_within
 
     for name in [collection] if collection else store.collections():
         if any(is_within(path, Path(r)) for r in store.collection_roots(name)):
