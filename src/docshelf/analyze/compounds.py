@@ -13,7 +13,10 @@ import contextlib
 import functools
 import importlib.util
 import os
+import sqlite3
+import threading
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path
 
 __all__ = ["MIN_LENGTH", "available", "split_compound"]
@@ -116,19 +119,80 @@ def _lists() -> tuple[dict[str, float], frozenset[str]] | None:
     return words, frozenset(english.split())
 
 
-def _german_words() -> dict[str, float] | None:
-    """German word -> frequency (zipf >= 2.4); None without wordfreq (no splitting then)."""
-    lists = _lists()
-    return None if lists is None else lists[0]
+# Words a process splits with a lookup each in the lists' SQLite copy before it reads them into
+# memory: a search splits the few hundred long words of its hits' passages (reading all 270,000
+# words cost a CLI search ~60 ms); an index run splits millions.
+_BULK = 5_000
+_asked = 0
+_DB_LOCK = threading.Lock()
 
 
-def _english_words() -> frozenset[str]:
-    """English words (zipf >= 1.5): an undecided text such as a short query, which gets English
-    and German stems, splits none of these (`turmeric` is no turm + eric). Without this list 148
-    of the first 3,000 nfcorpus queries gained parts and its dev keyword nDCG@10 fell by 0.005;
-    with it 9 do and the figure is unchanged (0.2861, bench/tune_analyzer.py)."""
+def _write_db(path: Path, german: dict[str, float], english: frozenset[str]) -> None:
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.unlink(missing_ok=True)
+    conn = sqlite3.connect(tmp)
+    try:
+        conn.execute("CREATE TABLE german (w TEXT PRIMARY KEY, f REAL NOT NULL) WITHOUT ROWID")
+        conn.execute("CREATE TABLE english (w TEXT PRIMARY KEY) WITHOUT ROWID")
+        conn.executemany("INSERT INTO german VALUES (?, ?)", german.items())
+        conn.executemany("INSERT INTO english VALUES (?)", ((w,) for w in english))
+        conn.commit()
+    finally:
+        conn.close()
+    os.replace(tmp, path)  # whole or absent: a crash mid-write leaves only the temporary file
+
+
+@functools.cache
+def _db() -> sqlite3.Connection | None:
+    """The lists as SQLite beside their text (made from it once per cache version); None where
+    it cannot be had (no wordfreq, a read-only cache dir: the lists are read into memory)."""
+    files = _data_files()
+    if files is None:
+        return None
+    try:
+        path = _cache_file(files).with_suffix(".sqlite")
+        if not path.is_file():
+            lists = _lists()
+            if lists is None:
+                return None
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _write_db(path, *lists)
+        conn = sqlite3.connect(path.as_uri() + "?mode=ro", uri=True, check_same_thread=False)
+        conn.execute("SELECT w FROM german LIMIT 1").fetchall()
+        conn.execute("SELECT w FROM english LIMIT 1").fetchall()
+    except (OSError, sqlite3.Error):
+        return None
+    return conn
+
+
+def _looked_up(conn: sqlite3.Connection, sql: str, word: str) -> tuple[object, ...] | None:
+    with _DB_LOCK:
+        row: tuple[object, ...] | None = conn.execute(sql, (word,)).fetchone()
+    return row
+
+
+def _lookups() -> tuple[Callable[[str], float], Callable[[str], bool]] | None:
+    """A German word's frequency (0.0: not a common word) and whether a word is English; None
+    without wordfreq (no splitting then)."""
+    global _asked
+    if _lists.cache_info().currsize == 0 and _asked < _BULK:
+        _asked += 1
+        conn = _db()
+        if conn is not None:
+
+            def freq(word: str) -> float:
+                row = _looked_up(conn, "SELECT f FROM german WHERE w = ?", word)
+                return float(row[0]) if row is not None else 0.0  # type: ignore[arg-type]
+
+            def english(word: str) -> bool:
+                return _looked_up(conn, "SELECT 1 FROM english WHERE w = ?", word) is not None
+
+            return freq, english
     lists = _lists()
-    return frozenset() if lists is None else lists[1]
+    if lists is None:
+        return None
+    german, english_words = lists
+    return (lambda word: german.get(word, 0.0)), english_words.__contains__
 
 
 def available() -> bool:
@@ -139,21 +203,28 @@ def available() -> bool:
 def split_compound(word: str, german: bool = True) -> tuple[str, str] | None:
     """The two parts of a casefolded German compound, the split whose rarer part is most common.
 
-    ``german=False``: the text may be English too, so an English word is left whole."""
-    words = _german_words()
-    if not words or len(word) < MIN_LENGTH or word in words:
+    ``german=False``: the text may be English too, so an English word is left whole. (English
+    words, zipf >= 1.5: an undecided text such as a short query gets English and German stems and
+    splits none of these, `turmeric` is no turm + eric. Without that list 148 of the first 3,000
+    nfcorpus queries gained parts and its dev keyword nDCG@10 fell by 0.005; with it 9 do and the
+    figure is unchanged, 0.2861, bench/tune_analyzer.py.)"""
+    if len(word) < MIN_LENGTH:
         return None
-    if not german and word in _english_words():
+    found = _lookups()
+    if found is None:
+        return None
+    freq, english = found
+    if freq(word) > 0.0 or (not german and english(word)):
         return None
     best, parts = 0.0, None
     for i in range(_MIN_PART, len(word) - _MIN_PART + 1):
         left, right = word[:i], word[i:]
-        tail = words.get(right, 0.0)
+        tail = freq(right)
         if tail <= best:
             continue
         candidates = [left] + [left[: -len(link)] for link in _LINKS if left.endswith(link)]
         for stem in candidates:
-            score = min(words.get(stem, 0.0), tail) if len(stem) >= _MIN_PART else 0.0
+            score = min(freq(stem), tail) if len(stem) >= _MIN_PART else 0.0
             if score > best:
                 best, parts = score, (stem, right)
     return parts

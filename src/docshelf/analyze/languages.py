@@ -10,10 +10,15 @@ too: their text is then left unstemmed instead of being stemmed as a neighbour's
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import importlib.util
 import itertools
+import json
+import os
 import unicodedata
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 __all__ = [
     "LANGUAGE_SCRIPT", "MARGIN", "MIN_VOTES", "SCRIPT_DEFAULT", "SNOWBALL", "LanguageVote",
@@ -70,9 +75,26 @@ _NOISY = frozenset({"af", "br", "eo", "la"})
 _MAX_VOTES = 200
 
 
-@functools.lru_cache(maxsize=1)
-def _votes() -> dict[str, dict[str, tuple[str, ...]]]:
-    """script -> word -> the languages (ISO codes) whose stop list has it."""
+_VOTES_FORMAT = 1  # of the cached table below; a change to how it is built needs a new number
+
+
+def _votes_file() -> Path | None:
+    """Where the table is kept, named by stopwords-iso's data file's size (found without
+    importing the package) and what the build leaves out."""
+    from docshelf.config import default_cache_dir  # (here: the analyzer needs no settings)
+
+    spec = importlib.util.find_spec("stopwordsiso")
+    if spec is None or spec.origin is None:
+        return None
+    try:
+        size = (Path(spec.origin).parent / "stopwords-iso.json").stat().st_size
+    except OSError:
+        return None
+    noisy = "-".join(sorted(_NOISY))
+    return default_cache_dir() / "wordlists" / f"votes-{size}-{noisy}-v{_VOTES_FORMAT}.json"
+
+
+def _build_votes() -> dict[str, dict[str, list[str]]]:
     import stopwordsiso
 
     by_script: dict[str, dict[str, list[str]]] = {}
@@ -87,6 +109,38 @@ def _votes() -> dict[str, dict[str, tuple[str, ...]]]:
         for word, word_script in zip(words, scripts, strict=True):
             if word_script == script:
                 table.setdefault(word, []).append(code)
+    return by_script
+
+
+def _read_votes(path: Path | None) -> dict[str, dict[str, list[str]]] | None:
+    if path is None:
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    whole = isinstance(data, dict) and all(
+        isinstance(t, dict) and all(isinstance(c, list) for c in t.values()) for t in data.values()
+    )
+    return data if whole else None
+
+
+@functools.lru_cache(maxsize=1)
+def _votes() -> dict[str, dict[str, tuple[str, ...]]]:
+    """script -> word -> the languages (ISO codes) whose stop list has it.
+
+    Kept as JSON in the cache dir: building it (every list normalised, each word's script) cost
+    each process ~60 ms, a sixth of a keyword search from the command line."""
+    path = _votes_file()
+    by_script = _read_votes(path)
+    if by_script is None:
+        by_script = _build_votes()
+        if path is not None:
+            with contextlib.suppress(OSError):  # a read-only cache dir: built again next time
+                path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_suffix(f".{os.getpid()}.tmp")
+                tmp.write_text(json.dumps(by_script, ensure_ascii=False), encoding="utf-8")
+                os.replace(tmp, path)
     return {s: {w: tuple(c) for w, c in table.items()} for s, table in by_script.items()}
 
 
