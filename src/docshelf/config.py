@@ -4,17 +4,10 @@ from __future__ import annotations
 
 import os
 import unicodedata
-from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError, field_validator, model_validator
-from pydantic_settings import (
-    BaseSettings,
-    PydanticBaseSettingsSource,
-    SettingsConfigDict,
-    TomlConfigSettingsSource,
-)
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from docshelf.config_checks import BadEnvValue, check_config_file, check_overlap, describe, glob_problem
 from docshelf.config_services import (
@@ -25,8 +18,9 @@ from docshelf.config_services import (
     WebSettings,
 )
 from docshelf.config_services import Section as _Section
+from docshelf.config_sources import gather
 from docshelf.dsn import hide_secrets, redact_dsn, same_database
-from docshelf.envnames import SHORT_NAMES, EnvSource, warn_unknown_env
+from docshelf.envnames import SHORT_NAMES, warn_unknown_env
 from docshelf.errors import ConfigError
 
 __all__ = [
@@ -53,8 +47,6 @@ __all__ = [
 ]
 
 CONFIG_FILENAME = "docshelf.toml"
-# The TOML file of the settings being built; a context variable keeps load_settings re-entrant.
-_TOML_FILE: ContextVar[Path | None] = ContextVar("_TOML_FILE", default=None)
 
 
 def default_cache_dir() -> Path:
@@ -304,12 +296,11 @@ class ParseSettings(_Section):
 _WARNED: set[str] = set()
 
 
-class Settings(BaseSettings):
+class Settings(BaseModel):
     """All settings; env vars look like DOCSHELF_EMBED__MODEL=e5."""
 
-    model_config = SettingsConfigDict(
-        env_prefix="DOCSHELF_", env_nested_delimiter="__", extra="forbid", toml_file=None
-    )
+    # validate_default: pydantic-settings' own, so a default goes through the validators too
+    model_config = ConfigDict(extra="forbid", validate_default=True)
 
     collection: str = "default"
 
@@ -334,20 +325,11 @@ class Settings(BaseSettings):
     parse: ParseSettings = Field(default_factory=ParseSettings)  # type: ignore[arg-type]
     web: WebSettings = Field(default_factory=WebSettings)  # type: ignore[arg-type]
 
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        toml = _TOML_FILE.get()
-        sources: list[PydanticBaseSettingsSource] = [init_settings, EnvSource(settings_cls)]
-        if toml:
-            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml))
-        return tuple(sources)
+    def __init__(self, _config_file: Path | None = None, **values: Any) -> None:
+        """``values`` over the DOCSHELF_* variables over ``_config_file``, as pydantic-settings built
+        them: ``Settings()`` (and ``model_validate``) read the variables too; shelf/writing.py
+        compares a collection's settings with it to tell "defaults" from "environment"."""
+        super().__init__(**gather(type(self), _config_file, values))
 
 
 def find_config(start: Path | None = None) -> Path | None:
@@ -369,9 +351,8 @@ def load_settings(config: Path | None = None, **overrides: Any) -> Settings:
             check_config_file(config)
         except OSError as exc:  # a folder on the way that this user may not enter
             raise ConfigError(f"cannot read config {config}: {exc.strerror or exc}") from exc
-    token = _TOML_FILE.set(config)
     try:
-        settings = Settings(**overrides)
+        settings = Settings(config, **overrides)
         check_overlap(settings.chunk, overrides, config)
         warn_unknown_env(Settings, SHORT_NAMES, _WARNED)
         return settings
@@ -380,11 +361,9 @@ def load_settings(config: Path | None = None, **overrides: Any) -> Settings:
         problems = describe(exc.errors(), Settings, overrides)
         stop = "" if problems.endswith("?") else "."
         raise ConfigError(f"invalid settings{where}: {problems}{stop} Fix it and retry.") from exc
+    except BadEnvValue as exc:
+        raise ConfigError(f"invalid settings: {exc}") from exc
     except ValueError as exc:
-        if isinstance(exc.__cause__, BadEnvValue):  # pydantic-settings wraps it without the name
-            raise ConfigError(f"invalid settings: {exc.__cause__}") from exc
         raise ConfigError(f"cannot read config {config}: {exc}") from exc  # TOML syntax errors
     except OSError as exc:
         raise ConfigError(f"cannot read config {config}: {exc.strerror or exc}") from exc
-    finally:
-        _TOML_FILE.reset(token)

@@ -1,68 +1,194 @@
 """DOCSHELF_* environment variables: how they are read, and those that name no setting warned
-about, not ignored silently."""
+about, not ignored silently.
+
+The rules are those of pydantic-settings (prefix DOCSHELF_, ``__`` between table and key, names
+in any case), read here with the standard library: importing pydantic-settings cost every command
+about 57 ms (asyncio, its cloud providers).
+"""
 
 from __future__ import annotations
 
 import difflib
+import json
 import logging
 import os
-from collections.abc import Iterable
-from typing import Any, get_origin
+import types
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence, Set
+from typing import Any, Union, get_args, get_origin
 
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
-from pydantic_settings import EnvSettingsSource
 
 from docshelf.config_checks import BadEnvValue
 from docshelf.config_services import Section
 
-__all__ = ["SHORT_NAMES", "EnvSource", "warn_unknown_env"]
+__all__ = ["SHORT_NAMES", "deep_update", "read_env", "warn_unknown_env"]
 
+PREFIX = "docshelf_"
+DELIMITER = "__"
 # Short names people guess first, as the (table, key) they stand for; the full name wins.
 SHORT_NAMES = {"data_dir": ("store", "data_dir")}
 
 
-class EnvSource(EnvSettingsSource):
-    """DOCSHELF_* variables, plus the shorthands ``DOCSHELF_STORE=postgresql://...`` and
-    ``DOCSHELF_DATA_DIR``. A list may be written without JSON (``english,german``)."""
+def deep_update(mapping: dict[str, Any], *updates: Mapping[str, Any]) -> dict[str, Any]:
+    """``mapping`` updated by each of ``updates`` in turn, table by table: a variable for one key
+    of a table keeps the table's other keys from the file (pydantic's own deep_update)."""
+    merged = mapping.copy()
+    for update in updates:
+        for key, value in update.items():
+            if isinstance(merged.get(key), dict) and isinstance(value, dict):
+                merged[key] = deep_update(merged[key], value)
+            else:
+                merged[key] = value
+    return merged
 
-    def __call__(self) -> dict[str, Any]:
-        data = super().__call__()
-        for short, (table, key) in SHORT_NAMES.items():
-            value = self.env_vars.get(f"docshelf_{short}")
-            section = data.setdefault(table, {})
-            if value is not None and isinstance(section, dict):
-                section.setdefault(key, value)
-        for table, values in data.items():
-            field = self.settings_cls.model_fields.get(table)
-            model = field.annotation if field is not None else None
-            if isinstance(values, dict) and isinstance(model, type) and issubclass(model, Section):
-                # a variable that names no setting is warned about (below), as it may be meant for
-                # another version; a key in docshelf.toml is the user's own, and refused
-                for key in [k for k in values if k not in model.model_fields]:
-                    del values[key]
-        return data
 
-    def decode_complex_value(self, field_name: str, field: FieldInfo, value: Any) -> Any:
-        try:
-            return super().decode_complex_value(field_name, field, value)
-        except ValueError:
-            if field is not None and get_origin(field.annotation) is list:
-                return [part.strip() for part in str(value).split(",") if part.strip()]
-            raise BadEnvValue(field_name, str(value)) from None
+def _is_complex(annotation: Any) -> bool:
+    """A type whose value a variable holds as JSON: a table, a list, a dict, a set."""
+    kind = get_origin(annotation) or annotation
+    if not isinstance(kind, type) or issubclass(kind, (str, bytes)):
+        return False
+    return issubclass(kind, (BaseModel, Mapping, Sequence, Set, tuple, deque))
 
-    def prepare_field_value(
-        self, field_name: str, field: FieldInfo, value: Any, value_is_complex: bool
-    ) -> Any:
-        try:
-            if field_name == "store" and isinstance(value, str) and "://" in value:
-                nested = self.explode_env_vars(field_name, field, self.env_vars)
-                return {**nested, "url": value}
-            return super().prepare_field_value(field_name, field, value, value_is_complex)
-        except BadEnvValue as exc:
-            # pydantic-settings wraps this in an error that names only the table: keep the variable
-            section = exc.section or (field_name if exc.key != field_name else None)
-            raise BadEnvValue(exc.key, exc.value, section) from None
+
+def _complexity(annotation: Any) -> tuple[bool, bool]:
+    """(read as JSON, keep the text when it is not JSON): a union such as ``list[str] | None`` may
+    also take the plain text."""
+    if _is_complex(annotation):
+        return True, False
+    if get_origin(annotation) in (Union, types.UnionType) and any(map(_is_complex, get_args(annotation))):
+        return True, True
+    return False, False
+
+
+def _decode(key: str, field: FieldInfo | None, value: str, section: str | None) -> Any:
+    """A complex setting's text: JSON, or for a list the comma-separated items (EnvSource's rule)."""
+    try:
+        return json.loads(value)
+    except ValueError:
+        if field is not None and get_origin(field.annotation) is list:
+            return [part.strip() for part in value.split(",") if part.strip()]
+        raise BadEnvValue(key, value, section) from None
+
+
+def _next(kind: Any, key: str) -> Any:
+    """What ``key`` below ``kind`` (a FieldInfo, a model or a raw type) holds: a model's field of
+    that name in any case, a dict's value type, or None."""
+    annotation = kind.annotation if isinstance(kind, FieldInfo) else kind
+    if not annotation:
+        return None
+    origin = get_origin(annotation)
+    if isinstance(origin, type) and issubclass(origin, dict):
+        args = get_args(annotation)
+        return args[-1] if args else None
+    for member in get_args(annotation):
+        found = _next(member, key)
+        if found:
+            return found
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return next((f for name, f in annotation.model_fields.items() if name.lower() == key.lower()), None)
+    return None
+
+
+def _explode(table: str, field: FieldInfo, env: Mapping[str, str]) -> dict[str, Any]:
+    """DOCSHELF_TABLE__KEY variables as ``{key: value}``; deeper names nest further."""
+    prefix = f"{PREFIX}{table}{DELIMITER}"
+    result: dict[str, Any] = {}
+    for name, value in env.items():
+        if not name.startswith(prefix):
+            continue
+        *keys, last = name[len(prefix) :].split(DELIMITER)
+        node: Any = result
+        target: Any = field
+        for key in keys:
+            target = _next(target, key)
+            if isinstance(node, dict):
+                node = node.setdefault(key, {})
+        target = _next(target, last)
+        parsed: Any = value
+        if target and value:
+            if isinstance(target, FieldInfo):
+                is_complex, lenient = _complexity(target.annotation)
+            else:  # a dict's value type
+                is_complex, lenient = _is_complex(target), True
+            if is_complex:
+                try:
+                    info = target if isinstance(target, FieldInfo) else None
+                    parsed = _decode(last, info, value, table)
+                except ValueError:
+                    if not lenient:
+                        raise
+        if isinstance(node, dict):
+            node[last] = parsed
+    return result
+
+
+def _field_names(model: type[BaseModel], values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` with each key that names a field in another case (JSON: {"Model": ...}) renamed."""
+    names = {name.lower(): name for name in model.model_fields}
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        name = names.get(key.lower(), key)
+        sub = model.model_fields[name].annotation if name in model.model_fields else None
+        if isinstance(sub, type) and issubclass(sub, BaseModel) and isinstance(value, dict):
+            value = _field_names(sub, value)
+        out[name] = value
+    return out
+
+
+def _table(field: FieldInfo) -> type[BaseModel] | None:
+    kind = field.annotation
+    return kind if isinstance(kind, type) and issubclass(kind, BaseModel) else None
+
+
+def read_env(settings_cls: type[BaseModel]) -> dict[str, Any]:
+    """The settings in DOCSHELF_* variables, as nested dicts, plus the shorthands
+    ``DOCSHELF_STORE=postgresql://...`` and ``DOCSHELF_DATA_DIR``. Keys that name no setting are
+    left out (warn_unknown_env says so). BadEnvValue for a table or list that is not JSON."""
+    env = {name.lower(): value for name, value in os.environ.items()}
+    data: dict[str, Any] = {}
+    for top, field in settings_cls.model_fields.items():
+        value = env.get(PREFIX + top)
+        is_complex, lenient = _complexity(field.annotation)
+        if top == "store" and value is not None and "://" in value:
+            data[top] = {**_explode(top, field, env), "url": value}
+        elif not is_complex:
+            if value is not None:
+                data[top] = value
+            continue
+        elif value is None:
+            nested = _explode(top, field, env)
+            if nested:
+                data[top] = nested
+        else:
+            try:
+                decoded = _decode(top, field, value, None)
+            except ValueError:
+                if not lenient:
+                    raise
+                decoded = value
+            if isinstance(decoded, dict):
+                data[top] = deep_update(decoded, _explode(top, field, env))
+            elif decoded is not None:  # JSON null: unset, as pydantic-settings read it
+                data[top] = decoded
+        table = _table(field)
+        if table is not None and isinstance(data.get(top), dict):
+            data[top] = _field_names(table, data[top])
+    for short, (table_name, key) in SHORT_NAMES.items():
+        value = env.get(PREFIX + short)
+        section = data.setdefault(table_name, {})
+        if value is not None and isinstance(section, dict):
+            section.setdefault(key, value)
+    for top, values in data.items():
+        found = settings_cls.model_fields.get(top)
+        model = _table(found) if found is not None else None
+        if isinstance(values, dict) and model is not None and issubclass(model, Section):
+            # a variable that names no setting is warned about (below), as it may be meant for
+            # another version; a key in docshelf.toml is the user's own, and refused
+            for key in [k for k in values if k not in model.model_fields]:
+                del values[key]
+    return data
 
 
 def _env_names(settings_cls: type[BaseModel], short: Iterable[str]) -> list[str]:
