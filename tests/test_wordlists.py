@@ -25,11 +25,16 @@ print(json.dumps({"loaded_by_analyzer": loaded_by_analyzer, "parts": parts, "ter
 """
 
 
-def _probe(cache: Path) -> dict[str, object]:
+def _run(code: str, cache: Path) -> dict[str, object]:
+    """What ``code`` prints (JSON) in a fresh process with ``cache`` as its cache and home."""
     env = {"XDG_CACHE_HOME": str(cache), "PATH": "/usr/bin:/bin", "HOME": str(cache)}
-    done = subprocess.run([sys.executable, "-c", _PROBE], env=env, capture_output=True, text=True, check=True)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     out: dict[str, object] = json.loads(done.stdout)
     return out
+
+
+def _probe(cache: Path) -> dict[str, object]:
+    return _run(_PROBE, cache)
 
 
 def _cached(cache: Path) -> list[Path]:
@@ -86,10 +91,7 @@ print(json.dumps({"disk_only": disk_only, "same": from_disk == from_memory,
 
 
 def _both(cache: Path) -> dict[str, object]:
-    env = {"XDG_CACHE_HOME": str(cache), "PATH": "/usr/bin:/bin", "HOME": str(cache)}
-    done = subprocess.run([sys.executable, "-c", _BOTH], env=env, capture_output=True, text=True, check=True)
-    out: dict[str, object] = json.loads(done.stdout)
-    return out
+    return _run(_BOTH, cache)
 
 
 def test_a_search_splits_from_the_lists_copy_on_disk_as_from_the_lists_in_memory(tmp_path: Path) -> None:
@@ -122,10 +124,7 @@ print(json.dumps({"stopwordsiso": "stopwordsiso" in sys.modules,
 
 
 def _votes(cache: Path) -> dict[str, object]:
-    env = {"XDG_CACHE_HOME": str(cache), "PATH": "/usr/bin:/bin", "HOME": str(cache)}
-    done = subprocess.run([sys.executable, "-c", _VOTES], env=env, capture_output=True, text=True, check=True)
-    out: dict[str, object] = json.loads(done.stdout)
-    return out
+    return _run(_VOTES, cache)
 
 
 def test_the_language_vote_table_is_built_once_then_read_from_the_cache_dir(tmp_path: Path) -> None:
