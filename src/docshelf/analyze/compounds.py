@@ -107,11 +107,10 @@ def _lists() -> tuple[dict[str, float], frozenset[str]] | None:
         except ImportError:
             return None
         if cached is not None:
+            from docshelf.sources.mirror import write_atomic
+
             with contextlib.suppress(OSError):  # a read-only cache dir: the lists are just not kept
-                cached.parent.mkdir(parents=True, exist_ok=True)
-                tmp = cached.with_suffix(f".{os.getpid()}.tmp")
-                tmp.write_text(text, encoding="utf-8")
-                os.replace(tmp, cached)
+                write_atomic(cached, text.encode("utf-8"))
     *german, english = text.split("\n")
     words: dict[str, float] = {}
     for cb, line in enumerate(german):

@@ -15,7 +15,6 @@ import functools
 import importlib.util
 import itertools
 import json
-import os
 import unicodedata
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -136,11 +135,10 @@ def _votes() -> dict[str, dict[str, tuple[str, ...]]]:
     if by_script is None:
         by_script = _build_votes()
         if path is not None:
+            from docshelf.sources.mirror import write_atomic
+
             with contextlib.suppress(OSError):  # a read-only cache dir: built again next time
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(f".{os.getpid()}.tmp")
-                tmp.write_text(json.dumps(by_script, ensure_ascii=False), encoding="utf-8")
-                os.replace(tmp, path)
+                write_atomic(path, json.dumps(by_script, ensure_ascii=False).encode("utf-8"))
     return {s: {w: tuple(c) for w, c in table.items()} for s, table in by_script.items()}
 
 
