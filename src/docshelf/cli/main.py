@@ -17,6 +17,7 @@ from typing import Any
 
 import typer
 
+from docshelf.cli.quick import split_command
 from docshelf.cli.root import DocshelfGroup, root
 
 __all__ = ["COMMANDS", "MODULES", "app", "command_named", "main", "make_app"]
@@ -31,22 +32,13 @@ COMMANDS = {
     "install": "serve", "ui": "ui", "watch": "live", "compact": "live", "doctor": "doctor",
     "ask": "ask", "migrate": "migrate", "helper": "helper",
 }  # fmt: skip
-_VALUED = ("--config", "--data-dir")  # the root's options that take a value
-_FLAGS = ("-v", "--verbose")
 
 
 def command_named(argv: Sequence[str]) -> str | None:
     """The command ``argv`` runs, if it names a known one after the root's own options; None for
     `--help`, `--version`, nothing, or a name that is no command (every module is loaded then)."""
-    i = 0
-    while i < len(argv) and argv[i].startswith("-"):
-        name, eq, _ = argv[i].partition("=")
-        if name in _VALUED and not eq:
-            i += 1
-        elif name not in _VALUED and argv[i] not in _FLAGS:
-            return None
-        i += 1
-    return argv[i] if i < len(argv) and argv[i] in COMMANDS else None
+    found = split_command(argv, flags=("-v", "--verbose"))
+    return found[1] if found is not None and found[1] in COMMANDS else None
 
 
 def make_app(command: str | None = None) -> typer.Typer:

@@ -37,6 +37,7 @@ __all__ = [
     "peer_uid",
     "runtime_dir",
     "socket_path",
+    "split_command",
 ]
 
 PROTOCOL = 1
@@ -187,12 +188,18 @@ def forward(argv: Sequence[str], path: Path) -> dict[str, Any] | None:
 _BEFORE = ("--config", "--data-dir")  # the options before a command that a helper's settings follow
 
 
-def _command(argv: Sequence[str]) -> tuple[dict[str, str], list[str]] | None:
-    """The options given before `search` and the search's own arguments; None for anything else
-    (another command, -v, --version, --help: the command line's own process handles those)."""
+def split_command(
+    argv: Sequence[str], flags: Sequence[str] = ()
+) -> tuple[dict[str, str], str, list[str]] | None:
+    """The options given before the command (``--config``, ``--data-dir``; ``flags`` are passed
+    over), the command's name and its own arguments; None where no command follows them (`--help`,
+    `--version`, another option: the command line's own process handles those)."""
     before: dict[str, str] = {}
     i = 0
     while i < len(argv) and argv[i].startswith("-"):
+        if argv[i] in flags:
+            i += 1
+            continue
         name, eq, value = argv[i].partition("=")
         if name not in _BEFORE:
             return None
@@ -202,18 +209,18 @@ def _command(argv: Sequence[str]) -> tuple[dict[str, str], list[str]] | None:
             i, value = i + 1, argv[i + 1]
         before[name] = value
         i += 1
-    if i >= len(argv) or argv[i] != "search":
+    if i >= len(argv):
         return None
-    return before, list(argv[i + 1 :])
+    return before, argv[i], list(argv[i + 1 :])
 
 
 def answered(argv: Sequence[str]) -> int | None:
     """The exit code of `docshelf ARGV` if a search helper answered it, else None (the command
     runs in this process, as it would without a helper)."""
-    found = _command(argv)
-    if found is None:
+    found = split_command(argv)  # -v asks for this process's own logs: no helper then
+    if found is None or found[1] != "search":
         return None
-    before, args = found
+    before, _, args = found
     if any(a in ("--help", "--no-helper") for a in args):
         return None
     config = _option(args, "--config") or before.get("--config")  # a command's own option wins
