@@ -1,7 +1,9 @@
 """CLI: the `docshelf` command.
 
-A search first asks the per-user search helper (cli/quick.py, the standard library only); only
-when none answers are the command line's own modules (typer, rich, the shelf) imported.
+A search first asks the per-user search helper (cli/quick.py, the standard library only); when
+none answers, it runs in this process, without typer where its arguments allow (cli/direct.py).
+Every other command, and a search whose arguments need typer's reading or its messages, goes to
+the typer command line (cli/main.py).
 """
 
 from __future__ import annotations
@@ -16,6 +18,10 @@ def main() -> None:
     from docshelf.cli.quick import answered
 
     code = answered(sys.argv[1:])
+    if code is None:
+        from docshelf.cli.direct import answered as direct
+
+        code = direct(sys.argv[1:])
     if code is not None:
         sys.exit(code)
     from docshelf.cli.main import main as run

@@ -1,4 +1,5 @@
-"""What every command shares: options, settings loading, the error wrapper, opening the shelf.
+"""What every command shares: typer's options, the error wrapper, and (from cli/base.py) settings
+loading and opening the shelf.
 
 The heavy parts (the shelf's store, numpy, tantivy, pydantic settings) are imported inside the
 commands that use them, so `docshelf serve` and `--help` start quickly.
@@ -6,23 +7,23 @@ commands that use them, so `docshelf serve` and `--help` start quickly.
 
 from __future__ import annotations
 
-import errno
 import functools
-import logging
-import sqlite3
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 
-from docshelf.cli.output import err, message
-from docshelf.errors import ConfigError, DocshelfError, NotFoundError, SourceError, StoreError
-
-if TYPE_CHECKING:
-    from docshelf.config import Settings
-    from docshelf.shelf import Shelf
+from docshelf.cli.base import (
+    Loaded,
+    check_collections,
+    given_before,
+    given_options,
+    load,
+    open_shelf,
+    require_index,
+    said,
+)
 
 __all__ = [
     "CollectionOpt",
@@ -38,8 +39,6 @@ __all__ = [
     "open_shelf",
     "require_index",
 ]
-
-log = logging.getLogger(__name__)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -64,147 +63,16 @@ FileTypesOpt = Annotated[
 ]
 
 
-_INDEXING = frozenset({"index", "watch"})
-
-
-@dataclass
-class _Given:
-    """What this run was given before the command (`docshelf --data-dir X status`), and the data
-    dir the command settled on (an OSError under it is the index's, elsewhere the corpus's)."""
-
-    config: Path | None = None
-    data_dir: Path | None = None
-    used_data_dir: Path | None = None
-
-
-_given = _Given()
-
-
-def given_options(config: Path | None, data_dir: Path | None) -> tuple[Path | None, Path | None]:
-    """A command's --config and --data-dir, else those given before the command."""
-    return config or _given.config, data_dir or _given.data_dir
-
-
-def given_before(config: Path | None, data_dir: Path | None) -> None:
-    """Record the options given before the command; a command's own option wins over them."""
-    global _given
-    _given = _Given(config, data_dir)
-
-
-def _os_error(exc: OSError) -> tuple[str, int]:
-    """One line and an exit code for an OSError no layer turned into a DocshelfError."""
-    if exc.errno == errno.ENOSPC:
-        return f"{exc}; free some disk space, then retry", StoreError.exit_code
-    where = Path(exc.filename) if isinstance(exc.filename, str) else None
-    index = _given.used_data_dir
-    in_index = where is None or (index is not None and where.is_relative_to(index))
-    if exc.errno in (errno.EACCES, errno.EPERM) and not in_index:
-        return (f"cannot read {where}: {exc.strerror}; check its permissions (or run docshelf as a user "
-                "who may read it)", SourceError.exit_code)  # fmt: skip
-    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        return (f"{exc}; check the permissions of the data dir {index or ''} or point --data-dir "
-                "elsewhere", StoreError.exit_code)  # fmt: skip
-    return (
-        f"{exc}; check free disk space and the permissions of the data dir, then retry",
-        StoreError.exit_code,
-    )
-
-
 def handle_errors(fn: F) -> F:
-    """Turn DocshelfError into a one-line message and its exit code, never a traceback."""
+    """Turn a failure into one line on stderr and its exit code (base.said), never a traceback."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except DocshelfError as exc:
-            err.print(message(("error:", "red"), f" {exc}"))
-            raise typer.Exit(exc.exit_code) from None
-        except KeyboardInterrupt:
-            # only the commands that index have anything "so far" (a search or a server does not)
-            kept = "; what was indexed so far is kept" if fn.__name__ in _INDEXING else ""
-            err.print(f"interrupted{kept}")
-            raise typer.Exit(130) from None
-        except OSError as exc:  # disk full, a read-only data dir, an unreadable file: one line
-            line, code = _os_error(exc)
-            err.print(message(("error:", "red"), f" {line}"))
-            raise typer.Exit(code) from None
-        except sqlite3.Error as exc:  # a damaged database
-            err.print(
-                message(("error:", "red"), f" {exc}; check free disk space and permissions of the data "
-                        "dir, then retry")
-            )  # fmt: skip
-            raise typer.Exit(StoreError.exit_code) from None
         except (typer.Exit, typer.Abort, typer.TyperException):
             raise  # usage errors and exits: the root says them in one line (exit code 2)
-        except Exception as exc:  # a bug of ours: one line here, the traceback with -v
-            log.debug("unexpected error", exc_info=True)
-            err.print(
-                message(("error:", "red"), f" unexpected {type(exc).__name__}: {exc}; this is a docshelf "
-                        "bug, please report it with the output of the same command run with -v")
-            )  # fmt: skip
-            raise typer.Exit(1) from None
+        except (Exception, KeyboardInterrupt) as exc:
+            raise typer.Exit(said(exc, fn.__name__)) from None
 
     return wrapper  # type: ignore[return-value]
-
-
-@dataclass(frozen=True)
-class Loaded:
-    """Settings and the config file they came from (``explicit``: named with --config)."""
-
-    settings: Settings
-    path: Path | None
-    explicit: bool
-
-
-def load(
-    config: Path | None, data_dir: Path | None, collection: str | None, hint: Path | None = None,
-    read_only: bool = False,
-) -> Loaded:  # fmt: skip
-    """Settings from --config, else a docshelf.toml in ``hint`` (a corpus folder) or the working dir;
-    ``read_only`` for commands that only read: the index is opened without writing anything."""
-    from docshelf.config import find_config, load_settings
-
-    config = config or _given.config
-    data_dir = data_dir or _given.data_dir
-    path = config or find_config(hint)
-    settings = load_settings(path)
-    if data_dir is not None:
-        settings.store.data_dir = data_dir.expanduser()
-    settings.store.read_only = settings.store.read_only or read_only
-    if collection:
-        settings = settings.model_copy(update={"collection": collection})
-    where = settings.store.data_dir
-    if settings.store.url is None and where.exists() and not where.is_dir():
-        raise ConfigError(
-            f"the data dir {where} is a file, not a folder; point --data-dir (or store.data_dir) at a "
-            "folder, a new one or one that holds an index"
-        )
-    _given.used_data_dir = where.absolute()
-    return Loaded(settings, path, config is not None)
-
-
-def require_index(shelf: Shelf, loaded: Loaded) -> None:
-    """A command that changes an index never makes an empty one where --data-dir was mistyped."""
-    if not shelf.exists():
-        raise NotFoundError(
-            f"there is no index at {loaded.settings.store.data_dir}; check --data-dir, or run "
-            "`docshelf index FOLDER` to build one"
-        )
-
-
-def check_collections(shelf: Shelf, names: Sequence[str]) -> None:
-    """A collection asked for that the index does not have: not found, with the ones it has."""
-    known = shelf.collections()
-    if missing := [n for n in names if n not in known]:
-        have = ", ".join(known) or "none yet (docshelf index FOLDER makes one)"
-        raise NotFoundError(f"no collection {', '.join(map(repr, missing))}; the index has {have}")
-
-
-def open_shelf(loaded: Loaded) -> Shelf:
-    """The shelf for a command; a first-run model preparation it causes is announced on stderr."""
-    from docshelf.cli.logs import listen_for_preparation
-    from docshelf.shelf import Shelf
-
-    listen_for_preparation()
-    return Shelf(loaded.settings, config_path=loaded.path, config_explicit=loaded.explicit)

@@ -16,8 +16,6 @@ import json
 import logging
 import os
 import socket
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -26,7 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from docshelf.cli.common import ConfigOpt, DataDirOpt, load, open_shelf
-from docshelf.cli.quick import PROTOCOL, helper_key, peer_uid, socket_path
+from docshelf.cli.quick import PROTOCOL, peer_uid, socket_path, start
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -41,22 +39,6 @@ _MAX_REQUEST = 1 << 20
 _READ_S = 10.0
 _SEND_S = 30.0
 _TICK_S = 1.0
-
-
-def start(config: Path | None, data_dir: Path | None, warm: bool, idle_s: float) -> None:
-    """Start the helper for these settings in the background (nothing waits for it)."""
-    key = helper_key(str(config) if config else None, str(data_dir) if data_dir else None)
-    if socket_path(key, create=True) is None:
-        return
-    cmd = [sys.executable, "-m", "docshelf", "helper", "--key", key, "--idle", str(idle_s)]
-    cmd += ["--config", str(config)] if config else []
-    cmd += ["--data-dir", str(data_dir)] if data_dir else []
-    cmd += ["--warm"] if warm else []
-    with contextlib.suppress(OSError):  # no helper: every search runs in its own process, as before
-        subprocess.Popen(
-            cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True, close_fds=True,
-        )  # fmt: skip
 
 
 def helper(

@@ -22,6 +22,7 @@ import os
 import socket
 import stat
 import struct
+import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -38,6 +39,7 @@ __all__ = [
     "runtime_dir",
     "socket_path",
     "split_command",
+    "start",
 ]
 
 PROTOCOL = 1
@@ -191,13 +193,15 @@ _BEFORE = ("--config", "--data-dir")  # the options before a command that a help
 def split_command(
     argv: Sequence[str], flags: Sequence[str] = ()
 ) -> tuple[dict[str, str], str, list[str]] | None:
-    """The options given before the command (``--config``, ``--data-dir``; ``flags`` are passed
-    over), the command's name and its own arguments; None where no command follows them (`--help`,
-    `--version`, another option: the command line's own process handles those)."""
+    """The options given before the command (``--config``, ``--data-dir``, and those of ``flags``
+    given, with the value ""), the command's name and its own arguments; None where no command
+    follows them (`--help`, `--version`, another option: the command line's own process handles
+    those)."""
     before: dict[str, str] = {}
     i = 0
     while i < len(argv) and argv[i].startswith("-"):
         if argv[i] in flags:
+            before[argv[i]] = ""
             i += 1
             continue
         name, eq, value = argv[i].partition("=")
@@ -238,3 +242,19 @@ def answered(argv: Sequence[str]) -> int | None:
     sys.stderr.flush()
     code = answer.get("code", 1)
     return code if isinstance(code, int) else 1
+
+
+def start(config: Path | None, data_dir: Path | None, warm: bool, idle_s: float) -> None:
+    """Start the helper for these settings in the background (nothing waits for it)."""
+    key = helper_key(str(config) if config else None, str(data_dir) if data_dir else None)
+    if socket_path(key, create=True) is None:
+        return
+    cmd = [sys.executable, "-m", "docshelf", "helper", "--key", key, "--idle", str(idle_s)]
+    cmd += ["--config", str(config)] if config else []
+    cmd += ["--data-dir", str(data_dir)] if data_dir else []
+    cmd += ["--warm"] if warm else []
+    with contextlib.suppress(OSError):  # no helper: every search runs in its own process, as before
+        subprocess.Popen(
+            cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True, close_fds=True,
+        )  # fmt: skip

@@ -19,16 +19,17 @@ from docshelf.cli.common import (
     JsonOpt,
     PathGlobOpt,
     TagsOpt,
-    check_collections,
     given_options,
     handle_errors,
     load,
     open_shelf,
 )
-from docshelf.cli.output import data, err, out, print_json, progress_bar
+from docshelf.cli.direct import interactive, show
+from docshelf.cli.output import out, print_json, progress_bar
+from docshelf.cli.quick import start
 
 if TYPE_CHECKING:
-    from docshelf.shelf import Mode, SearchRequest, Shelf
+    from docshelf.shelf import Mode, Shelf
 
 __all__ = ["given_shelf", "register"]
 
@@ -70,25 +71,18 @@ def search(
     )  # fmt: skip
     kept = _GIVEN.get()
     if kept is not None:  # the search helper answers with the shelf it keeps open
-        _show(kept, req, collection, ids, as_json)
-        return
-    loaded = load(config, data_dir, None, read_only=True)
-    answered = False  # with hits or without: an index that opens is one to keep open
-    try:
-        with open_shelf(loaded) as shelf:
-            _show(shelf, req, collection, ids, as_json)
-        answered = True
-    except typer.Exit:
-        answered = True
-        raise
-    finally:
+        code = show(kept, req, collection, ids, as_json)
+    else:
+        loaded = load(config, data_dir, None, read_only=True)
+        with open_shelf(loaded) as shelf:  # an index that opens is one to keep open, hits or none
+            code = show(shelf, req, collection, ids, as_json)
         wanted = loaded.settings.search.helper
-        if answered and not no_helper and (wanted == "on" or (wanted == "auto" and _interactive())):
-            from docshelf.cli import helper
-
+        if not no_helper and (wanted == "on" or (wanted == "auto" and interactive())):
             warm = (mode or loaded.settings.search.mode) != "keyword"
             config, data_dir = given_options(config, data_dir)  # the command's own, else those before it
-            helper.start(config, data_dir, warm, loaded.settings.search.helper_idle_s)
+            start(config, data_dir, warm, loaded.settings.search.helper_idle_s)
+    if code:
+        raise typer.Exit(code)
 
 
 _GIVEN: ContextVar[Shelf | None] = ContextVar("docshelf_search_shelf", default=None)
@@ -102,31 +96,6 @@ def given_shelf(shelf: Shelf) -> Iterator[None]:
         yield
     finally:
         _GIVEN.reset(token)
-
-
-def _interactive() -> bool:
-    """Run from a terminal (not a script's pipe): where repeated searches by a person are likely."""
-    return any(stream.isatty() for stream in (sys.stdin, sys.stdout))
-
-
-def _show(shelf: Shelf, req: SearchRequest, collection: list[str] | None, ids: bool, as_json: bool) -> None:
-    from docshelf.cli import render
-
-    check_collections(shelf, collection or ())
-    result = shelf.search(req)
-    searched = len(collection) if collection else len(shelf.collections())
-    if as_json:
-        print_json(result.as_dict(with_text=True))  # highlights index into text
-        return
-    if not result.hits:
-        err.print(data(f"no results: {result.note}"))
-        raise typer.Exit(1)
-    multi = searched > 1 or len({h.collection for h in result.hits}) > 1
-    out.print(render.hits(result, with_collection=multi, with_id=ids))
-    if result.note:
-        err.print(data(f"note: {result.note}"))
-    if out.is_terminal:
-        err.print(data(f"in context: docshelf read {render.location(result.hits[0])} -C 5", "dim"))
 
 
 def eval_(
