@@ -233,6 +233,14 @@ def test_a_search_that_fails_starts_no_helper(rig: dict[str, str], tmp_path: Pat
     assert _helper_pids(Path(f"search-{quick.helper_key(None, None, cwd, rig)}.sock"))
 
 
+def _files(under: Path) -> dict[str, tuple[int, int, int]]:
+    """Inode, size and modification time of each file under ``under`` but SQLite's -shm."""
+    return {
+        str(f): (f.stat().st_ino, f.stat().st_size, f.stat().st_mtime_ns)
+        for f in under.rglob("*") if f.is_file() and not f.name.endswith("-shm")
+    }  # fmt: skip
+
+
 def _write_fds(pid: int, under: Path) -> list[str]:
     """The files under ``under`` that process ``pid`` holds open for writing."""
     found = []
@@ -253,8 +261,12 @@ def test_the_helper_never_writes_and_follows_what_a_writer_indexes(
     _search(rig, "deploy")
     (pid,) = _helper_pids(_socket(rig))
     data = Path(rig["DOCSHELF_STORE__DATA_DIR"])
-    # SQLite's shared-memory index of the WAL is mapped read-write by every reader; the rest is read only
-    assert [f for f in _write_fds(pid, data) if not f.endswith("-shm")] == []
+    before = _files(data)
+    assert "deploy" in _search(rig, "deploy").stdout  # answered by the helper, index open
+    assert _files(data) == before
+    # SQLite opens the WAL and its shared-memory index read-write in every connection, read-only
+    # ones too (sqlite 3.40, mode=ro: a reader marks what it reads in -shm); the rest is read only
+    assert [f for f in _write_fds(pid, data) if not f.endswith(("-shm", "-wal"))] == []
     (tmp_path / "corpus" / "wombat.md").write_text("# Wombat\n\nThe wombatgrove checklist.\n", "utf-8")
     writer = subprocess.run([sys.executable, "-m", "docshelf", "index", str(tmp_path / "corpus")], env=rig,
                             capture_output=True, text=True, timeout=120, cwd=tmp_path)  # fmt: skip

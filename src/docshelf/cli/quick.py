@@ -22,7 +22,6 @@ import os
 import socket
 import stat
 import struct
-import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -246,6 +245,8 @@ def answered(argv: Sequence[str]) -> int | None:
 
 def start(config: Path | None, data_dir: Path | None, warm: bool, idle_s: float) -> None:
     """Start the helper for these settings in the background (nothing waits for it)."""
+    import subprocess  # only here: a search that starts no helper need not import it
+
     key = helper_key(str(config) if config else None, str(data_dir) if data_dir else None)
     if socket_path(key, create=True) is None:
         return
