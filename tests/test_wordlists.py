@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -136,3 +137,16 @@ def test_the_language_vote_table_is_built_once_then_read_from_the_cache_dir(tmp_
     [kept] = (tmp_path / "docshelf" / "wordlists").glob("votes-*.json")
     kept.write_text('{"latin": {"und": "de"}}', encoding="utf-8")  # not the table's shape
     assert _votes(tmp_path) == first  # built again
+
+
+def test_a_failed_write_of_the_sqlite_copy_leaves_no_temporary_file(tmp_path: Path) -> None:
+    """A write that fails half-way (here: a row the table refuses; a full disk does the same) kept
+    its temporary copy beside the cache until the next write of the same process id."""
+    from docshelf.analyze import compounds
+
+    target = tmp_path / "lists.sqlite"
+    with pytest.raises(sqlite3.Error):
+        compounds._write_db(target, {"haus": 1.0, "bad": None}, frozenset({"house"}))  # type: ignore[dict-item]
+    assert list(tmp_path.iterdir()) == []
+    compounds._write_db(target, {"haus": 1.0}, frozenset({"house"}))
+    assert [p.name for p in tmp_path.iterdir()] == ["lists.sqlite"]

@@ -129,16 +129,19 @@ _DB_LOCK = threading.Lock()
 def _write_db(path: Path, german: dict[str, float], english: frozenset[str]) -> None:
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     tmp.unlink(missing_ok=True)
-    conn = sqlite3.connect(tmp)
     try:
-        conn.execute("CREATE TABLE german (w TEXT PRIMARY KEY, f REAL NOT NULL) WITHOUT ROWID")
-        conn.execute("CREATE TABLE english (w TEXT PRIMARY KEY) WITHOUT ROWID")
-        conn.executemany("INSERT INTO german VALUES (?, ?)", german.items())
-        conn.executemany("INSERT INTO english VALUES (?)", ((w,) for w in english))
-        conn.commit()
+        conn = sqlite3.connect(tmp)
+        try:
+            conn.execute("CREATE TABLE german (w TEXT PRIMARY KEY, f REAL NOT NULL) WITHOUT ROWID")
+            conn.execute("CREATE TABLE english (w TEXT PRIMARY KEY) WITHOUT ROWID")
+            conn.executemany("INSERT INTO german VALUES (?, ?)", german.items())
+            conn.executemany("INSERT INTO english VALUES (?)", ((w,) for w in english))
+            conn.commit()
+        finally:
+            conn.close()
+        os.replace(tmp, path)  # whole or absent
     finally:
-        conn.close()
-    os.replace(tmp, path)  # whole or absent: a crash mid-write leaves only the temporary file
+        tmp.unlink(missing_ok=True)  # a failed write (a full disk) leaves no partial copy behind
 
 
 @functools.cache
