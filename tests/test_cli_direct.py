@@ -138,3 +138,8 @@ def test_both_paths_answer_alike(indexed: tuple[Path, dict[str, str]], args: lis
     typers = _run([sys.executable, "-c", _TYPER, *args], env)
     assert ours == typers
     assert ours[1] or ours[2]  # it said something
+
+
+def test_shell_completion_is_left_to_typer(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("_DOCSHELF_COMPLETE", "bash_complete")
+    assert direct.answered(["search", "q"]) is None

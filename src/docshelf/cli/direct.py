@@ -12,6 +12,7 @@ output against each other.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -167,8 +168,8 @@ def answered(argv: Sequence[str]) -> int | None:
     """The exit code of `docshelf ARGV` if it is a search this module answered, else None (the
     typer command line runs it)."""
     found = split_command(argv, flags=("-v", "--verbose"))
-    if found is None or found[1] != "search":
-        return None
+    if found is None or found[1] != "search" or "_DOCSHELF_COMPLETE" in os.environ:
+        return None  # (shell completion: typer answers it)
     before, _, args = found
     values = parse(args)
     if values is None or "" in (before.get("--config"), before.get("--data-dir")):
