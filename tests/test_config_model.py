@@ -38,7 +38,8 @@ _STRINGS = [
 ]  # fmt: skip
 _NUMBERS = [
     0, 1, -1, 2, 5, 8, 10, 15, 16, 30, 64, 65, 100, 101, 200, 1000, 2000, 4096, 4097, 65535, 65536,
-    1_048_577, 10**20, 0.0, 0.5, 1.0, 1.5, -0.5, 5.0, 16.0, 2.0, 2.5, 1e3, 1e20, INF, -INF, NAN,
+    1_048_577, 2**63 - 1, 2**63, -(2**63), 10**20, 9.3e18, 0.0, 0.5, 1.0, 1.5, -0.5, 5.0, 16.0, 2.0,
+    2.5, 1e3, 1e20, INF, -INF, NAN,
 ]  # fmt: skip
 _LISTS: list[Any] = [
     [], ["english"], ["english", "german"], ["klingon"], ["French"], [" english "], [1], [None],
@@ -46,7 +47,10 @@ _LISTS: list[Any] = [
 ]  # fmt: skip
 _DICTS: list[Any] = [{}, {".log": ".txt"}, {"": ""}, {"Jenkinsfile": "shell"}, {"a": 1}, {"k": None},
                      {"a": ["b"]}, {"a": True}]  # fmt: skip
-_OTHER: list[Any] = [None, Path("/tmp/x"), Path("~/y"), b"bytes", datetime.date(2024, 1, 2), True, False]
+_OTHER: list[Any] = [
+    None, Path("/tmp/x"), Path("~/y"), b"bytes", b"\xff", bytearray(b"7"), datetime.date(2024, 1, 2), True,
+    False,
+]  # fmt: skip
 _ANY = [*_STRINGS, *_NUMBERS, *_LISTS, *_DICTS, *_OTHER]
 
 
@@ -322,3 +326,71 @@ def test_generated_sections_made_in_code_match(seed: int) -> None:
                 assert hasattr(exc, "errors"), exc
                 outcomes.append(("refused", _records(exc.errors()), str(type(exc).__name__)))
         assert outcomes[0] == outcomes[1], f"case {seed}/{n}: {name} {values}"
+
+
+def test_the_fields_are_described_as_before() -> None:
+    """envnames, config_sources, shelf/settings and the docs read ``model_fields``."""
+    for name, old_cls in [("", ref.Settings), *SECTIONS.items()]:
+        new_cls = type(getattr(Settings(), name)) if name else Settings
+        assert list(new_cls.model_fields) == list(old_cls.model_fields), name
+        for key, old in old_cls.model_fields.items():
+            new = new_cls.model_fields[key]
+            assert str(new.annotation).replace("docshelf.config_services.", "").replace(
+                "docshelf.config.", ""
+            ) == str(old.annotation).replace("pydantic_settings_ref.", ""), (name, key)
+            assert new.description == old.description, (name, key)
+            assert (new.default_factory is None) == (old.default_factory is None), (name, key)
+            default = new.default_factory() if new.default_factory else new.default
+            expected = old.default_factory() if old.default_factory else old.default  # type: ignore[call-arg]
+            assert _plain(default) == _plain(expected), (name, key)
+            bounds = {k: getattr(m, k) for m in old.metadata for k in ("ge", "gt", "le") if hasattr(m, k)}
+            got = {k: getattr(new, k) for k in ("ge", "gt", "le") if getattr(new, k) is not None}
+            assert got == bounds, (name, key)
+
+
+def test_copies_assignments_and_comparisons_behave_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What callers do with settings: set ``store.data_dir``, ``model_copy(update=..., deep=...)``,
+    compare, pickle (parse workers), and build a table from a recorded dict."""
+    import copy
+    import pickle
+
+    for name in [n for n in os.environ if n.upper().startswith("DOCSHELF_")]:
+        monkeypatch.delenv(name)
+    runs = []
+
+    def old(data: dict[str, Any]) -> Any:  # Settings' own __init__ gathered the variables
+        return ref.Settings(**gather(ref.Settings, None, data))
+
+    for make in (old, Settings.model_validate):
+        s = make({"chunk": {"max_tokens": "64"}, "collection": "c"})
+        s.store.data_dir = Path("/tmp/elsewhere")
+        shallow = s.model_copy(update={"collection": "other"})
+        deep = s.model_copy(deep=True)
+        deep.chunk.max_tokens = 99
+        same_table = shallow.chunk is s.chunk and deep.chunk is not s.chunk
+        table = type(s.search).model_validate({"k": 3})
+        kept = type(s.search).model_validate(table) is table
+        with pytest.raises(ValueError, match='object has no field "nope"'):
+            s.store.nope = 1
+        runs.append([
+            _plain(s), _plain(shallow), _plain(deep), same_table, kept, _plain(table),
+            s == make({"chunk": {"max_tokens": 64}, "collection": "c"}), s == shallow,
+            s.chunk == deep.chunk, sorted(shallow.model_fields_set), sorted(s.store.model_fields_set),
+            _plain(pickle.loads(pickle.dumps(s))), _plain(copy.deepcopy(s)), repr(s.chunk),
+            s.store.model_dump(mode="json"), s.model_dump()["chunk"], type(s).__hash__ is None,
+        ])  # fmt: skip
+    for i, (a, b) in enumerate(zip(*runs, strict=True)):
+        assert a == b, i
+
+
+def test_direct_construction_errors_list_pydantics_records() -> None:
+    from docshelf.config import SearchSettings
+    from docshelf.config_model import ValidationError
+
+    with pytest.raises(ValidationError) as caught:
+        SearchSettings(k=0, mode="fast")  # type: ignore[arg-type]
+    assert [(e["type"], e["loc"]) for e in caught.value.errors()] == [
+        ("literal_error", ("mode",)),
+        ("greater_than_equal", ("k",)),
+    ]
+    assert str(caught.value).startswith("2 validation errors for SearchSettings\nmode\n  Input should be")
