@@ -10,7 +10,6 @@ search; tests/test_config_model.py holds these classes to the pydantic models th
 from __future__ import annotations
 
 import copy
-import inspect
 import typing
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -140,7 +139,7 @@ class Model:
         fields: dict[str, FieldInfo] = {}
         for base in reversed(cls.__mro__[:-1]):
             fields.update(getattr(base, "model_fields", {}))
-            for name in inspect.get_annotations(base):
+            for name in vars(base).get("__annotations__", {}):  # inspect costs ~5 ms to import
                 if name.startswith("_") or get_origin(hints[name]) is ClassVar or hints[name] is ClassVar:
                     continue
                 declared = base.__dict__.get(name, _MISSING)
