@@ -150,18 +150,22 @@ class Model:
             if name in cls.__dict__:
                 delattr(cls, name)  # the class's attribute is no default to fall back on
         cls.model_fields = fields
+        marks: dict[str, tuple[str, tuple[str, ...], str]] = {}  # in the order they were defined
+        for base in reversed(cls.__mro__):
+            for attr, member in vars(base).items():
+                marked = getattr(getattr(member, "__func__", member), _VALIDATOR, None)
+                if marked is not None:
+                    marks[attr] = marked
         by_field: dict[str, list[tuple[str, Callable[..., Any]]]] = {}
         after: list[Callable[[Any], Any]] = []
-        for attr in dir(cls):
-            member = getattr(cls, attr, None)
-            marked = getattr(getattr(member, "__func__", member), _VALIDATOR, None)
-            if marked is None:
-                continue
-            kind, names, mode = marked
+        for attr, (kind, names, mode) in marks.items():
+            method = getattr(cls, attr)
             if kind == "model":
-                after.append(getattr(cls, attr))
+                after.append(method)
             for name in names:
-                by_field.setdefault(name, []).append((mode, member))  # type: ignore[arg-type]
+                if name not in fields:  # a typo would leave the field unchecked
+                    raise TypeError(f"{cls.__name__}.{attr} checks {name!r}, which is no field")
+                by_field.setdefault(name, []).append((mode, method))
         cls._field_validators, cls._model_validators = by_field, after
 
     def __init__(self, **data: Any) -> None:
