@@ -67,9 +67,13 @@ def _pool(annotation: Any) -> list[Any]:
     if origin is dict:
         return _DICTS
     if annotation is bool:
-        return [True, False, 0, 1, 2, 0.0, 1.0, 0.5, "true", "off", "YES", "1", "2", "", "maybe", None]
+        return [True, False, 0, 1, 2, 0.0, 1.0, 0.5, "true", "off", "YES", "1", "2", "", "maybe", None,
+                " true", "1.0", b"yes", 2**64]  # fmt: skip
     if annotation in (int, float):
-        return [*_NUMBERS, "5", "16", " 17 ", "2.0", "2.5", "1e2", "-3", "inf", "lots", "", True, None]
+        return [
+            *_NUMBERS, "5", "16", " 17 ", "2.0", "2.5", "1e2", "-3", "inf", "lots", "", True, None, "20.",
+            "20.00", "1_6.0", "1__6", ".5", "٢٠", b"20", b"\xff",
+        ]  # fmt: skip
     if annotation is Path:
         return ["/tmp/a", "~/b", "", " ", "rel/dir", Path("/tmp/c"), 5, None, ["/x"]]
     return [*_STRINGS, *_NUMBERS[:4], None, b"bytes"]
