@@ -33,6 +33,24 @@ def test_front_doors_import_no_heavy_library(module: str) -> None:
     assert proc.stdout.strip() == "", f"importing {module} loaded {proc.stdout.strip()}"
 
 
+def test_reading_the_settings_loads_no_pydantic(tmp_path: Path) -> None:
+    """A keyword search reads the settings: pydantic cost it ~105 ms (its core, its schema building)."""
+    (tmp_path / "docshelf.toml").write_text('[search]\nk = 5\n[store]\ndata_dir = "~/x"\n', "utf-8")
+    code = (
+        "import sys, docshelf.config as c; from pathlib import Path; "
+        "s = c.load_settings(); t = c.load_settings(Path(sys.argv[1]), chunk={'max_tokens': 64}); "
+        "assert t.search.k == 5 and t.chunk.max_tokens == 64, t; "
+        "print(','.join(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'pydantic_core')))"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DOCSHELF_")}
+    env["DOCSHELF_EMBED__THREADS"] = "2"
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "docshelf.toml")], capture_output=True, text=True, env=env
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "", f"reading the settings loaded {proc.stdout.strip()}"
+
+
 def _module_name(path: Path) -> str:
     parts = path.relative_to(SRC.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
@@ -113,8 +131,8 @@ def test_the_package_has_no_import_cycle() -> None:
 # later stage, the shelf above them, or a front door
 STAGES = ("sources", "parse", "chunk", "analyze", "embed", "store", "index", "search", "answer")
 BASE = (
-    "types", "config", "config_services", "config_checks", "config_sources", "errors", "dsn", "envnames",
-    "bomless", "lazy",
+    "types", "config", "config_services", "config_checks", "config_sources", "config_model", "config_values",
+    "errors", "dsn", "envnames", "bomless", "lazy",
 )  # fmt: skip
 DOORS = ("cli", "server", "web")
 # what a front door may import besides its own package: the shelf's face and the settings/errors

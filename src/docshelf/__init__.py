@@ -127,7 +127,7 @@ _ERRORS = {
     "AccessError", "ConfigError", "DeclinedError", "DocshelfError", "EmbedError", "ModelMismatchError",
     "NotFoundError", "ParseError", "SourceError", "StoreError",
 }  # fmt: skip
-# the settings (pydantic) and the shelf load on first use, not on `import docshelf`
+# the settings and the shelf load on first use, not on `import docshelf`
 _FROM_CONFIG = {"Settings", "load_settings"}
 _FROM_SHELF = set(__all__) - _ERRORS - _FROM_CONFIG - {"__version__"}
 

@@ -7,9 +7,8 @@ import unicodedata
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
-
 from docshelf.config_checks import BadEnvValue, check_config_file, check_overlap, describe, glob_problem
+from docshelf.config_model import Field, Model, ValidationError, field_validator, model_validator
 from docshelf.config_services import (
     AnswerSettings,
     RerankSettings,
@@ -296,11 +295,9 @@ class ParseSettings(_Section):
 _WARNED: set[str] = set()
 
 
-class Settings(BaseModel):
+# validate_default: pydantic-settings' own, so a default goes through the validators too
+class Settings(Model, validate_default=True):
     """All settings; env vars look like DOCSHELF_EMBED__MODEL=e5."""
-
-    # validate_default: pydantic-settings' own, so a default goes through the validators too
-    model_config = ConfigDict(extra="forbid", validate_default=True)
 
     collection: str = "default"
 
@@ -309,21 +306,21 @@ class Settings(BaseModel):
     def _collection(cls, v: str) -> str:
         try:
             return check_collection(v)
-        except ConfigError as exc:  # pydantic reports it with the setting's name
+        except ConfigError as exc:  # reported with the setting's name
             raise ValueError(str(exc)) from None
 
-    sources: SourceSettings = Field(default_factory=SourceSettings)  # type: ignore[arg-type]
-    chunk: ChunkSettings = Field(default_factory=ChunkSettings)  # type: ignore[arg-type]
-    embed: EmbedSettings = Field(default_factory=EmbedSettings)  # type: ignore[arg-type]
-    analyze: AnalyzeSettings = Field(default_factory=AnalyzeSettings)  # type: ignore[arg-type]
-    store: StoreSettings = Field(default_factory=StoreSettings)  # type: ignore[arg-type]
-    search: SearchSettings = Field(default_factory=SearchSettings)  # type: ignore[arg-type]
-    server: ServerSettings = Field(default_factory=ServerSettings)  # type: ignore[arg-type]
-    watch: WatchSettings = Field(default_factory=WatchSettings)  # type: ignore[arg-type]
-    rerank: RerankSettings = Field(default_factory=RerankSettings)  # type: ignore[arg-type]
-    answer: AnswerSettings = Field(default_factory=AnswerSettings)  # type: ignore[arg-type]
-    parse: ParseSettings = Field(default_factory=ParseSettings)  # type: ignore[arg-type]
-    web: WebSettings = Field(default_factory=WebSettings)  # type: ignore[arg-type]
+    sources: SourceSettings = Field(default_factory=SourceSettings)
+    chunk: ChunkSettings = Field(default_factory=ChunkSettings)
+    embed: EmbedSettings = Field(default_factory=EmbedSettings)
+    analyze: AnalyzeSettings = Field(default_factory=AnalyzeSettings)
+    store: StoreSettings = Field(default_factory=StoreSettings)
+    search: SearchSettings = Field(default_factory=SearchSettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
+    watch: WatchSettings = Field(default_factory=WatchSettings)
+    rerank: RerankSettings = Field(default_factory=RerankSettings)
+    answer: AnswerSettings = Field(default_factory=AnswerSettings)
+    parse: ParseSettings = Field(default_factory=ParseSettings)
+    web: WebSettings = Field(default_factory=WebSettings)
 
     def __init__(self, _config_file: Path | None = None, **values: Any) -> None:
         """``values`` over the DOCSHELF_* variables over ``_config_file``, as pydantic-settings built

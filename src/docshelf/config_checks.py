@@ -7,14 +7,19 @@ import difflib
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
-
-from pydantic import BaseModel
-from pydantic_core import ErrorDetails
+from typing import Any, TypeGuard
 
 from docshelf.errors import ConfigError
 
-__all__ = ["BadEnvValue", "check_config_file", "check_overlap", "describe", "glob_problem", "source_variable"]
+__all__ = [
+    "BadEnvValue",
+    "check_config_file",
+    "check_overlap",
+    "describe",
+    "glob_problem",
+    "is_table",
+    "source_variable",
+]
 
 
 class BadEnvValue(ValueError):
@@ -66,16 +71,21 @@ def glob_problem(pattern: str) -> str | None:
     return None
 
 
-def _fields(model: type[BaseModel]) -> dict[str, type[BaseModel] | None]:
+def is_table(kind: Any) -> TypeGuard[type[Any]]:
+    """``kind`` is a class of settings (one with ``model_fields``), not a plain type."""
+    return isinstance(kind, type) and hasattr(kind, "model_fields")
+
+
+def _fields(model: type[Any]) -> dict[str, type[Any] | None]:
     """Each setting of ``model``: its table's class for a table, None for a plain value."""
-    out: dict[str, type[BaseModel] | None] = {}
+    out: dict[str, type[Any] | None] = {}
     for key, field in model.model_fields.items():
         kind = field.annotation
-        out[key] = kind if isinstance(kind, type) and issubclass(kind, BaseModel) else None
+        out[key] = kind if is_table(kind) else None
     return out
 
 
-def _near(settings_cls: type[BaseModel], loc: Sequence[str]) -> str | None:
+def _near(settings_cls: type[Any], loc: Sequence[str]) -> str | None:
     """The full name a misspelled or misplaced key ``loc`` most likely meant."""
     tables = _fields(settings_cls)
     key = loc[-1]
@@ -104,9 +114,10 @@ def source_variable(loc: Sequence[str], overrides: Mapping[str, Any]) -> str | N
 
 
 def describe(
-    errors: Sequence[ErrorDetails], settings_cls: type[BaseModel], overrides: Mapping[str, Any]
+    errors: Sequence[Mapping[str, Any]], settings_cls: type[Any], overrides: Mapping[str, Any]
 ) -> str:
-    """pydantic's errors as ``name: what is wrong`` parts joined by "; "."""
+    """Validation errors (records of type, loc, msg, input, ctx, as pydantic made them) as
+    ``name: what is wrong`` parts joined by "; "."""
     parts = []
     for err in errors:
         loc = [str(p) for p in err["loc"]]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from docshelf.config_model import Field, Model
 
 __all__ = [
     "ANTHROPIC_URL",
@@ -23,11 +23,9 @@ OPENAI_URL = "https://api.openai.com/v1"
 ANTHROPIC_URL = "https://api.anthropic.com"
 
 
-class Section(BaseModel):
+class Section(Model, allow_inf_nan=False):
     """A settings table; numbers must be finite (an inf size or timeout only ends in a crash), and a
     key that names no setting is an error (a misspelled ``exclude`` indexed private files)."""
-
-    model_config = ConfigDict(allow_inf_nan=False, extra="forbid")
 
 
 class WebSettings(Section):

@@ -7,14 +7,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from docshelf.envnames import deep_update, read_env
 
 __all__ = ["gather", "read_toml"]
 
 
-def _field_names(settings_cls: type[BaseModel], given: Mapping[str, Any]) -> dict[str, Any]:
+def _field_names(settings_cls: type[Any], given: Mapping[str, Any]) -> dict[str, Any]:
     """``given`` with a key that names a setting in another case (``[Embed]``) renamed to it, the
     first of several winning; the settings first, in their order, then keys that name none (which
     validation refuses)."""
@@ -41,9 +39,7 @@ def read_toml(config: Path) -> dict[str, Any]:
         return tomllib.load(handle)
 
 
-def gather(
-    settings_cls: type[BaseModel], config: Path | None, overrides: Mapping[str, Any]
-) -> dict[str, Any]:
+def gather(settings_cls: type[Any], config: Path | None, overrides: Mapping[str, Any]) -> dict[str, Any]:
     """The data to validate ``settings_cls`` from: ``overrides`` over the environment over the file.
     The file is read first, so a broken file is reported before a broken variable."""
     toml = _field_names(settings_cls, read_toml(config)) if config is not None else {}

@@ -17,11 +17,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping, Sequence, Set
 from typing import Any, Union, get_args, get_origin
 
-from pydantic import BaseModel
-from pydantic.fields import FieldInfo
-
-from docshelf.config_checks import BadEnvValue
-from docshelf.config_services import Section
+from docshelf.config_checks import BadEnvValue, is_table
 
 __all__ = ["SHORT_NAMES", "deep_update", "read_env", "warn_unknown_env"]
 
@@ -49,7 +45,7 @@ def _is_complex(annotation: Any) -> bool:
     kind = get_origin(annotation) or annotation
     if not isinstance(kind, type) or issubclass(kind, (str, bytes)):
         return False
-    return issubclass(kind, (BaseModel, Mapping, Sequence, Set, tuple, deque))
+    return is_table(kind) or issubclass(kind, (Mapping, Sequence, Set, tuple, deque))
 
 
 def _complexity(annotation: Any) -> tuple[bool, bool]:
@@ -62,7 +58,12 @@ def _complexity(annotation: Any) -> tuple[bool, bool]:
     return False, False
 
 
-def _decode(key: str, field: FieldInfo | None, value: str, section: str | None) -> Any:
+def _is_field(kind: Any) -> bool:
+    """A setting's description (``model_fields[name]``), not a type."""
+    return not isinstance(kind, type) and hasattr(kind, "default_factory")
+
+
+def _decode(key: str, field: Any, value: str, section: str | None) -> Any:
     """A complex setting's text: JSON, or for a list the comma-separated items (EnvSource's rule)."""
     try:
         return json.loads(value)
@@ -73,9 +74,9 @@ def _decode(key: str, field: FieldInfo | None, value: str, section: str | None) 
 
 
 def _next(kind: Any, key: str) -> Any:
-    """What ``key`` below ``kind`` (a FieldInfo, a model or a raw type) holds: a model's field of
+    """What ``key`` below ``kind`` (a setting's description, a model or a raw type) holds: a model's field of
     that name in any case, a dict's value type, or None."""
-    annotation = kind.annotation if isinstance(kind, FieldInfo) else kind
+    annotation = kind.annotation if _is_field(kind) else kind
     if not annotation:
         return None
     origin = get_origin(annotation)
@@ -86,12 +87,12 @@ def _next(kind: Any, key: str) -> Any:
         found = _next(member, key)
         if found:
             return found
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+    if is_table(annotation):
         return next((f for name, f in annotation.model_fields.items() if name.lower() == key.lower()), None)
     return None
 
 
-def _explode(table: str, field: FieldInfo, env: Mapping[str, str]) -> dict[str, Any]:
+def _explode(table: str, field: Any, env: Mapping[str, str]) -> dict[str, Any]:
     """DOCSHELF_TABLE__KEY variables as ``{key: value}``; deeper names nest further."""
     prefix = f"{PREFIX}{table}{DELIMITER}"
     result: dict[str, Any] = {}
@@ -108,13 +109,13 @@ def _explode(table: str, field: FieldInfo, env: Mapping[str, str]) -> dict[str, 
         target = _next(target, last)
         parsed: Any = value
         if target and value:
-            if isinstance(target, FieldInfo):
+            if _is_field(target):
                 is_complex, lenient = _complexity(target.annotation)
             else:  # a dict's value type
                 is_complex, lenient = _is_complex(target), True
             if is_complex:
                 try:
-                    info = target if isinstance(target, FieldInfo) else None
+                    info = target if _is_field(target) else None
                     parsed = _decode(last, info, value, table)
                 except ValueError:
                     if not lenient:
@@ -124,25 +125,25 @@ def _explode(table: str, field: FieldInfo, env: Mapping[str, str]) -> dict[str, 
     return result
 
 
-def _field_names(model: type[BaseModel], values: dict[str, Any]) -> dict[str, Any]:
+def _field_names(model: type[Any], values: dict[str, Any]) -> dict[str, Any]:
     """``values`` with each key that names a field in another case (JSON: {"Model": ...}) renamed."""
     names = {name.lower(): name for name in model.model_fields}
     out: dict[str, Any] = {}
     for key, value in values.items():
         name = names.get(key.lower(), key)
         sub = model.model_fields[name].annotation if name in model.model_fields else None
-        if isinstance(sub, type) and issubclass(sub, BaseModel) and isinstance(value, dict):
+        if is_table(sub) and isinstance(value, dict):
             value = _field_names(sub, value)
         out[name] = value
     return out
 
 
-def _table(field: FieldInfo) -> type[BaseModel] | None:
+def _table(field: Any) -> type[Any] | None:
     kind = field.annotation
-    return kind if isinstance(kind, type) and issubclass(kind, BaseModel) else None
+    return kind if is_table(kind) else None
 
 
-def read_env(settings_cls: type[BaseModel]) -> dict[str, Any]:
+def read_env(settings_cls: type[Any]) -> dict[str, Any]:
     """The settings in DOCSHELF_* variables, as nested dicts, plus the shorthands
     ``DOCSHELF_STORE=postgresql://...`` and ``DOCSHELF_DATA_DIR``. Keys that name no setting are
     left out (warn_unknown_env says so). BadEnvValue for a table or list that is not JSON."""
@@ -183,7 +184,7 @@ def read_env(settings_cls: type[BaseModel]) -> dict[str, Any]:
     for top, values in data.items():
         found = settings_cls.model_fields.get(top)
         model = _table(found) if found is not None else None
-        if isinstance(values, dict) and model is not None and issubclass(model, Section):
+        if isinstance(values, dict) and model is not None:  # every table is a Section
             # a variable that names no setting is warned about (below), as it may be meant for
             # another version; a key in docshelf.toml is the user's own, and refused
             for key in [k for k in values if k not in model.model_fields]:
@@ -191,18 +192,18 @@ def read_env(settings_cls: type[BaseModel]) -> dict[str, Any]:
     return data
 
 
-def _env_names(settings_cls: type[BaseModel], short: Iterable[str]) -> list[str]:
+def _env_names(settings_cls: type[Any], short: Iterable[str]) -> list[str]:
     """Every DOCSHELF_* name a setting is read from (upper case)."""
     names = [f"DOCSHELF_{name.upper()}" for name in short]
     for top, field in settings_cls.model_fields.items():
         names.append(f"DOCSHELF_{top.upper()}")
         table = field.annotation
-        if isinstance(table, type) and issubclass(table, BaseModel):
+        if is_table(table):
             names += [f"DOCSHELF_{top.upper()}__{key.upper()}" for key in table.model_fields]
     return names
 
 
-def warn_unknown_env(settings_cls: type[BaseModel], short: Iterable[str], warned: set[str]) -> None:
+def warn_unknown_env(settings_cls: type[Any], short: Iterable[str], warned: set[str]) -> None:
     """One warning per DOCSHELF_* variable that names no setting (a typo is otherwise silent)."""
     known = set(_env_names(settings_cls, short))
     for name in sorted(os.environ):

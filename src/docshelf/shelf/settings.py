@@ -75,7 +75,7 @@ def changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
         a, b = old.get(part, {}), new.get(part, {})
         field = Settings.model_fields.get(part)
         factory = field.default_factory if field is not None else None
-        defaults = factory().model_dump(mode="json") if callable(factory) else {}  # type: ignore[call-arg]
+        defaults = factory().model_dump(mode="json") if callable(factory) else {}
         a = {**{k: v for k, v in defaults.items() if k in b}, **a}
         for key in sorted(set(a) | set(b)):
             if a.get(key) != b.get(key):
