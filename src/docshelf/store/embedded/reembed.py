@@ -98,6 +98,7 @@ class SQLiteReembed:
             )
             conn.execute("DELETE FROM reembed")
             conn.execute("DELETE FROM unembedded")  # every chunk has its new vector now
+            conn.execute("DELETE FROM filled")  # the new epoch has the dense side read every row again
             conn.execute("DELETE FROM meta WHERE key = ?", (PENDING_KEY,))
             self._set_meta("embed_model", name)
             self._set_meta("embed_dim", str(dim))
