@@ -1,5 +1,5 @@
 """The second phase of a sync on the embedded store: giving chunks their vectors writes the vectors,
-not the chunks again."""
+not the chunks again, and leaves the keyword index (which has not changed) uncommitted."""
 
 from __future__ import annotations
 
@@ -45,3 +45,55 @@ def test_chunks_keep_their_rows_when_given_their_vectors(stages: Stages, tmp_pat
     assert hits and hits[0].path == "note3.md"
     hybrid = stages.searcher().search("quokka3 habitats", mode="hybrid")
     assert hybrid.note is None and "semantic" in hybrid.hits[0].ranks
+
+
+def test_vectors_alone_leave_the_keyword_index_uncommitted(stages: Stages, tmp_path: Path) -> None:
+    stages.indexer().sync("test", [_notes(tmp_path)], keyword_only=True)
+    store = _store(stages)
+    keyword_meta = (store.keyword.path / "meta.json").read_bytes()
+
+    stages.indexer().embed_pending()
+
+    assert store.missing_vectors() == 0
+    assert (store.keyword.path / "meta.json").read_bytes() == keyword_meta  # no tantivy commit
+    assert not store.keyword.writing  # its writer (and lock) never taken
+    assert not store.needs_keyword_rebuild()
+    stats = store.stats()
+    assert stats.keyword_generation == stats.generation  # `status`: the keyword index is in step
+    stages.close()
+    again = Stages(stages.settings, embedder=stages.embedder)
+    try:  # reopened: nothing to rebuild, the same answers
+        assert not _store(again).needs_keyword_rebuild()
+        assert again.searcher().search("quokka3", mode="keyword").hits[0].path == "note3.md"
+        assert again.searcher().search("quokka3 habitats", mode="hybrid").note is None
+    finally:
+        again.close()
+
+
+def test_vectors_given_after_a_writer_died_before_its_keyword_commit_leave_the_index_stale(
+    stages: Stages, tmp_path: Path
+) -> None:
+    """A keyword index behind the database (its writer killed between the two commits) must still
+    read as behind after another process's vectors, so that the next sync rebuilds it: stamping it
+    with the newer generation would hide the documents it lacks."""
+    corpus = _notes(tmp_path)
+    stages.indexer().sync("test", [corpus], keyword_only=True)
+    store = _store(stages)
+    (corpus / "note9.md").write_text("# Note 9\n\nA wombat burrow.\n", "utf-8")
+    indexer = stages.indexer()
+    plan_then_die = indexer._sync  # swapped into SQLite, the keyword writer dropped uncommitted
+    store.commit = lambda: None  # type: ignore[method-assign]
+    plan_then_die("test", [corpus], [], False)
+    store.keyword.release()
+    del store.commit
+    assert store.needs_keyword_rebuild()
+
+    stages.indexer().embed_pending()
+
+    assert store.missing_vectors() == 0
+    assert store.needs_keyword_rebuild()
+    stats = store.stats()
+    assert stats.keyword_generation != stats.generation
+    report = stages.indexer().sync("test", [corpus])  # rebuilt from the database
+    assert not store.needs_keyword_rebuild() and report.unchanged == 7
+    assert stages.searcher().search("wombat", mode="keyword").hits[0].path == "note9.md"

@@ -57,7 +57,7 @@ class SQLitePending:
     def _tx(self) -> SQLiteTx:
         raise NotImplementedError
 
-    def _bump(self) -> None:
+    def _bump_vectors(self) -> None:
         raise NotImplementedError
 
     def _read(self, query: Callable[[sqlite3.Connection], _T], default: _T) -> _T:
@@ -136,5 +136,5 @@ class SQLitePending:
             seqs = [(seq,) for seq, _ in rows]
             conn.executemany("DELETE FROM unembedded WHERE seq = ?", seqs)
             conn.executemany("INSERT OR REPLACE INTO filled(seq) VALUES(?)", seqs)  # a new n: a newer fill
-            self._bump()
+            self._bump_vectors()
         return len(rows)
