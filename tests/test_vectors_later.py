@@ -3,16 +3,19 @@ not the chunks again, and leaves the keyword index (which has not changed) uncom
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
+
+import pytest
 
 from docshelf.store.embedded import SQLiteStore
 from docshelf.testing import Stages
 
 
-def _notes(tmp_path: Path) -> Path:
+def _notes(tmp_path: Path, files: int = 6) -> Path:
     corpus = tmp_path / "corpus"
     corpus.mkdir()
-    for n in range(6):
+    for n in range(files):
         body = "\n\n".join(f"Paragraph {p} of note {n}: quokka{n} habitats and rainfall." for p in range(8))
         (corpus / f"note{n}.md").write_text(f"# Note {n}\n\n{body}\n", "utf-8")
     return corpus
@@ -97,3 +100,34 @@ def test_vectors_given_after_a_writer_died_before_its_keyword_commit_leave_the_i
     report = stages.indexer().sync("test", [corpus])  # rebuilt from the database
     assert not store.needs_keyword_rebuild() and report.unchanged == 7
     assert stages.searcher().search("wombat", mode="keyword").hits[0].path == "note9.md"
+
+
+def test_the_second_phase_publishes_the_dense_side_every_few_thousand_chunks_not_every_batch(
+    stages: Stages, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each batch is searchable once written; a store commit (which weighs whether to fold the new
+    vectors into the HNSW file, counting the whole store) comes every ``PUBLISH_EVERY`` chunks and
+    once at the end, so the file holds every vector when the phase ends."""
+    from docshelf.index import vectors as phase_two
+    from docshelf.store.embedded.ann import read_meta
+
+    stages.settings.embed.batch_size = 1  # 4 chunks a batch
+    stages.indexer().sync("test", [_notes(tmp_path, 30)], keyword_only=True)
+    store = _store(stages)
+    store.ann_threshold = 8
+    store.dense.opts = replace(store.dense.opts, rebuild_rows=10)
+    chunks = store.missing_vectors()
+    monkeypatch.setattr(phase_two, "PUBLISH_EVERY", 20, raising=False)
+    commits: list[int] = []
+    commit = store.commit
+    monkeypatch.setattr(store, "commit", lambda: (commits.append(store.missing_vectors()), commit())[1])
+
+    run = stages.indexer().embed_pending()
+
+    assert run.filled == chunks > 40
+    assert len(commits) == chunks // 20 + (chunks % 20 > 0)  # not one per batch of 4
+    assert commits[-1] == 0
+    meta = read_meta(store.data_dir)
+    assert meta is not None and meta.count == chunks  # the last commit folded every vector in
+    hits = stages.searcher().search("quokka5 habitats", mode="semantic").hits
+    assert hits and hits[0].path == "note5.md"
