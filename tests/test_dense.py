@@ -137,17 +137,25 @@ def test_chunks_given_their_vectors_later_are_found_by_the_writer_and_by_readers
         assert store.add_vectors({**late, "kgone": _vectors(99)[0]}) == 16  # an unknown key is dropped
         store.commit()
         assert store.missing_vectors() == reader.missing_vectors() == 0
-        for s in (store, reader):
-            for n in range(12, 20):
-                q = _vectors(n)[1]
-                got = s.vector_search(q, 5, SearchFilter())
-                assert got[0][0] == f"a{n}-0-1" and _same(got, _exact(tmp_path, q, 5))
+        # their seqs lie within the file's, which does not hold them: a reader opened now finds them too
+        meta = read_meta(tmp_path)
+        assert meta is not None and meta.count == 24 and meta.max_seq >= 40
+        fresh = SQLiteStore(tmp_path, Analyzer(["english"]), read_only=True, ann=store.dense.opts)
+        try:
+            for s in (store, reader, fresh):
+                for n in range(12, 20):
+                    q = _vectors(n)[1]
+                    got = s.vector_search(q, 5, SearchFilter())
+                    assert got[0][0] == f"a{n}-0-1" and _same(got, _exact(tmp_path, q, 5))
+        finally:
+            fresh.close()
         for n in range(20, 28):  # more rows: the writer folds the late ones into a new file
             _put(store, n)
         store.commit()
         meta = read_meta(tmp_path)
         assert meta is not None and meta.count == 56
         for s in (store, reader):
+            assert len(s._dense().exact) == 0  # the late ones are in the file now, not also held
             for seed in range(10):
                 q = _query(seed)
                 assert _same(s.vector_search(q, 8, SearchFilter()), _exact(tmp_path, q, 8))

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from docshelf.embed.base import Vectors
+from docshelf.store.embedded.vectors import last_filled, read_filled
 
 if TYPE_CHECKING:
     import numpy as np
@@ -48,6 +49,10 @@ _BATCH = 20_000
 _ROWS_SQL = (
     "SELECT c.seq, v.vector FROM chunks c JOIN vectors v ON v.key = c.embed_key "
     "WHERE c.seq > ? ORDER BY c.seq LIMIT ?"
+)
+_FILLED_SQL = (
+    "SELECT c.seq, v.vector FROM filled f JOIN chunks c ON c.seq = f.seq "
+    "JOIN vectors v ON v.key = c.embed_key WHERE f.n > ? AND f.seq <= ? ORDER BY f.seq"
 )
 
 
@@ -94,6 +99,9 @@ class AnnMeta:
     dtype: str
     format: int = FORMAT
     connectivity: int = 16  # absent from pointers written before it was a setting: those used 16
+    # the highest number in ``filled`` when it was saved: a chunk up to ``max_seq`` numbered above it
+    # got its vector later and is not in the file (absent from older pointers: none was then)
+    max_filled: int = 0
 
 
 def read_meta(data_dir: Path) -> AnnMeta | None:
@@ -164,8 +172,11 @@ def build_ann(
     base: AnnMeta | None = None, save: bool = True,
 ) -> Ann:  # fmt: skip
     """An index of every stored vector: ``base``'s file with the gone keys removed and the rows
-    after its ``max_seq`` added, or a new one. Saved (and the pointer switched) when ``save``."""
+    after its ``max_seq`` (and those up to it given their vector since) added, or a new one. Saved
+    (and the pointer switched) when ``save``. Read in one snapshot (``conn`` is the writer's, or a
+    reader's inside ``snapshot``)."""
     max_seq = int(conn.execute("SELECT coalesce(max(seq), 0) FROM chunks").fetchone()[0])
+    max_filled = last_filled(conn)
     index = _new_index(dim, opts)
     after = 0
     if base is not None:
@@ -179,10 +190,17 @@ def build_ann(
         if gone.size:
             index.remove(gone)
         after = base.max_seq
+        if max_filled > base.max_filled:  # given their vector since the file was saved: not in it
+            rows = read_filled(conn, _FILLED_SQL, (base.max_filled, base.max_seq))
+            keys = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            fresh = ~np.isin(keys, have)
+            if fresh.any():
+                vecs = np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
+                index.add(keys[fresh], vecs[fresh], threads=opts.threads)
     for keys, vecs in _batches(conn, after, max_seq):
         index.add(keys, vecs, threads=opts.threads)
     meta = AnnMeta(f"vectors-{generation}-{os.getpid()}.usearch", generation, max_seq, len(index), dim,
-                   epoch, opts.dtype, connectivity=opts.connectivity)  # fmt: skip
+                   epoch, opts.dtype, connectivity=opts.connectivity, max_filled=max_filled)  # fmt: skip
     if save:
         _save(index, data_dir, meta)
     return Ann(index, meta)

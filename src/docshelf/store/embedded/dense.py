@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from docshelf.embed.base import Vectors
 from docshelf.store.embedded import ann as ann_file
 from docshelf.store.embedded.ann import Ann, AnnMeta, AnnOptions, ann_available
-from docshelf.store.embedded.vectors import ExactRows, Hit
+from docshelf.store.embedded.vectors import ExactRows, Hit, read_filled, snapshot
 
 if TYPE_CHECKING:
     import numpy as np
@@ -83,16 +83,19 @@ class DenseIndex:
             elif self.ann is None or self.ann.meta != meta:
                 self.ann = Ann.open(self.data_dir, meta, self.opts) or self.ann
             conn = self._read()
-            if self.ann is None and dim and ann_available() and self._with_vectors(conn, 0) >= self._limit():
-                # a large store without a usable file (removed, or a re-embed not yet published):
-                # built in memory for this process; only a writer saves one
-                log.warning("no saved HNSW index for %s; building one in memory", self.data_dir)
-                self.ann = ann_file.build_ann(
-                    conn, self.data_dir, dim, epoch, generation, self.opts, save=False
-                )
-            after = self.ann.meta.max_seq if self.ann is not None else 0
-            self._exact = self.exact.refreshed(conn, after)
-            self.superseded = bool(conn.execute(_SUPERSEDED_SQL).fetchone()[0])
+            with snapshot(conn):
+                wanted = self.ann is None and dim and ann_available()
+                if wanted and self._with_vectors(conn, 0) >= self._limit():
+                    # a large store without a usable file (removed, or a re-embed not yet published):
+                    # built in memory for this process; only a writer saves one
+                    log.warning("no saved HNSW index for %s; building one in memory", self.data_dir)
+                    self.ann = ann_file.build_ann(
+                        conn, self.data_dir, dim, epoch, generation, self.opts, save=False
+                    )
+                meta = self.ann.meta if self.ann is not None else None
+                after, filled = (meta.max_seq, meta.max_filled) if meta is not None else (0, 0)
+                self._exact = self.exact.refreshed(conn, after, filled)
+                self.superseded = bool(conn.execute(_SUPERSEDED_SQL).fetchone()[0])
             self.versions = (generation, epoch, dim)
 
     @property
@@ -139,7 +142,10 @@ class DenseIndex:
                     ann_file.remove_ann(self.data_dir)
                 return
             if meta is not None:
-                outside = self._with_vectors(self._conn, meta.max_seq)
+                # given their vector since the file was saved, though their seq is within it
+                sql = "SELECT count(*) FROM filled WHERE n > ? AND seq <= ?"
+                late = sum(int(r[0]) for r in read_filled(self._conn, sql, (meta.max_filled, meta.max_seq)))
+                outside = self._with_vectors(self._conn, meta.max_seq) + late
                 gone = meta.count - (total - outside)
                 if outside < self.opts.rebuild_rows and gone * 10 <= meta.count:
                     return

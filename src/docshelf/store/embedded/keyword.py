@@ -51,6 +51,7 @@ class KeywordIndex:
         self.read_only = read_only
         self._schema = _schema()
         self._writer: tantivy.IndexWriter | None = None
+        self._changed = False  # documents added or deleted through this writer since its last commit
         self._shadow: Path | None = None
         self._index = self._open_read_only() if read_only else self._open()
 
@@ -132,6 +133,7 @@ class KeywordIndex:
         writer = self._w()
         try:
             for doc_id in doc_ids:
+                self._changed = True
                 writer.delete_documents_by_term("doc_id", doc_id)
         except (ValueError, RuntimeError) as exc:
             raise self._write_failed(exc) from exc
@@ -146,6 +148,7 @@ class KeywordIndex:
                 lifecycle=doc.lifecycle,
                 body=" ".join(doc.terms),
             )
+            self._changed = True
             try:
                 writer.add_document(entry)
             except (ValueError, RuntimeError) as exc:
@@ -153,6 +156,12 @@ class KeywordIndex:
 
     def clear(self) -> None:
         self._w().delete_all_documents()
+        self._changed = True
+
+    @property
+    def changed(self) -> bool:
+        """Whether this process added or deleted documents that are not committed yet."""
+        return self._changed
 
     def commit(self, generation: int) -> None:
         """Commit pending changes together with the generation marker."""
@@ -163,6 +172,7 @@ class KeywordIndex:
             writer.commit()
         except (ValueError, RuntimeError, OSError) as exc:
             raise self._write_failed(exc) from exc
+        self._changed = False
         self._index.reload()
 
     @property
@@ -187,6 +197,7 @@ class KeywordIndex:
 
     def release(self) -> None:
         """Drop the writer (and its lock) so another process can write."""
+        self._changed = False  # a writer dropped uncommitted loses its changes
         if self._writer is not None:
             writer, self._writer = self._writer, None  # dropped even if its threads failed
             try:
@@ -198,6 +209,7 @@ class KeywordIndex:
         # tantivy reports a full disk as a worker-thread failure; the index is derived, so
         # the next sync rebuilds it from SQLite once it can write again
         self._writer = None
+        self._changed = False
         return StoreError(
             f"the keyword index at {self.path} could not be written ({exc}); check free disk space "
             "and permissions, then run `docshelf index` again (it is rebuilt from the database)"

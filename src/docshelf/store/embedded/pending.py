@@ -1,10 +1,12 @@
 """Chunks swapped in before their vectors (SQLite): listed for the embedding phase, given their
 vectors afterwards, counted for `status` and the search note.
 
-A chunk without a vector has a row in ``unembedded`` (schema 6). Giving it its vector writes the
-chunk again under a new seq: the dense side keeps in step by seq (the rows above the last one it
-read, and the HNSW file's rows up to its own highest), so it then reads the chunk as a new row,
-vector and all, as it reads a chunk a sync swaps in.
+A chunk without a vector has a row in ``unembedded`` (schema 6). Giving it its vector leaves the
+chunk's row, seq and grep trigrams as they are: the vector goes into ``vectors``, the chunk leaves
+``unembedded`` and is numbered in ``filled`` (schema 7). The dense side keeps in step by seq (the
+rows above the last one it read, and the HNSW file's rows up to its own highest), which cannot see a
+chunk it already passed get its vector; it reads ``filled`` after the last number it saw for those
+(store/embedded/vectors.py, ann.py).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from docshelf.embed.base import Vectors
 from docshelf.store.base import Unembedded
-from docshelf.store.embedded.ops import CHUNK_COLS, SQLiteTx
+from docshelf.store.embedded.ops import SQLiteTx
 from docshelf.types import TITLE_READ
 
 if TYPE_CHECKING:
@@ -27,8 +29,6 @@ else:
 __all__ = ["SQLitePending"]
 
 _T = TypeVar("_T")
-_C_COLS = ", ".join(f"c.{col.strip()}" for col in CHUNK_COLS.split(","))
-_KEY = 1 + [col.strip() for col in CHUNK_COLS.split(",")].index("embed_key")  # in (seq, *CHUNK_COLS)
 _PAGE_SQL = (
     "SELECT u.seq, c.id, c.doc_id, d.collection, d.path, c.embed_key, "
     f"substr(d.title, 1, {TITLE_READ}), c.heading_path, c.text "
@@ -57,7 +57,7 @@ class SQLitePending:
     def _tx(self) -> SQLiteTx:
         raise NotImplementedError
 
-    def _bump(self) -> None:
+    def _bump_vectors(self) -> None:
         raise NotImplementedError
 
     def _read(self, query: Callable[[sqlite3.Connection], _T], default: _T) -> _T:
@@ -118,24 +118,23 @@ class SQLitePending:
         if not keys:
             return 0
         with self._tx() as conn:
-            rows: list[tuple[object, ...]] = []
+            rows: list[tuple[int, str]] = []
             for i in range(0, len(keys), 500):
                 part = keys[i : i + 500]
                 rows += conn.execute(
-                    f"SELECT c.seq, {_C_COLS} FROM unembedded u JOIN chunks c ON c.seq = u.seq "
+                    "SELECT c.seq, c.embed_key FROM unembedded u JOIN chunks c ON c.seq = u.seq "
                     f"WHERE c.embed_key IN ({','.join('?' * len(part))})",
                     part,
                 ).fetchall()
             if not rows:
                 return 0
-            rows.sort(key=lambda r: int(r[0]))  # type: ignore[call-overload]
-            used = {str(r[_KEY]) for r in rows}
+            rows.sort()
             conn.executemany(
                 "INSERT OR IGNORE INTO vectors(key, vector) VALUES(?, ?)",
-                [(k, np.asarray(vectors[k], dtype=np.float32).tobytes()) for k in used],
+                [(k, np.asarray(vectors[k], dtype=np.float32).tobytes()) for k in {key for _, key in rows}],
             )
-            conn.executemany("DELETE FROM chunks WHERE seq = ?", [(r[0],) for r in rows])  # unembedded too
-            marks = ",".join("?" * (len(rows[0]) - 1))
-            conn.executemany(f"INSERT INTO chunks({CHUNK_COLS}) VALUES({marks})", [r[1:] for r in rows])
-            self._bump()
+            seqs = [(seq,) for seq, _ in rows]
+            conn.executemany("DELETE FROM unembedded WHERE seq = ?", seqs)
+            conn.executemany("INSERT OR REPLACE INTO filled(seq) VALUES(?)", seqs)  # a new n: a newer fill
+            self._bump_vectors()
         return len(rows)

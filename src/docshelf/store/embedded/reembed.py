@@ -34,7 +34,7 @@ class SQLiteReembed:
     def _set_meta(self, key: str, value: str) -> None:
         raise NotImplementedError
 
-    def _bump(self) -> None:
+    def _bump_vectors(self) -> None:
         raise NotImplementedError
 
     def _tx(self) -> SQLiteTx:
@@ -98,10 +98,11 @@ class SQLiteReembed:
             )
             conn.execute("DELETE FROM reembed")
             conn.execute("DELETE FROM unembedded")  # every chunk has its new vector now
+            conn.execute("DELETE FROM filled")  # the new epoch has the dense side read every row again
             conn.execute("DELETE FROM meta WHERE key = ?", (PENDING_KEY,))
             self._set_meta("embed_model", name)
             self._set_meta("embed_dim", str(dim))
             # the chunks keep their seqs but not their vectors: a saved HNSW index is rebuilt
             self._set_meta("vectors_epoch", str(int(self._meta("vectors_epoch") or 0) + 1))
-            self._bump()
+            self._bump_vectors()
         return int(swapped)

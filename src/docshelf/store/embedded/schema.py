@@ -130,6 +130,16 @@ MIGRATIONS: list[str] = [
     INSERT OR IGNORE INTO unembedded(seq) SELECT c.seq FROM chunks c
         WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.key = c.embed_key);
     """,
+    # 7: the chunks given their vector after they were swapped in, numbered in the order they got it.
+    # The chunk keeps its row and seq (moving it to a new seq wrote it, its grep trigrams and its
+    # indexes twice); the dense side, which follows chunks by seq, reads these after the last
+    # number it saw. Gone with their chunk; n is never reused (a reader's mark stays valid).
+    """
+    CREATE TABLE IF NOT EXISTS filled(
+        n INTEGER PRIMARY KEY AUTOINCREMENT,
+        seq INTEGER NOT NULL UNIQUE REFERENCES chunks(seq) ON DELETE CASCADE
+    );
+    """,
 ]
 GRAMS_MIGRATION = 5
 

@@ -172,7 +172,25 @@ class SQLiteStore(SQLiteSearch, SQLiteReembed, SQLiteWrites, SQLitePending, Buil
         return int(self._meta("generation") or 0)
 
     def _bump(self) -> None:
-        self._set_meta("generation", str(self.generation() + 1))
+        """A write the keyword index follows (documents swapped in or removed): its next commit is
+        stamped with this generation."""
+        generation = self.generation() + 1
+        self._set_meta("generation", str(generation))
+        self._set_meta("keyword_at", str(generation))
+
+    def _bump_vectors(self) -> None:
+        """A write only the dense side sees (vectors given or swapped): searches re-read, while the
+        keyword index, unchanged, stays stamped with the generation of its last change and is not
+        committed again (a tantivy commit per batch of vectors cost more on a larger index)."""
+        generation = self.generation()
+        if self._meta("keyword_at") is None:  # an index from before: its stamp is the generation
+            self._set_meta("keyword_at", str(generation))
+        self._set_meta("generation", str(generation + 1))
+
+    def _keyword_at(self) -> int:
+        """The generation the keyword index is in step with when its marker says so."""
+        value = self._meta("keyword_at")
+        return self.generation() if value is None else int(value)
 
     def check_model(self, name: str, dim: int) -> None:
         check_model(self.model(), name, dim, str(self.data_dir))
@@ -249,9 +267,13 @@ class SQLiteStore(SQLiteSearch, SQLiteReembed, SQLiteWrites, SQLitePending, Buil
         return out
 
     def commit(self) -> None:
-        """Make pending keyword changes visible, stamped with the SQLite generation."""
-        self.keyword.commit(self.generation())
-        self._set_meta_tx("analyzer", self.analyzer.fingerprint)
+        """Make pending keyword changes visible, stamped with the generation of the last write they
+        follow, and the new vectors to the dense side. With no keyword change in this process the
+        keyword index is left as it is: a stale one (another writer killed before its keyword
+        commit) then still reads as behind, and the next sync rebuilds it."""
+        if self.keyword.changed:
+            self.keyword.commit(self._keyword_at())
+            self._set_meta_tx("analyzer", self.analyzer.fingerprint)
         self.publish_vectors()
 
     def writer_guard(
@@ -288,7 +310,8 @@ class SQLiteStore(SQLiteSearch, SQLiteReembed, SQLiteWrites, SQLitePending, Buil
         generation = self.generation()
         if generation == 0:  # nothing was ever written
             return False
-        return self.keyword.generation() != generation or self._meta("analyzer") != self.analyzer.fingerprint
+        stale = self.keyword.generation() != self._keyword_at()
+        return stale or self._meta("analyzer") != self.analyzer.fingerprint
 
     def rebuild_keyword_index(self, progress: Progress | None = None) -> int:
         """Re-derive the tantivy index from SQLite (no re-embedding); returns chunks indexed."""
@@ -397,9 +420,15 @@ class SQLiteStore(SQLiteSearch, SQLiteReembed, SQLiteWrites, SQLitePending, Buil
             model=model,
             dim=dim,
             generation=self.generation(),
-            keyword_generation=self.keyword.generation(),
+            keyword_generation=self._keyword_generation(),
             reembed=self.reembed_pending(),
         )
+
+    def _keyword_generation(self) -> int | None:
+        """The generation the keyword index is in step with: the store's own when its marker is that
+        of the last write it follows (vectors given since leave it as it is)."""
+        marker = self.keyword.generation()
+        return self.generation() if marker is not None and marker == self._keyword_at() else marker
 
     def close(self) -> None:
         with self._lock:  # waits for a transaction of another thread to finish
