@@ -23,7 +23,7 @@ from docshelf.cli.quick import split_command
 if TYPE_CHECKING:
     from docshelf.shelf import SearchRequest, Shelf
 
-__all__ = ["MODES", "OPTIONS", "PATHS", "answered", "interactive", "parse", "show"]
+__all__ = ["MODES", "OPTIONS", "PATHS", "answered", "interactive", "parse", "run", "show"]
 
 MODES = (None, "hybrid", "keyword", "semantic")
 K_RANGE = (1, 1000)
@@ -141,8 +141,9 @@ def show(shelf: Shelf, req: SearchRequest, collection: Sequence[str] | None, ids
     return 0
 
 
-def _search(values: dict[str, Any]) -> int:
-    """What the typer command's search function does, given its parsed arguments."""
+def run(values: dict[str, Any], kept: Shelf | None = None) -> int:
+    """What `docshelf search` does with its parsed arguments (``values``: the search function's,
+    by name), here and in the typer command; ``kept``: the search helper's open shelf."""
     from docshelf.cli.base import given_options, load, open_shelf
     from docshelf.cli.quick import start
     from docshelf.shelf import SearchRequest
@@ -153,12 +154,15 @@ def _search(values: dict[str, Any]) -> int:
         tuple(values["tag"] or ()), tuple(values["file_type"] or ()), values["include_superseded"],
         values["rerank"],
     )  # fmt: skip
+    if kept is not None:
+        return show(kept, req, collection, values["ids"], values["as_json"])
     loaded = load(values["config"], values["data_dir"], None, read_only=True)
     with open_shelf(loaded) as shelf:  # an index that opens is one to keep open, hits or none
         code = show(shelf, req, collection, values["ids"], values["as_json"])
     wanted = loaded.settings.search.helper
     if not values["no_helper"] and (wanted == "on" or (wanted == "auto" and interactive())):
         warm = (mode or loaded.settings.search.mode) != "keyword"
+        # the command's own --config and --data-dir, else those given before it
         config, data_dir = given_options(values["config"], values["data_dir"])
         start(config, data_dir, warm, loaded.settings.search.helper_idle_s)
     return code
@@ -181,6 +185,6 @@ def answered(argv: Sequence[str]) -> int | None:
     config, data_dir = before.get("--config"), before.get("--data-dir")
     given_before(Path(config) if config else None, Path(data_dir) if data_dir else None)
     try:
-        return _search(values)
+        return run(values)
     except (Exception, KeyboardInterrupt) as exc:  # one line and its exit code, as every command
         return said(exc, "search")

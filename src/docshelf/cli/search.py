@@ -19,14 +19,11 @@ from docshelf.cli.common import (
     JsonOpt,
     PathGlobOpt,
     TagsOpt,
-    given_options,
     handle_errors,
     load,
-    open_shelf,
 )
-from docshelf.cli.direct import interactive, show
+from docshelf.cli.direct import MODES, run
 from docshelf.cli.output import out, print_json, progress_bar
-from docshelf.cli.quick import start
 
 if TYPE_CHECKING:
     from docshelf.shelf import Mode, Shelf
@@ -61,26 +58,14 @@ def search(
 
     The first search starts a background helper (search.helper) that keeps the index open and the
     model loaded; later searches with the same settings ask it, so they skip both."""
-    from docshelf.shelf import SearchRequest
-
-    if mode not in (None, "hybrid", "keyword", "semantic"):
+    if mode not in MODES:
         raise typer.BadParameter("mode must be hybrid, keyword or semantic")
-    req = SearchRequest(
-        query, k, mode, tuple(collection or ()), path, tuple(tag or ()), tuple(file_type or ()),  # type: ignore[arg-type]
-        include_superseded, rerank,
-    )  # fmt: skip
-    kept = _GIVEN.get()
-    if kept is not None:  # the search helper answers with the shelf it keeps open
-        code = show(kept, req, collection, ids, as_json)
-    else:
-        loaded = load(config, data_dir, None, read_only=True)
-        with open_shelf(loaded) as shelf:  # an index that opens is one to keep open, hits or none
-            code = show(shelf, req, collection, ids, as_json)
-        wanted = loaded.settings.search.helper
-        if not no_helper and (wanted == "on" or (wanted == "auto" and interactive())):
-            warm = (mode or loaded.settings.search.mode) != "keyword"
-            config, data_dir = given_options(config, data_dir)  # the command's own, else those before it
-            start(config, data_dir, warm, loaded.settings.search.helper_idle_s)
+    values = {
+        "query": query, "k": k, "mode": mode, "collection": collection, "path": path, "tag": tag,
+        "file_type": file_type, "include_superseded": include_superseded, "rerank": rerank, "ids": ids,
+        "no_helper": no_helper, "config": config, "data_dir": data_dir, "as_json": as_json,
+    }  # fmt: skip
+    code = run(values, _GIVEN.get())  # the search helper answers with the shelf it keeps open
     if code:
         raise typer.Exit(code)
 
