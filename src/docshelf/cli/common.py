@@ -1,7 +1,7 @@
 """What every command shares: typer's options, the error wrapper, and (from cli/base.py) settings
 loading and opening the shelf.
 
-The heavy parts (the shelf's store, numpy, tantivy, pydantic settings) are imported inside the
+The heavy parts (the shelf's store, numpy, tantivy, the settings) are imported inside the
 commands that use them, so `docshelf serve` and `--help` start quickly.
 """
 

@@ -1,6 +1,6 @@
 """The `docshelf` command line: each command parses its arguments, calls the shelf and renders.
 
-The heavy parts (the shelf's store, numpy, tantivy, rich tables, pydantic settings) are imported
+The heavy parts (the shelf's store, numpy, tantivy, rich tables, the settings) are imported
 inside the commands that use them, so `docshelf serve` and `--help` start quickly. A run that
 names its command imports only the module that defines it (`search` does not load the server's
 anyio or the index's progress bars); `docshelf --help`, shell completion and a mistyped command
