@@ -283,17 +283,6 @@ def test_parallel_workers_give_the_same_vectors(cache_dir: Path, embedder: E5Emb
     assert two._pool is not None  # the batches really ran on the worker pool
 
 
-def test_one_worker_for_a_call_gives_the_same_vectors_on_the_calling_thread(cache_dir: Path) -> None:
-    """``workers=1`` (a sync's first phase embedding on its spare core): same vectors, no pool."""
-    pytest.importorskip("onnxruntime")
-    texts = [t for t in SAMPLE if t] * 2
-    two = E5Embedder(cache_dir=cache_dir, threads=1, workers=2)
-    np.testing.assert_allclose(two.embed_documents(texts, workers=1), two.embed_documents(texts), atol=1e-6)
-    one = E5Embedder(cache_dir=cache_dir, threads=1, workers=2)
-    one.embed_documents(texts, workers=1)
-    assert one._pool is None  # every run on the calling thread
-
-
 def test_an_english_question_finds_the_german_page_over_one_shared_word(
     cache_dir: Path, settings: Settings, plain_corpus: Path
 ) -> None:

@@ -1,6 +1,5 @@
-"""Indexing keyword first, vectors after: every file is searchable by keyword before the second
-phase embeds anything, the first phase never waits for the model (it embeds only on the core the
-first phase leaves free), and the vectors come in a second phase that resumes where one stopped."""
+"""Indexing keyword first, vectors after: every file is searchable by keyword before the model
+embeds anything, and the vectors come in a second phase that resumes where one stopped."""
 
 from __future__ import annotations
 
@@ -20,8 +19,7 @@ pytestmark = pytest.mark.usefixtures("backend")
 
 
 class _WatchingEmbedder(HashEmbedder):
-    """At its first embedding call of the second phase, records what a reader of the index could
-    find by then."""
+    """At its first embedding call, records what a reader of the index could find by then."""
 
     def __init__(self, rt: Stages | None = None, word: str = "zanzibar") -> None:
         super().__init__(64)
@@ -32,10 +30,6 @@ class _WatchingEmbedder(HashEmbedder):
         self.texts = 0
 
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
-        if threading.current_thread().name == "docshelf-early":
-            # fails there, so the second phase embeds every text (the early embedding leaves what
-            # it fails on to it): what these tests watch is what the second phase finds
-            raise RuntimeError("not in the first phase")
         self.calls += 1
         self.texts += len(texts)
         if self.seen_first is None and self.rt is not None:
@@ -67,33 +61,6 @@ def test_every_file_is_keyword_searchable_before_the_first_embedding(
         assert len(report.added) == 9 and report.vectors_missing == 0
         assert rt.store.stats().collections["test"] == {"documents": 9, "chunks": 9, "embedded": 9}
         assert rt.searcher().search("zanzibar", mode="semantic").hits[0].path == "b.txt"
-
-
-def test_the_first_phase_never_waits_for_the_model(settings: Settings, tmp_path: Path) -> None:
-    """The early embedding's model call hangs until every file is keyword-searchable: the first
-    phase ends all the same (it waited, it would never end), and then the vectors all come."""
-    corpus = _corpus(tmp_path)
-    settings.embed.batch_size = 1
-    searchable = threading.Event()
-
-    class Hanging(HashEmbedder):
-        early_calls = 0
-
-        def embed_documents(self, texts: Sequence[str]) -> Vectors:
-            if threading.current_thread().name == "docshelf-early":
-                Hanging.early_calls += 1
-                assert searchable.wait(30), "the first phase waited for the model"
-            return super().embed_documents(texts)
-
-    def tick(phase: str, done: int, total: int) -> None:
-        if phase == "index" and done == total:
-            searchable.set()
-
-    with Stages(settings, embedder=Hanging(64)) as rt:
-        report = rt.indexer(progress=tick).sync("test", [corpus])
-        assert Hanging.early_calls >= 1 and searchable.is_set()
-        assert len(report.added) == 9 and report.vectors_missing == rt.store.missing_vectors() == 0
-        assert report.chunks_embedded == 9
 
 
 def test_keyword_only_stops_after_the_first_phase_and_a_later_sync_finishes(

@@ -201,10 +201,7 @@ def test_ann_index_matches_exact_search_and_follows_changes(settings, corpus: Pa
             rt.close()
         return
     try:
-        # the phases one after the other: vectors written while the files are read (the early
-        # embedding) would be in a file built at the first phase's commit, the rest outside it
-        rt.indexer().sync("test", [corpus], keyword_only=True)
-        rt.indexer().embed_pending()
+        rt.indexer().sync("test", [corpus])
         data = settings.store.data_dir
         meta = read_meta(data)
         assert meta is not None and (data / meta.file).is_file()

@@ -3,21 +3,17 @@ stays keyword-searchable, the next `index` computes only the vectors still missi
 ends equal to one built fresh.
 
 The model is an OpenAI-compatible endpoint on 127.0.0.1 that holds one request open, so the kill
-lands inside the second phase every time (not at a random point, as in test_crash.py): the third
-request after the first phase recorded its build (requests before it are the first phase's own
-early embedding, index/early.py).
+lands inside the second phase every time (not at a random point, as in test_crash.py).
 """
 
 from __future__ import annotations
 
 import json
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -37,7 +33,7 @@ from docshelf.store.base import Store
 from docshelf.testing import Stages
 
 DOCS = 30  # six paragraphs each, a paragraph or two a chunk: some 100 chunks, four a request
-HOLD_AFTER = 3  # the request after the first phase ended that the model holds open (the kill)
+HOLD_AT = 12  # the request the model holds open while the indexer is killed
 PROBE = "dimension probe"  # what the endpoint client sends once to learn the dimension
 
 
@@ -47,8 +43,7 @@ class _Model:
 
     base: str = ""
     texts: list[list[str]] = field(default_factory=list)
-    phase_one_done: Callable[[], bool] | None = None
-    after: int = 0  # requests answered since the first phase ended
+    hold_at: int | None = None
     reached: threading.Event = field(default_factory=threading.Event)
     release: threading.Event = field(default_factory=threading.Event)
 
@@ -64,11 +59,9 @@ def model() -> Iterator[_Model]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             texts = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["input"]
-            if texts != [PROBE] and state.phase_one_done is not None and not state.phase_one_done():
-                time.sleep(0.2)  # slow while files are read: the early embedding leaves most to phase two
-            elif texts != [PROBE] and state.phase_one_done is not None:
-                state.after += 1
-                if state.after == HOLD_AFTER:
+            if texts != [PROBE] and state.hold_at is not None:
+                requests = sum(1 for t in state.texts if t != [PROBE]) + 1
+                if requests == state.hold_at:
                     state.reached.set()
                     state.release.wait(60)
                     return  # never answered: the client was killed meanwhile
@@ -112,27 +105,6 @@ def _index(data: Path, env: dict[str, str], *args: str) -> subprocess.Popen[str]
     return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def _built(data: Path, url: str | None) -> bool:
-    """Whether the first phase has ended: it records its build last, before the second begins."""
-    sql = "SELECT count(*) FROM builds"
-    if url:
-        import psycopg
-
-        with psycopg.connect(url) as conn:
-            row = conn.execute(sql).fetchone()
-            return row is not None and int(row[0]) > 0
-    try:
-        conn = sqlite3.connect(f"file:{data / 'docshelf.db'}?mode=ro", uri=True)
-    except sqlite3.Error:
-        return False
-    try:
-        return int(conn.execute(sql).fetchone()[0]) > 0
-    except sqlite3.Error:  # not created yet
-        return False
-    finally:
-        conn.close()
-
-
 def _settings(data: Path, url: str | None) -> Settings:
     settings = load_settings()
     settings.store.data_dir, settings.store.url = data, url
@@ -164,12 +136,12 @@ def test_sigkill_in_the_embedding_phase_keeps_every_file_searchable_and_resumes(
         (corpus / f"f{d:03d}.txt").write_text(file_text(d, 1), "utf-8")
     env = _env(tmp_path, model, url)
 
-    model.phase_one_done = lambda: _built(data, url)
+    model.hold_at = HOLD_AT
     proc = _index(data, env, str(corpus))
     assert model.reached.wait(120), proc.communicate(timeout=60)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=60)
-    model.phase_one_done = None
+    model.hold_at = None
     model.release.set()
     sent = model.embedded()
 

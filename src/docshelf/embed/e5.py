@@ -219,16 +219,14 @@ class E5Embedder:
         return total / letters if letters else None
 
     # -- embedding -----------------------------------------------------------
-    def embed_documents(self, texts: Sequence[str], workers: int | None = None) -> Vectors:
-        """``workers``: at most this many onnxruntime runs at once for this call (None: the
-        embedder's ``workers``); 1 runs them on the calling thread, one core with ``threads`` = 1."""
-        return self._encode(list(texts), PASSAGE, workers)
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        return self._encode(list(texts), PASSAGE)
 
     def embed_query(self, text: str) -> Vectors:
         vector: Vectors = self._encode([text], QUERY)[0]
         return vector
 
-    def _encode(self, texts: list[str], prefix: str, workers: int | None = None) -> Vectors:
+    def _encode(self, texts: list[str], prefix: str) -> Vectors:
         weights = self._model() if texts else None
         tok = self._tokenizer
         if weights is None or tok is None:
@@ -236,24 +234,7 @@ class E5Embedder:
                 return np.zeros((0, self.dim), dtype=np.float32)
             raw = self._engine.encode(texts, prefix == QUERY)
             return normalize(np.asarray(raw, dtype=np.float32).reshape(len(texts), self.dim))
-        workers = self.workers if workers is None else max(1, min(workers, self.workers))
-        encoder = self._onnx_encoder(weights)
-        if encoder is not None and encoder.int8 and workers > 1 and len(texts) > 1:
-            return self._embed_each(encoder, tok, texts, prefix)
-        return self._embed(weights, [self._ids(tok, t, prefix) for t in texts], workers)
-
-    def _embed_each(
-        self, encoder: _e5_onnx.OnnxEncoder, tok: UnigramTokenizer, texts: list[str], prefix: str
-    ) -> Vectors:
-        """The int8 graph on several workers, a text a run, each text tokenized by the worker that
-        runs it: tokenizing (Python, holding the GIL) then overlaps the other workers' runs (which
-        release it), where tokenizing a whole batch first left the cores idle (~5% of a batch's time)."""
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))  # longest first, by characters
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        done = self._workers().map(lambda i: encoder([self._ids(tok, texts[i], prefix)]), order)
-        for i, vec in zip(order, done, strict=True):
-            out[i] = vec[0]
-        return normalize(out)
+        return self._embed(weights, [self._ids(tok, t, prefix) for t in texts])
 
     def _onnx_batches(self, seqs: list[list[int]], order: list[int], int8: bool) -> list[list[int]]:
         """Indices of ``seqs`` (``order``: shortest first) cut into onnxruntime batches: one text
@@ -296,7 +277,7 @@ class E5Embedder:
         """Whether the int8 graph runs (one text per session run)."""
         return self._onnx is not None and self._onnx.int8
 
-    def _embed(self, weights: Weights, seqs: list[list[int]], workers: int) -> Vectors:
+    def _embed(self, weights: Weights, seqs: list[list[int]]) -> Vectors:
         out = np.zeros((len(seqs), self.dim), dtype=np.float32)
         # Sorted by length so each batch holds similar sizes (cheaper attention loop
         # and a predictable token budget); results go back to input order.
@@ -304,7 +285,7 @@ class E5Embedder:
         encoder = self._onnx_encoder(weights)
         if encoder is not None:
             batches = self._onnx_batches(seqs, order, encoder.int8)
-            run = encoder if workers == 1 or len(batches) == 1 else None
+            run = encoder if self.workers == 1 or len(batches) == 1 else None
             if run is not None:
                 for batch in batches:
                     out[batch] = run([seqs[i] for i in batch])

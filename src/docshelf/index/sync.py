@@ -17,7 +17,6 @@ from docshelf.config import Settings, check_collection
 from docshelf.embed.base import Embedder
 from docshelf.errors import DeclinedError, DocshelfError
 from docshelf.index import changes
-from docshelf.index.early import EarlyPhase
 from docshelf.index.ids import content_hash
 from docshelf.index.lock import WriterLock
 from docshelf.index.plan import SyncPlan, plan_sync
@@ -76,7 +75,6 @@ class Indexer:
         self._current = _takes_current(self.progress)
         self._warm_wanted = False
         self._warming: threading.Thread | None = None
-        self._early = EarlyPhase(store, embedder)  # embedding on the core the first phase leaves free
         self.counter = Counter(embedder)
         self._scripts: dict[str, float] = {}  # words per writing system swapped in (the "no match" note)
         self.max_tokens = max(16, min(settings.chunk.max_tokens, embedder.max_tokens - _HEADER_RESERVE))
@@ -124,15 +122,11 @@ class Indexer:
         try:
             if self._warm_wanted and self.store.missing_vectors():
                 self._warm()
-            with self._early.running(not keyword_only):
-                report = self._locked(
-                    lambda: self._sync(collection, roots, skipped, force, scope, changed), collection
-                )  # fmt: skip
-                self._early.drain(lambda job: self._locked(job, collection))
+            report = self._locked(
+                lambda: self._sync(collection, roots, skipped, force, scope, changed), collection
+            )  # fmt: skip
             if not keyword_only:
                 report.vectors = self.embed_pending()
-                report.vectors.embedded += self._early.embedded  # the first phase's, on its spare core
-                report.vectors.filled += self._early.filled
                 report.chunks_embedded = report.vectors.embedded
         finally:
             self._warm_wanted = False
@@ -180,7 +174,6 @@ class Indexer:
             self.store.rebuild_keyword_index()
         plan.report.started = started
         self._swap_changed(plan, force)
-        self._early.finish()
         self._finish(plan, started, fresh)
         plan.report.keyword_seconds = plan.report.seconds
         return plan.report
@@ -372,7 +365,6 @@ class Indexer:
         self.store.replace_documents(
             [Replacement(p.doc, p.chunks, {k: known[k] for k in p.texts if k in known}) for p in batch]
         )
-        self._early.write({k: t for p in batch for k, t in p.texts.items() if k not in known})
         for pending in batch:
             script_words((c.text for c in pending.chunks), self._scripts)
             if self.analyzer is not None:
