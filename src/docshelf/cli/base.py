@@ -150,12 +150,14 @@ def require_index(shelf: Shelf, loaded: Loaded) -> None:
         )
 
 
-def check_collections(shelf: Shelf, names: Sequence[str]) -> None:
-    """A collection asked for that the index does not have: not found, with the ones it has."""
+def check_collections(shelf: Shelf, names: Sequence[str]) -> list[str]:
+    """A collection asked for that the index does not have: not found, with the ones it has;
+    otherwise the collections the index has."""
     known = shelf.collections()
     if missing := [n for n in names if n not in known]:
         have = ", ".join(known) or "none yet (docshelf index FOLDER makes one)"
         raise NotFoundError(f"no collection {', '.join(map(repr, missing))}; the index has {have}")
+    return known
 
 
 def open_shelf(loaded: Loaded) -> Shelf:

@@ -124,9 +124,9 @@ def show(shelf: Shelf, req: SearchRequest, collection: Sequence[str] | None, ids
     from docshelf.cli.base import check_collections
     from docshelf.cli.output import data, err, out, print_json
 
-    check_collections(shelf, collection or ())
+    known = check_collections(shelf, collection or ())
     result = shelf.search(req)
-    searched = len(collection) if collection else len(shelf.collections())
+    searched = len(collection) if collection else len(known)
     if as_json:
         print_json(result.as_dict(with_text=True))  # highlights index into text
         return 0
