@@ -122,8 +122,7 @@ def load(
     ``read_only`` for commands that only read: the index is opened without writing anything."""
     from docshelf.config import find_config, load_settings
 
-    config = config or _given.config
-    data_dir = data_dir or _given.data_dir
+    config, data_dir = given_options(config, data_dir)
     path = config or find_config(hint)
     settings = load_settings(path)
     if data_dir is not None:
