@@ -284,6 +284,10 @@ class ParseSettings(_Section):
     max_memory_mb: float = Field(
         2048.0, gt=0, description="memory a parse worker may use (RLIMIT_DATA) before the file is skipped"
     )
+    workers: int = Field(
+        2, ge=1, le=64,
+        description="files a sync parses and chunks at once, each in its own worker process (isolate)",
+    )  # fmt: skip
     ocr: bool = Field(True, description="OCR images and scanned PDF pages when Tesseract is installed")
     ocr_languages: list[str] = Field(
         default_factory=list,

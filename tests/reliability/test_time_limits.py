@@ -125,7 +125,7 @@ def test_the_new_parse_settings_do_not_read_as_changes_of_an_older_index() -> No
 
     now = shaping(load_settings(), COLLECTION_PARTS)
     before = {part: dict(values) for part, values in now.items()}
-    for key in ("isolate", "max_memory_mb"):  # recorded before these settings existed
+    for key in ("isolate", "max_memory_mb", "workers"):  # recorded before these settings existed
         del before["parse"][key]
     assert changes(before, now) == []
     now["parse"]["max_memory_mb"] = 512.0

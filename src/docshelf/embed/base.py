@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
 
 if TYPE_CHECKING:
@@ -12,7 +12,7 @@ else:
     from docshelf.lazy import numpy as np
 
 
-__all__ = ["Embedder", "Plausible", "Vectors", "normalize"]
+__all__ = ["Embedder", "Plausible", "PortableCount", "Vectors", "normalize"]
 
 Vectors: TypeAlias = "npt.NDArray[np.float32]"
 
@@ -50,6 +50,16 @@ class Plausible(Protocol):
 
     def plausibility(self, text: str) -> float | None:
         """Mean log-probability per letter under the model's tokenizer; None when it cannot say."""
+        ...
+
+
+@runtime_checkable
+class PortableCount(Protocol):
+    """An embedder whose token count can run in another process (optional): the indexer then
+    chunks in its parse worker, and its own thread is left to write."""
+
+    def portable_counter(self) -> Callable[[str], int] | None:
+        """A picklable function equal to ``count_tokens``; None when there is none now."""
         ...
 
 

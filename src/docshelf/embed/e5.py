@@ -25,6 +25,7 @@ import numpy.typing as npt
 from threadpoolctl import ThreadpoolController
 
 from docshelf.embed import _e5_onnx
+from docshelf.embed._e5_count import PassageCount
 from docshelf.embed._e5_tokenizer import UnigramTokenizer
 from docshelf.embed._e5_weights import Header, Weights, bundled_model_path, load_weights, read_header
 from docshelf.embed.base import Vectors, normalize
@@ -202,6 +203,10 @@ class E5Embedder:
         if tok is None:
             return int(self._engine.token_count(text))
         return len(tok.encode(PASSAGE + text)) + 2
+
+    def portable_counter(self) -> PassageCount | None:
+        """``count_tokens`` for the parse worker (not once fallen back to the C engine)."""
+        return PassageCount(self) if self._engine is None else None
 
     def plausibility(self, text: str) -> float | None:
         """The mean log-probability per letter (or digit) of ``text``'s words under the model's tokenizer: a

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from docshelf.embed.base import Vectors, normalize
@@ -17,6 +17,10 @@ else:
 __all__ = ["HashEmbedder"]
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def _count(text: str) -> int:
+    return len(_WORD.findall(text)) + sum(1 for ch in text if ord(ch) > 0x2E80)
 
 
 class HashEmbedder:
@@ -38,7 +42,10 @@ class HashEmbedder:
         return feats
 
     def count_tokens(self, text: str) -> int:
-        return len(_WORD.findall(text)) + sum(1 for ch in text if ord(ch) > 0x2E80)
+        return _count(text)
+
+    def portable_counter(self) -> Callable[[str], int]:
+        return _count
 
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)

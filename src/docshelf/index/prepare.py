@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from docshelf.chunk import LineIndex, chunk_document
 from docshelf.config import Settings
-from docshelf.embed.base import Embedder
+from docshelf.embed.base import Embedder, PortableCount
 from docshelf.errors import ParseError
 from docshelf.index.ids import chunk_ids, document_id, embed_key
 from docshelf.parse import ParserRegistry
 from docshelf.parse.limits import Deadline
-from docshelf.parse.worker import parse_isolated
+from docshelf.parse.worker import parse_isolated, parse_then
 from docshelf.sources.mirror import source_metadata
 from docshelf.store.base import DocumentRecord
-from docshelf.types import Chunk, SourceFile, contextual_text
+from docshelf.types import Chunk, ChunkSpan, ParsedDocument, SourceFile, contextual_text
 
-__all__ = ["Counter", "Pending", "prepare", "tags_of"]
+__all__ = ["Build", "Counter", "Pending", "in_parallel", "prepare", "tags_of"]
 
 
 @dataclass
@@ -30,12 +31,12 @@ class Pending:
 
 
 class Counter:
-    """Adapts an Embedder to the chunker's TokenCounter; stops a file's chunking at its deadline
+    """Adapts a token count to the chunker's TokenCounter; stops a file's chunking at its deadline
     (every count passes here, so no chunker loop can outlast parse.timeout_s)."""
 
-    def __init__(self, embedder: Embedder) -> None:
-        self.embedder = embedder
-        self.deadline: Deadline | None = None
+    def __init__(self, count: Callable[[str], int], deadline: Deadline | None = None) -> None:
+        self._count = count
+        self.deadline = deadline
 
     def count(self, text: str) -> int:
         if self.deadline is not None and self.deadline.remaining() <= 0.001:
@@ -43,7 +44,40 @@ class Counter:
                 f"{self.deadline.path}: chunking took over {self.deadline.seconds:g} s "
                 "(parse.timeout_s); raise the limit or exclude the file"
             )
-        return self.embedder.count_tokens(text)
+        return self._count(text)
+
+
+@dataclass(frozen=True)
+class Build:
+    """What one parsed file becomes: its record, chunks and texts to embed (None: the file says
+    ``rag: false``). Sent to the parse worker with the file when the embedder's count can go there,
+    so that the indexer's own thread is left to write; chunking has the time parsing had."""
+
+    count: Callable[[str], int]
+    max_tokens: int
+    overlap_tokens: int
+    timeout_s: float
+    model: str
+    collection: str
+    file: SourceFile
+    digest: str
+    is_new: bool
+    source_meta: dict[str, Any]
+
+    def __call__(self, parsed: ParsedDocument) -> Pending | None:
+        f = self.file
+        meta = {**parsed.metadata, **self.source_meta}
+        if meta.get("rag") is False:
+            return None
+        mode: Literal["auto", "headings"] = "headings" if meta.get("rag_chunk") == "headings" else "auto"
+        counter = Counter(self.count, Deadline(f.rel_path, self.timeout_s))
+        spans = chunk_document(parsed, counter, self.max_tokens, self.overlap_tokens, mode)
+        if not spans:  # an empty document would sit in the index matching nothing, unreported
+            raise ParseError(
+                f"{f.rel_path}: no text: the file holds nothing to index (empty, or only images, "
+                "drawings or markup); add text or exclude it"
+            )
+        return _pending(parsed, spans, meta, self.collection, f, self.digest, self.model, self.is_new)
 
 
 def tags_of(meta: dict[str, Any]) -> tuple[str, ...]:
@@ -53,30 +87,43 @@ def tags_of(meta: dict[str, Any]) -> tuple[str, ...]:
     return tuple(str(t).strip() for t in raw if str(t).strip())
 
 
+def in_parallel(settings: Settings, embedder: Embedder) -> int:
+    """Files ``prepare`` can take at once: ``parse.workers`` when the work is in worker processes
+    (parsing isolated, a count that can go there), else one (the interpreter is one core)."""
+    portable = isinstance(embedder, PortableCount) and embedder.portable_counter() is not None
+    return settings.parse.workers if settings.parse.isolate and portable else 1
+
+
 def prepare(
-    settings: Settings, registry: ParserRegistry, counter: Counter, max_tokens: int, model: str,
+    settings: Settings, registry: ParserRegistry, embedder: Embedder, max_tokens: int,
     collection: str, f: SourceFile, data: bytes, digest: str, is_new: bool,
 ) -> Pending | None:  # fmt: skip
     """Parse and chunk one file into its record, chunks and texts to embed; None if ``rag: false``."""
     limits = settings.parse
-    if limits.isolate:
-        parsed = parse_isolated(registry, data, f.rel_path, limits.timeout_s, limits.max_memory_mb)
-    else:
-        parsed = registry.parse(data, f.rel_path)
-    counter.deadline = Deadline(f.rel_path, limits.timeout_s)  # chunking has the same limit
-    meta = {**parsed.metadata, **source_metadata(f.root, f.rel_path)}  # fetched: its URL
-    if meta.get("rag") is False:
-        return None
-    mode: Literal["auto", "headings"] = "headings" if meta.get("rag_chunk") == "headings" else "auto"
-    try:
-        spans = chunk_document(parsed, counter, max_tokens, settings.chunk.overlap_tokens, mode)
-    finally:
-        counter.deadline = None
-    if not spans:  # an empty document would sit in the index matching nothing, unreported
-        raise ParseError(
-            f"{f.rel_path}: no text: the file holds nothing to index (empty, or only images, "
-            "drawings or markup); add text or exclude it"
+    portable = embedder.portable_counter() if isinstance(embedder, PortableCount) else None
+    build = Build(
+        portable or embedder.count_tokens, max_tokens, settings.chunk.overlap_tokens, limits.timeout_s,
+        embedder.name, collection, f, digest, is_new, source_metadata(f.root, f.rel_path),  # fetched: its URL
+    )  # fmt: skip
+    if limits.isolate and portable is not None:
+        pending = parse_then(
+            registry, data, f.rel_path, limits.timeout_s, limits.max_memory_mb, build, limits.workers
         )
+    else:
+        if limits.isolate:
+            parsed = parse_isolated(
+                registry, data, f.rel_path, limits.timeout_s, limits.max_memory_mb, limits.workers
+            )
+        else:
+            parsed = registry.parse(data, f.rel_path)
+        pending = build(parsed)
+    return pending
+
+
+def _pending(
+    parsed: ParsedDocument, spans: list[ChunkSpan], meta: dict[str, Any], collection: str, f: SourceFile,
+    digest: str, model: str, is_new: bool,
+) -> Pending:  # fmt: skip
     doc_id = document_id(collection, f.rel_path)
     lifecycle = meta.get("lifecycle")
     doc = DocumentRecord(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 import threading
@@ -15,18 +16,18 @@ from docshelf.analyze.language import count_language
 from docshelf.analyze.scripts import script_words
 from docshelf.config import Settings, check_collection
 from docshelf.embed.base import Embedder
-from docshelf.errors import DeclinedError, DocshelfError
+from docshelf.errors import DeclinedError
 from docshelf.index import changes
-from docshelf.index.ids import content_hash
+from docshelf.index.ahead import Ahead
 from docshelf.index.lock import WriterLock
 from docshelf.index.plan import SyncPlan, plan_sync
-from docshelf.index.prepare import Counter, Pending, prepare
+from docshelf.index.prepare import Pending, in_parallel, prepare
 from docshelf.index.reembed import reembed_store
-from docshelf.index.report import SyncReport, group_skipped, reason_kind, reason_of
+from docshelf.index.report import SyncReport, group_skipped, reason_kind
 from docshelf.index.scope import record_excluded, record_languages, record_scripts, skip_records
+from docshelf.index.swapin import look_at
 from docshelf.index.vectors import EmbedRun, embed_pending
 from docshelf.parse import ParserRegistry, default_registry
-from docshelf.sources.regular import FileRefused, read_regular
 from docshelf.sources.walk import kept_by
 from docshelf.store.base import BuildRecord, DocState, Replacement, Store
 from docshelf.types import SkippedFile, SourceFile
@@ -45,6 +46,9 @@ Confirm = Callable[[str, list[str], str | None], bool]
 _T = TypeVar("_T")
 
 _PUBLISH_S = 2.0
+# Files read, parsed and chunked ahead of the writes per parse worker: enough to keep the workers
+# busy through a batch's write (~15 files of the batch's 4 x embed.batch_size chunks)
+_AHEAD = 16
 # Tokens kept free for the title/heading header that contextual_text puts before a chunk.
 _HEADER_RESERVE = 48
 
@@ -75,7 +79,6 @@ class Indexer:
         self._current = _takes_current(self.progress)
         self._warm_wanted = False
         self._warming: threading.Thread | None = None
-        self.counter = Counter(embedder)
         self._scripts: dict[str, float] = {}  # words per writing system swapped in (the "no match" note)
         self.max_tokens = max(16, min(settings.chunk.max_tokens, embedder.max_tokens - _HEADER_RESERVE))
 
@@ -186,51 +189,34 @@ class Indexer:
         batch: list[Pending] = []
         batch_chunks = 0
         published = time.monotonic()
-        for done, (rel, f) in enumerate(sorted(files.items()), start=1):
-            self._report("index", done - 1, len(files), rel)
-            state = plan.states.get(rel)
-            if plan.held_elsewhere(f):
-                report.skipped.append(
-                    SkippedFile(rel, f"same path already indexed from {plan.holders[rel].root}")
-                )
-                continue
-            same_root = state is not None and state.root == str(f.root)
-            if state and not force and same_root and state.size == f.size and state.mtime_ns == f.mtime_ns:
-                report.unchanged += 1
-                continue
-            time.sleep(0)  # hand the interpreter to waiting readers (a server's searches) once per file read
-            try:  # regular files only, within the cap: the file may have changed since the walk
-                data = read_regular(f.path, int(self.settings.sources.max_file_mb * 1_048_576))
-            except FileRefused as exc:
-                report.skipped.append(SkippedFile(rel, exc.reason))
-                continue
-            except OSError as exc:
-                kept_note = "; its indexed version is kept" if state else ""
-                report.skipped.append(SkippedFile(rel, f"cannot read: {exc.strerror}{kept_note}"))
-                continue
-            digest = content_hash(data)
-            if state and not force and same_root and state.content_hash == digest:
-                self.store.touch_document(state.id, f.size, f.mtime_ns)
-                report.unchanged += 1
-                continue
-            try:
-                pending = self._prepare(plan.collection, f, data, digest, is_new=state is None)
-            except DocshelfError as exc:
-                report.skipped.append(SkippedFile(rel, reason_of(rel, exc)))
-                continue
-            except Exception as exc:
-                log.exception("unexpected error parsing %s", rel)
-                report.skipped.append(SkippedFile(rel, f"parser failed: {type(exc).__name__}: {exc}"))
-                continue
-            if pending is None:  # rag: false
-                report.excluded.append(rel)
-                continue
-            batch.append(pending)
-            batch_chunks += len(pending.chunks)
-            if batch_chunks >= self.settings.embed.batch_size * 4:
-                self._write(batch, report)
-                batch, batch_chunks = [], 0
-                published = self._publish(published)
+        ordered = sorted(files.items())
+        look = functools.partial(look_at, self.settings, plan, force, self._prepare)
+        threads = in_parallel(self.settings, self.embedder)
+        with Ahead(lambda item: look(*item), ordered, _AHEAD * threads, threads, "read") as ahead:
+            for done, (rel, f) in enumerate(ordered, start=1):
+                self._report("index", done - 1, len(files), rel)
+                time.sleep(0)  # hand the interpreter to waiting readers (a server's searches) once per file
+                looked = next(ahead)
+                state = plan.states.get(rel)
+                if looked.kind == "held":
+                    report.skipped.append(
+                        SkippedFile(rel, f"same path already indexed from {plan.holders[rel].root}")
+                    )
+                elif looked.kind == "skip":
+                    report.skipped.append(SkippedFile(rel, looked.reason))
+                elif looked.kind in ("same", "touch"):
+                    if looked.kind == "touch" and state is not None:
+                        self.store.touch_document(state.id, f.size, f.mtime_ns)
+                    report.unchanged += 1
+                elif looked.kind == "excluded":  # rag: false
+                    report.excluded.append(rel)
+                elif looked.pending is not None:
+                    batch.append(looked.pending)
+                    batch_chunks += len(looked.pending.chunks)
+                    if batch_chunks >= self.settings.embed.batch_size * 4:
+                        self._write(batch, report)
+                        batch, batch_chunks = [], 0
+                        published = self._publish(published)
         self._write(batch, report)
         self._report("index", len(files), len(files), None)
 
@@ -328,7 +314,7 @@ class Indexer:
     def _prepare(
         self, collection: str, f: SourceFile, data: bytes, digest: str, is_new: bool
     ) -> Pending | None:
-        return prepare(self.settings, self.registry, self.counter, self.max_tokens, self.embedder.name,
+        return prepare(self.settings, self.registry, self.embedder, self.max_tokens,
                        collection, f, data, digest, is_new)  # fmt: skip
 
     def _warm(self) -> None:

@@ -2,10 +2,13 @@
 
 Parsers check their deadline between pages, rows and chapters, but a single step can run for
 minutes (one 10 MB PDF content stream, a 5,000-level nested list) and Python code cannot be
-stopped from outside; a worker process can be. One worker serves the whole process, one file at
-a time; it is started on first use, replaced after a kill or a crash, and dies with its parent
-(it exits when its pipe closes). Its memory is capped with RLIMIT_DATA, so a decompression bomb
-ends as a MemoryError there instead of swapping the machine.
+stopped from outside; a worker process can be. The process keeps a few workers (a sync uses
+``parse.workers`` at once), each serving one file at a time; they are started on first use,
+replaced after a kill or a crash, and die with their parent (a worker exits when its pipe
+closes). Their memory is capped with RLIMIT_DATA, so a decompression bomb ends as a MemoryError
+there instead of swapping the machine. A caller may send a step to run on
+the parsed document there too (``parse_then``: the indexer chunks there, and its own thread is
+left to write).
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ import socket
 import subprocess
 import sys
 import threading
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from docshelf.errors import ParseError
 
@@ -30,7 +35,9 @@ if TYPE_CHECKING:
     from docshelf.parse.registry import ParserRegistry
     from docshelf.types import ParsedDocument
 
-__all__ = ["ParseWorker", "parse_isolated"]
+__all__ = ["ParseWorker", "parse_isolated", "parse_then"]
+
+_T = TypeVar("_T")
 
 log = logging.getLogger("docshelf.parse")
 
@@ -94,10 +101,13 @@ def _serve(conn: Connection, memory_bytes: int) -> None:
             os.environ.clear()
             os.environ.update(msg[1])
             continue
-        _, data, path = msg
+        _, data, path, then = msg
         assert registry is not None
         try:
-            answer: tuple[str, Any] = ("ok", registry.parse(data, path))
+            parsed = registry.parse(data, path)
+            if then:  # the parse is done: the parent's clock starts again for the step
+                conn.send(("parsed", None, collect.take()))
+            answer: tuple[str, Any] = ("ok", pickle.loads(then)(parsed) if then else parsed)
         except ParseError as exc:
             answer = ("parse", str(exc))
         except MemoryError:
@@ -123,14 +133,17 @@ class ParseWorker:
         from multiprocessing.connection import Connection
 
         ours, theirs = socket.socketpair()
-        proc = subprocess.Popen(
+        # started from a thread that lasts as long as this process: Linux sends the worker its
+        # parent-death signal when the *thread* that started it ends (a sync's reading threads do)
+        proc = _SPAWNER.submit(
+            subprocess.Popen,
             [sys.executable, "-m", "docshelf.parse.worker", str(theirs.fileno()), str(self.memory_bytes)],
             pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
             # never the caller's stdout (the MCP stream) or stderr pipes: what libraries print comes
             # back as log records, and a worker must not keep a caller waiting for end of file
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True,  # its own group: a kill also stops what it started (tesseract)
-        )  # fmt: skip
+        ).result()  # fmt: skip
         theirs.close()
         conn = Connection(ours.detach())
         self._proc, self._conn, self._registry, self._env = proc, conn, None, None
@@ -150,10 +163,12 @@ class ParseWorker:
             conn.close()
 
     def parse(
-        self, registry: ParserRegistry, blob: bytes, data: bytes, path: str, timeout_s: float
-    ) -> ParsedDocument | None:
-        """The parsed file (``blob``: the pickled ``registry``); None when the worker cannot load
-        the registry's parsers (then parse in this process)."""
+        self, registry: ParserRegistry, blob: bytes, data: bytes, path: str, timeout_s: float,
+        then: bytes = b"",
+    ) -> tuple[Any] | None:  # fmt: skip
+        """The parsed file, or what ``then`` (a pickled function of it, given ``timeout_s`` of its own
+        after the parse) made of it, in a 1-tuple (``blob``: the pickled ``registry``); None when
+        the worker cannot load the registry's parsers (then parse in this process)."""
         alive = self._proc is not None and self._proc.poll() is None
         conn = self._conn if alive and self._conn is not None else self._start()
         if self._registry != (id(registry), blob):
@@ -167,11 +182,12 @@ class ParseWorker:
         if env != self._env:
             conn.send(("env", env))
             self._env = env
-        conn.send(("parse", data, path))
+        conn.send(("parse", data, path, then))
         kind, payload = self._answer(conn, path, timeout_s + _GRACE_S)
+        if kind == "parsed":
+            kind, payload = self._answer(conn, path, timeout_s + _GRACE_S)
         if kind == "ok":
-            parsed: ParsedDocument = payload
-            return parsed
+            return (payload,)
         if kind == "parse":
             raise ParseError(payload)
         if kind == "memory":
@@ -182,6 +198,7 @@ class ParseWorker:
         raise ParseError(f"{path}: parser failed: {payload}")
 
     def _answer(self, conn: Connection, path: str, timeout_s: float) -> tuple[str, Any]:
+        """The worker's next answer within ``timeout_s`` (it is killed after)."""
         try:
             if conn.poll(timeout_s):
                 kind, payload, *logged = conn.recv()
@@ -205,13 +222,49 @@ class ParseWorker:
         )
 
 
-_WORKER: ParseWorker | None = None
-_GUARD = threading.Lock()
+class _Pool:
+    """The process's parse workers, each one file at a time; a caller waits while ``size`` (its
+    own bound) are busy. Idle ones are kept (a worker costs a process start and its parsers'
+    imports)."""
+
+    def __init__(self) -> None:
+        self.idle: list[ParseWorker] = []
+        self.busy = 0
+        self.cond = threading.Condition()
+
+    def take(self, memory_mb: float, size: int) -> ParseWorker:
+        with self.cond:
+            while self.busy >= max(1, size):
+                self.cond.wait()
+            self.busy += 1
+            worker = self.idle.pop() if self.idle else None
+        if worker is not None and worker.memory_bytes == int(memory_mb * 1_048_576):
+            return worker
+        if worker is not None:
+            worker.stop()
+        return ParseWorker(memory_mb)
+
+    def give(self, worker: ParseWorker) -> None:
+        with self.cond:
+            self.busy -= 1
+            self.idle.append(worker)
+            self.cond.notify()
+
+    def stop(self) -> None:
+        with self.cond:
+            idle, self.idle = self.idle, []
+        for worker in idle:
+            worker.stop()
+
+
+_POOL = _Pool()
+_SPAWNER = ThreadPoolExecutor(1, thread_name_prefix="docshelf-spawn")
 
 
 def _drop_in_child() -> None:
-    global _WORKER, _GUARD
-    _WORKER, _GUARD = None, threading.Lock()  # a forked child never talks to its parent's worker
+    global _POOL, _SPAWNER
+    _POOL = _Pool()  # a forked child never talks to its parent's workers
+    _SPAWNER = ThreadPoolExecutor(1, thread_name_prefix="docshelf-spawn")
 
 
 os.register_at_fork(after_in_child=_drop_in_child)
@@ -219,29 +272,51 @@ os.register_at_fork(after_in_child=_drop_in_child)
 
 @atexit.register
 def _stop_at_exit() -> None:
-    if _WORKER is not None:
-        _WORKER.stop()
+    _POOL.stop()
 
 
 def parse_isolated(
-    registry: ParserRegistry, data: bytes, path: str, timeout_s: float, memory_mb: float
+    registry: ParserRegistry, data: bytes, path: str, timeout_s: float, memory_mb: float, workers: int = 1
 ) -> ParsedDocument:
-    """``registry.parse(data, path)`` in the process's parse worker, bounded in time and memory;
-    in this process when the registry's parsers cannot be sent there (classes defined locally)."""
-    global _WORKER
-    with _GUARD:  # one file at a time through the one worker
-        if _WORKER is None or _WORKER.memory_bytes != int(memory_mb * 1_048_576):
-            if _WORKER is not None:
-                _WORKER.stop()
-            _WORKER = ParseWorker(memory_mb)
+    """``registry.parse(data, path)`` in one of the process's parse workers (at most ``workers``
+    busy at once), bounded in time and memory; in this process when the registry's parsers
+    cannot be sent there (classes defined locally)."""
+    parsed: ParsedDocument = _run(registry, data, path, timeout_s, memory_mb, None, workers)
+    return parsed
+
+
+def parse_then(
+    registry: ParserRegistry, data: bytes, path: str, timeout_s: float, memory_mb: float,
+    then: Callable[[ParsedDocument], _T], workers: int = 1,
+) -> _T:  # fmt: skip
+    """``then(parse_isolated(...))`` with both in the worker (``then`` given ``timeout_s`` of its
+    own, its ParseError reported as the parse's; only its result comes back); both in this process
+    when they cannot be sent there."""
+    after: _T = _run(registry, data, path, timeout_s, memory_mb, then, workers)
+    return after
+
+
+def _run(
+    registry: ParserRegistry, data: bytes, path: str, timeout_s: float, memory_mb: float,
+    then: Callable[[ParsedDocument], Any] | None, workers: int,
+) -> Any:  # fmt: skip
+    pool = _POOL
+    worker = pool.take(memory_mb, workers)
+    try:
         try:
             blob = pickle.dumps(registry)
+            then_blob = pickle.dumps(then) if then is not None else b""
         except (pickle.PicklingError, AttributeError, TypeError) as exc:  # e.g. a local class
             log.info("parsing in-process: these parsers cannot be sent to a worker (%s)", exc)
-            parsed = None
+            done = None
         else:
-            parsed = _WORKER.parse(registry, blob, data, path, timeout_s)
-    return parsed if parsed is not None else registry.parse(data, path)
+            done = worker.parse(registry, blob, data, path, timeout_s, then_blob)
+    finally:
+        pool.give(worker)
+    if done is not None:
+        return done[0]
+    parsed = registry.parse(data, path)
+    return then(parsed) if then is not None else parsed
 
 
 if __name__ == "__main__":  # the worker process: python -m docshelf.parse.worker FD MEMORY_BYTES

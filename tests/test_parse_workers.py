@@ -1,0 +1,160 @@
+"""The first phase of a sync in parallel: files parsed and chunked in worker processes (a step sent
+with the file runs there after the parse, with its own time limit), read ahead of the writes on
+threads whose results come back in order, and an index equal to the one parsed in-process."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import random
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import workerkit
+from docshelf.config import Settings
+from docshelf.embed import HashEmbedder
+from docshelf.errors import ParseError
+from docshelf.index.ahead import Ahead
+from docshelf.parse import default_registry
+from docshelf.parse.worker import parse_isolated, parse_then
+from docshelf.testing import Stages
+
+_MD = b"---\ntitle: Steps\n---\n# Steps\n\nA step runs after the parse.\n"
+
+
+def test_a_step_sent_with_the_file_runs_in_the_worker_after_the_parse() -> None:
+    pid, title = parse_then(default_registry(), _MD, "a.md", 30, 512, workerkit.where_and_title)
+    assert pid != os.getpid()
+    assert title == "Steps"
+
+
+def test_a_step_that_cannot_be_sent_runs_here_with_the_parse() -> None:
+    pid, title = parse_then(default_registry(), _MD, "a.md", 30, 512, lambda p: (os.getpid(), p.title))
+    assert (pid, title) == (os.getpid(), "Steps")
+
+
+def test_the_step_s_parse_error_is_the_file_s() -> None:
+    with pytest.raises(ParseError, match="refused by the step"):
+        parse_then(default_registry(), _MD, "a.md", 30, 512, workerkit.refuse)
+
+
+def test_the_step_has_a_time_limit_of_its_own_after_the_parse() -> None:
+    # 1.2 s of parsing, then 1.2 s of the step, each within timeout_s (1 s) and the kill's grace (1 s):
+    # one clock over both would have killed the worker at 2 s
+    text = parse_then(workerkit.pid_registry(), b"1.2", "a.pid", 1, 512, workerkit.slow_then)
+    assert text.isdigit()
+    with pytest.raises(ParseError, match=r"took over 1 s \(parse.timeout_s\)"):
+        parse_then(workerkit.pid_registry(), b"5", "b.pid", 1, 512, workerkit.slow_then)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_files_parse_at_once_in_as_many_workers_as_asked(workers: int) -> None:
+    registry = workerkit.pid_registry()
+    parse_isolated(registry, b"0", "warm.pid", 30, 512, workers)  # a worker exists already
+    start = threading.Barrier(2)
+    pids: list[str] = []
+
+    def one(name: str) -> None:
+        start.wait()
+        pids.append(parse_isolated(registry, b"0.5", name, 30, 512, workers).text)
+
+    threads = [threading.Thread(target=one, args=(f"{i}.pid",)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(set(pids)) == workers, pids
+
+
+def test_reading_ahead_gives_results_in_order_within_its_depth() -> None:
+    started: list[int] = []
+    taken = 0
+
+    def work(i: int) -> int:
+        started.append(i)
+        time.sleep(random.random() / 200)
+        return i * i
+
+    with Ahead(work, range(60), depth=5, threads=3) as ahead:
+        for i in range(60):
+            assert len(started) <= taken + 5
+            assert next(ahead) == i * i
+            taken += 1
+        with pytest.raises(StopIteration):
+            next(ahead)
+
+
+def test_reading_ahead_raises_an_error_where_its_result_would_come_and_stops_when_closed() -> None:
+    def work(i: int) -> int:
+        if i == 3:
+            raise ValueError("three")
+        return i
+
+    done: list[int] = []
+    with Ahead(work, range(1000), depth=4, threads=2) as ahead:
+        done += [next(ahead) for _ in range(3)]
+        with pytest.raises(ValueError, match="three"):
+            next(ahead)
+    assert done == [0, 1, 2]
+    time.sleep(0.2)
+    assert not any(t.is_alive() for t in ahead._threads)
+
+
+def _chunks(settings: Settings, corpus: Path) -> tuple[list[tuple[object, ...]], list[str]]:
+    with Stages(settings, embedder=HashEmbedder()) as rt:
+        report = rt.indexer().sync("test", [corpus])
+        rows: list[tuple[object, ...]] = sorted(
+            (c.id, c.doc_id, c.text, c.char_start, c.char_end, c.line_start, c.line_end, c.token_count,
+             c.embed_key, c.heading_path, c.page)
+            for c in rt.store.iter_chunks()
+        )  # fmt: skip
+        added: list[str] = report.added
+    return rows, added
+
+
+def test_the_index_is_the_same_parsed_in_workers_or_in_process(
+    settings: Settings, corpus: Path, tmp_path: Path
+) -> None:
+    if settings.store.url:
+        pytest.skip("one embedded index per run: the two runs need two data dirs")
+    settings.store.data_dir = tmp_path / "here"
+    settings.parse.isolate, settings.parse.workers = False, 1
+    here = _chunks(settings, corpus)
+    settings.store.data_dir = tmp_path / "workers"
+    settings.parse.isolate, settings.parse.workers = True, 2
+    in_workers = _chunks(settings, corpus)
+    assert here[0] and here == in_workers
+
+
+def test_e5_s_count_sent_to_a_worker_counts_as_the_embedder(tmp_path: Path) -> None:
+    from docshelf.embed.e5 import E5Embedder
+
+    e5 = E5Embedder(cache_dir=tmp_path)
+    count = e5.portable_counter()
+    assert count is not None
+    blob = pickle.dumps(count)
+    assert len(blob) < 500  # the cache dir, not the tokenizer's tables
+    sent = pickle.loads(blob)
+    texts = ["Keyword first, vectors after.", "日本語のテキストも数える", "x" * 3000, "  spaced   out  "]
+    assert [sent(t) for t in texts] == [e5.count_tokens(t) for t in texts]
+    assert sent._embedder is not e5
+
+
+def test_a_worker_outlives_the_thread_that_asked_for_it() -> None:
+    # Linux kills a child with its parent-death signal when the *thread* that started it ends: a
+    # sync's reading threads end with the sync, and their workers serve the next one
+    from docshelf.parse import worker
+
+    worker._POOL.stop()
+    registry = workerkit.pid_registry()
+    first: list[str] = []
+    asker = threading.Thread(
+        target=lambda: first.append(parse_isolated(registry, b"0", "a.pid", 30, 512).text)
+    )
+    asker.start()
+    asker.join()
+    time.sleep(0.3)
+    assert parse_isolated(registry, b"0", "b.pid", 30, 512).text == first[0]
