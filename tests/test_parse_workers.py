@@ -158,3 +158,13 @@ def test_a_worker_outlives_the_thread_that_asked_for_it() -> None:
     asker.join()
     time.sleep(0.3)
     assert parse_isolated(registry, b"0", "b.pid", 30, 512).text == first[0]
+
+
+def test_a_sync_leaves_one_idle_worker_of_its_many(settings: Settings, corpus: Path) -> None:
+    # each worker holds its parsers' imports and the token counter's tables; a server lives long
+    from docshelf.parse import worker
+
+    settings.parse.isolate, settings.parse.workers = True, 3
+    with Stages(settings, embedder=HashEmbedder()) as rt:
+        assert len(rt.indexer().sync("test", [corpus]).added) == 8
+    assert len(worker._POOL.idle) == 1 and worker._POOL.busy == 0

@@ -28,6 +28,7 @@ from docshelf.index.scope import record_excluded, record_languages, record_scrip
 from docshelf.index.swapin import look_at
 from docshelf.index.vectors import EmbedRun, embed_pending
 from docshelf.parse import ParserRegistry, default_registry
+from docshelf.parse.worker import trim_workers
 from docshelf.sources.walk import kept_by
 from docshelf.store.base import BuildRecord, DocState, Replacement, Store
 from docshelf.types import SkippedFile, SourceFile
@@ -192,31 +193,37 @@ class Indexer:
         ordered = sorted(files.items())
         look = functools.partial(look_at, self.settings, plan, force, self._prepare)
         threads = in_parallel(self.settings, self.embedder)
-        with Ahead(lambda item: look(*item), ordered, _AHEAD * threads, threads, "read") as ahead:
-            for done, (rel, f) in enumerate(ordered, start=1):
-                self._report("index", done - 1, len(files), rel)
-                time.sleep(0)  # hand the interpreter to waiting readers (a server's searches) once per file
-                looked = next(ahead)
-                state = plan.states.get(rel)
-                if looked.kind == "held":
-                    report.skipped.append(
-                        SkippedFile(rel, f"same path already indexed from {plan.holders[rel].root}")
-                    )
-                elif looked.kind == "skip":
-                    report.skipped.append(SkippedFile(rel, looked.reason))
-                elif looked.kind in ("same", "touch"):
-                    if looked.kind == "touch" and state is not None:
-                        self.store.touch_document(state.id, f.size, f.mtime_ns)
-                    report.unchanged += 1
-                elif looked.kind == "excluded":  # rag: false
-                    report.excluded.append(rel)
-                elif looked.pending is not None:
-                    batch.append(looked.pending)
-                    batch_chunks += len(looked.pending.chunks)
-                    if batch_chunks >= self.settings.embed.batch_size * 4:
-                        self._write(batch, report)
-                        batch, batch_chunks = [], 0
-                        published = self._publish(published)
+        try:
+            with Ahead(lambda item: look(*item), ordered, _AHEAD * threads, threads, "read") as ahead:
+                for done, (rel, f) in enumerate(ordered, start=1):
+                    self._report("index", done - 1, len(files), rel)
+                    time.sleep(
+                        0
+                    )  # hand the interpreter to waiting readers (a server's searches) once per file
+                    looked = next(ahead)
+                    state = plan.states.get(rel)
+                    if looked.kind == "held":
+                        report.skipped.append(
+                            SkippedFile(rel, f"same path already indexed from {plan.holders[rel].root}")
+                        )
+                    elif looked.kind == "skip":
+                        report.skipped.append(SkippedFile(rel, looked.reason))
+                    elif looked.kind in ("same", "touch"):
+                        if looked.kind == "touch" and state is not None:
+                            self.store.touch_document(state.id, f.size, f.mtime_ns)
+                        report.unchanged += 1
+                    elif looked.kind == "excluded":  # rag: false
+                        report.excluded.append(rel)
+                    elif looked.pending is not None:
+                        batch.append(looked.pending)
+                        batch_chunks += len(looked.pending.chunks)
+                        if batch_chunks >= self.settings.embed.batch_size * 4:
+                            self._write(batch, report)
+                            batch, batch_chunks = [], 0
+                            published = self._publish(published)
+        finally:
+            if threads > 1:
+                trim_workers(keep=1)
         self._write(batch, report)
         self._report("index", len(files), len(files), None)
 

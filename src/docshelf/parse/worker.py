@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from docshelf.parse.registry import ParserRegistry
     from docshelf.types import ParsedDocument
 
-__all__ = ["ParseWorker", "parse_isolated", "parse_then"]
+__all__ = ["ParseWorker", "parse_isolated", "parse_then", "trim_workers"]
 
 _T = TypeVar("_T")
 
@@ -250,9 +250,10 @@ class _Pool:
             self.idle.append(worker)
             self.cond.notify()
 
-    def stop(self) -> None:
+    def stop(self, keep: int = 0) -> None:
+        """Stop the idle workers but ``keep`` of them."""
         with self.cond:
-            idle, self.idle = self.idle, []
+            idle, self.idle = self.idle[keep:], self.idle[:keep]
         for worker in idle:
             worker.stop()
 
@@ -273,6 +274,12 @@ os.register_at_fork(after_in_child=_drop_in_child)
 @atexit.register
 def _stop_at_exit() -> None:
     _POOL.stop()
+
+
+def trim_workers(keep: int = 1) -> None:
+    """Let the idle parse workers but ``keep`` go (after a sync's many files: each holds its
+    parsers' imports and the token counter's tables, ~150 MB, and a server lives long)."""
+    _POOL.stop(keep)
 
 
 def parse_isolated(
