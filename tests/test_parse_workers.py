@@ -7,8 +7,10 @@ from __future__ import annotations
 import os
 import pickle
 import random
+import sys
 import threading
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -33,6 +35,18 @@ def test_a_step_sent_with_the_file_runs_in_the_worker_after_the_parse() -> None:
 
 def test_a_step_that_cannot_be_sent_runs_here_with_the_parse() -> None:
     pid, title = parse_then(default_registry(), _MD, "a.md", 30, 512, lambda p: (os.getpid(), p.title))
+    assert (pid, title) == (os.getpid(), "Steps")
+
+
+def test_a_step_the_worker_cannot_load_runs_here_with_the_parse() -> None:
+    # a step from a module only this process has (a user's script, run as __main__)
+    module = types.ModuleType("docshelf_test_only_here")
+    exec("import os\ndef where(parsed):\n    return os.getpid(), parsed.title\n", module.__dict__)
+    sys.modules[module.__name__] = module
+    try:
+        pid, title = parse_then(default_registry(), _MD, "a.md", 30, 512, module.where)
+    finally:
+        del sys.modules[module.__name__]
     assert (pid, title) == (os.getpid(), "Steps")
 
 

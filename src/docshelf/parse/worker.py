@@ -6,9 +6,8 @@ stopped from outside; a worker process can be. The process keeps a few workers (
 ``parse.workers`` at once), each serving one file at a time; they are started on first use,
 replaced after a kill or a crash, and die with their parent (a worker exits when its pipe
 closes). Their memory is capped with RLIMIT_DATA, so a decompression bomb ends as a MemoryError
-there instead of swapping the machine. A caller may send a step to run on
-the parsed document there too (``parse_then``: the indexer chunks there, and its own thread is
-left to write).
+there instead of swapping the machine. A caller may send a step to run on the parsed document
+there too (``parse_then``: the indexer chunks there, and its own thread is left to write).
 """
 
 from __future__ import annotations
@@ -101,13 +100,18 @@ def _serve(conn: Connection, memory_bytes: int) -> None:
             os.environ.clear()
             os.environ.update(msg[1])
             continue
-        _, data, path, then = msg
+        _, data, path, then_blob = msg
         assert registry is not None
+        try:  # a step of a module only the parent has (its __main__): done there
+            then = pickle.loads(then_blob) if then_blob else None
+        except Exception as exc:
+            conn.send(("unpicklable", f"{type(exc).__name__}: {exc}", collect.take()))
+            continue
         try:
             parsed = registry.parse(data, path)
-            if then:  # the parse is done: the parent's clock starts again for the step
+            if then is not None:  # the parse is done: the parent's clock starts again for the step
                 conn.send(("parsed", None, collect.take()))
-            answer: tuple[str, Any] = ("ok", pickle.loads(then)(parsed) if then else parsed)
+            answer: tuple[str, Any] = ("ok", then(parsed) if then is not None else parsed)
         except ParseError as exc:
             answer = ("parse", str(exc))
         except MemoryError:
@@ -168,7 +172,7 @@ class ParseWorker:
     ) -> tuple[Any] | None:  # fmt: skip
         """The parsed file, or what ``then`` (a pickled function of it, given ``timeout_s`` of its own
         after the parse) made of it, in a 1-tuple (``blob``: the pickled ``registry``); None when
-        the worker cannot load the registry's parsers (then parse in this process)."""
+        the worker cannot load the registry's parsers or the step (then parse in this process)."""
         alive = self._proc is not None and self._proc.poll() is None
         conn = self._conn if alive and self._conn is not None else self._start()
         if self._registry != (id(registry), blob):
@@ -184,6 +188,9 @@ class ParseWorker:
             self._env = env
         conn.send(("parse", data, path, then))
         kind, payload = self._answer(conn, path, timeout_s + _GRACE_S)
+        if kind == "unpicklable":
+            log.info("parsing in-process: the worker cannot load the step after parsing (%s)", payload)
+            return None
         if kind == "parsed":
             kind, payload = self._answer(conn, path, timeout_s + _GRACE_S)
         if kind == "ok":
