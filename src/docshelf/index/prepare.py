@@ -106,18 +106,16 @@ def prepare(
         embedder.name, collection, f, digest, is_new, source_metadata(f.root, f.rel_path),  # fetched: its URL
     )  # fmt: skip
     if limits.isolate and portable is not None:
-        pending = parse_then(
+        return parse_then(
             registry, data, f.rel_path, limits.timeout_s, limits.max_memory_mb, build, limits.workers
         )
+    if limits.isolate:
+        parsed = parse_isolated(
+            registry, data, f.rel_path, limits.timeout_s, limits.max_memory_mb, limits.workers
+        )
     else:
-        if limits.isolate:
-            parsed = parse_isolated(
-                registry, data, f.rel_path, limits.timeout_s, limits.max_memory_mb, limits.workers
-            )
-        else:
-            parsed = registry.parse(data, f.rel_path)
-        pending = build(parsed)
-    return pending
+        parsed = registry.parse(data, f.rel_path)
+    return build(parsed)
 
 
 def _pending(

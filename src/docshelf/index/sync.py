@@ -197,9 +197,8 @@ class Indexer:
             with Ahead(lambda item: look(*item), ordered, _AHEAD * threads, threads, "read") as ahead:
                 for done, (rel, f) in enumerate(ordered, start=1):
                     self._report("index", done - 1, len(files), rel)
-                    time.sleep(
-                        0
-                    )  # hand the interpreter to waiting readers (a server's searches) once per file
+                    # hand the interpreter to waiting readers (a server's searches) once per file
+                    time.sleep(0)
                     looked = next(ahead)
                     state = plan.states.get(rel)
                     if looked.kind == "held":
