@@ -38,16 +38,17 @@ def test_a_step_that_cannot_be_sent_runs_here_with_the_parse() -> None:
     assert (pid, title) == (os.getpid(), "Steps")
 
 
-def test_a_step_the_worker_cannot_load_runs_here_with_the_parse() -> None:
+def test_a_step_the_worker_cannot_load_runs_here_after_the_parse_there() -> None:
     # a step from a module only this process has (a user's script, run as __main__)
     module = types.ModuleType("docshelf_test_only_here")
-    exec("import os\ndef where(parsed):\n    return os.getpid(), parsed.title\n", module.__dict__)
+    exec("import os\ndef where(parsed):\n    return os.getpid(), parsed.text\n", module.__dict__)
     sys.modules[module.__name__] = module
     try:
-        pid, title = parse_then(default_registry(), _MD, "a.md", 30, 512, module.where)
+        pid, parsed_by = parse_then(workerkit.pid_registry(), b"0", "a.pid", 30, 512, module.where)
     finally:
         del sys.modules[module.__name__]
-    assert (pid, title) == (os.getpid(), "Steps")
+    assert pid == os.getpid()
+    assert parsed_by != str(os.getpid())  # the parse kept its worker (its time and memory limits)
 
 
 def test_the_step_s_parse_error_is_the_file_s() -> None:

@@ -169,10 +169,11 @@ class ParseWorker:
     def parse(
         self, registry: ParserRegistry, blob: bytes, data: bytes, path: str, timeout_s: float,
         then: bytes = b"",
-    ) -> tuple[Any] | None:  # fmt: skip
+    ) -> tuple[Any, bool] | None:  # fmt: skip
         """The parsed file, or what ``then`` (a pickled function of it, given ``timeout_s`` of its own
-        after the parse) made of it, in a 1-tuple (``blob``: the pickled ``registry``); None when
-        the worker cannot load the registry's parsers or the step (then parse in this process)."""
+        after the parse) made of it, and whether ``then`` ran (``blob``: the pickled ``registry``);
+        only the parse when the worker cannot load the step (the caller runs it); None when the
+        worker cannot load the registry's parsers (then parse in this process)."""
         alive = self._proc is not None and self._proc.poll() is None
         conn = self._conn if alive and self._conn is not None else self._start()
         if self._registry != (id(registry), blob):
@@ -188,13 +189,16 @@ class ParseWorker:
             self._env = env
         conn.send(("parse", data, path, then))
         kind, payload = self._answer(conn, path, timeout_s + _GRACE_S)
-        if kind == "unpicklable":
-            log.info("parsing in-process: the worker cannot load the step after parsing (%s)", payload)
-            return None
+        stepped = bool(then)
+        if kind == "unpicklable":  # still parsed here, in the worker; the step runs in the caller
+            log.info("running the step after parsing in-process: the worker cannot load it (%s)", payload)
+            conn.send(("parse", data, path, b""))
+            kind, payload = self._answer(conn, path, timeout_s + _GRACE_S)
+            stepped = False
         if kind == "parsed":
             kind, payload = self._answer(conn, path, timeout_s + _GRACE_S)
         if kind == "ok":
-            return (payload,)
+            return payload, stepped
         if kind == "parse":
             raise ParseError(payload)
         if kind == "memory":
@@ -328,7 +332,8 @@ def _run(
     finally:
         pool.give(worker)
     if done is not None:
-        return done[0]
+        result, stepped = done
+        return then(result) if then is not None and not stepped else result
     parsed = registry.parse(data, path)
     return then(parsed) if then is not None else parsed
 
