@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import random
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -104,6 +105,18 @@ def test_tokenizer_ids_equal_c_engine(embedder: E5Embedder, tmp_path: Path) -> N
     c_tokenize = _c_tokenizer(tmp_path)
     tok = embedder._tok()
     for text in SAMPLE:
+        assert tok.encode(text) == c_tokenize(text), text
+
+
+def test_tokenizer_ids_equal_c_engine_on_random_text(embedder: E5Embedder, tmp_path: Path) -> None:
+    """Words the word cache has not seen, long ones and runs of one letter (exact ties), mixed
+    scripts: each goes through the Viterbi pass, whose loops are written out for speed."""
+    c_tokenize = _c_tokenizer(tmp_path)
+    tok = embedder._tok()
+    rng = random.Random(7)
+    letters = "aeinorstxyzAEXäöüßéñçøłğ中文語東京한국ДЖжщ😀-_.,'0123456789 "
+    for _ in range(300):
+        text = "".join(rng.choice(letters) * rng.choice((1, 1, 1, 2, 9)) for _ in range(rng.randint(1, 120)))
         assert tok.encode(text) == c_tokenize(text), text
 
 
