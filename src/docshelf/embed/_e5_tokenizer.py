@@ -148,8 +148,8 @@ class UnigramTokenizer:
         at a larger base could flip a decision. Candidates from each position
         are tried in the C engine's order (pieces by end, then the unknown-char
         fallback) and a score must beat the best so far (the first path wins
-        ties, as in C). Loops written out: this runs for every word the
-        cache has not seen, ~40% of a cold chunk's tokenization.
+        ties, as in C). Loops written out: this pass over the words the cache
+        has not seen is ~80% of a chunk's tokenization when the cache is cold.
         """
         n = len(s)
         get, reach, unk_score = self._vocab.get, self._reach.get, self._unk_score
