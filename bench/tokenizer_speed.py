@@ -23,7 +23,6 @@ import tempfile
 import time
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -51,9 +50,10 @@ def texts(count: int, jsonl: list[Path]) -> list[str]:
     return out
 
 
-def module_from(src: Path) -> ModuleType:
+def module_from(src: Path, name: str) -> ModuleType:
+    """The tokenizer module of the checkout whose ``src`` folder this is, loaded from its file."""
     path = src / "docshelf" / "embed" / "_e5_tokenizer.py"
-    spec = importlib.util.spec_from_file_location("baseline_e5_tokenizer", path)
+    spec = importlib.util.spec_from_file_location(f"{name}_e5_tokenizer", path)
     if spec is None or spec.loader is None:
         sys.exit(f"no tokenizer at {path}")
     module = importlib.util.module_from_spec(spec)
@@ -61,9 +61,9 @@ def module_from(src: Path) -> ModuleType:
     return module
 
 
-def timed(tok: Any, batch: list[str]) -> tuple[float, float, list[list[int]]]:
-    """Milliseconds a text, cold then warm, and the ids."""
-    tok._words.clear()
+def timed(module: ModuleType, tables: Path, batch: list[str]) -> tuple[float, float, list[list[int]]]:
+    """Milliseconds a text, cold (a tokenizer just loaded: its word cache empty) then warm, and the ids."""
+    tok = module.UnigramTokenizer.load(tables)
     started = time.perf_counter()
     ids = [tok.encode(PASSAGE + t) for t in batch]
     cold = time.perf_counter() - started
@@ -82,27 +82,28 @@ def main() -> None:
     parser.add_argument("--baseline-src", type=Path)
     args = parser.parse_args()
     batch = texts(args.texts, args.jsonl)
-    embedder = E5Embedder(Path(tempfile.mkdtemp(prefix="docshelf-tokenizer-")))  # tables built here
-    current = embedder._tok()
-    if current is None:
+    embedder = E5Embedder(Path(tempfile.mkdtemp(prefix="docshelf-tokenizer-")))
+    embedder.count_tokens("warm")  # builds the tokenizer tables and keeps them in the cache dir
+    kept = sorted(embedder.cache_dir.glob("e5-small-q4-*.tokenizer"))
+    if not kept:
         sys.exit("the Python tokenizer is not in use here (fallen back to the C engine)")
-    [kept] = embedder.cache_dir.glob("e5-small-q4-*.tokenizer")
-    tokenizers: dict[str, Any] = {"this": current}
+    sources = {"this": HERE.parent / "src"}
     if args.baseline_src:
-        baseline = module_from(args.baseline_src).UnigramTokenizer.load(kept)
-        if baseline is None:
-            sys.exit(f"{args.baseline_src} cannot read the tokenizer tables {kept}")
-        tokenizers["baseline"] = baseline
+        sources["baseline"] = args.baseline_src
+    modules = {name: module_from(src, name) for name, src in sources.items()}
+    for name, module in modules.items():
+        if module.UnigramTokenizer.load(kept[0]) is None:
+            sys.exit(f"{sources[name]} cannot read the tokenizer tables {kept[0]}")
     print(f"python {' '.join(sys.argv)}")
     print(f"machine: {cpu()}, Python {platform.python_version()}; {load()}")
-    tokens = sum(len(current.encode(PASSAGE + t)) for t in batch) / len(batch)
+    tokens = sum(embedder.count_tokens(t) for t in batch) / len(batch)
     print(f"{len(batch)} texts, {tokens:.0f} tokens each on average")
-    figures: dict[str, list[tuple[float, float]]] = {name: [] for name in tokenizers}
+    figures: dict[str, list[tuple[float, float]]] = {name: [] for name in modules}
     ids: dict[str, list[list[int]]] = {}
     for r in range(args.rounds):
-        names = list(tokenizers) if r % 2 == 0 else list(reversed(tokenizers))
+        names = list(modules) if r % 2 == 0 else list(reversed(modules))
         for name in names:
-            cold, warm, ids[name] = timed(tokenizers[name], batch)
+            cold, warm, ids[name] = timed(modules[name], kept[0], batch)
             figures[name].append((cold, warm))
             print(f"round {r + 1}, {name}: cold {cold:.3f} ms a text, warm {warm:.3f} ({load()})")
     for name, runs in figures.items():
