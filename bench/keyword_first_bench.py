@@ -19,6 +19,13 @@ into another folder before each run (its full index: the "today" figure), and th
 today is printed, of wall and of CPU time (target <= 1.0). --rounds alternates the two that many
 times (medians). Every figure comes with the machine and the load before and after.
 A full run at the default size takes about an hour per index on two quiet cores.
+
+--interleave SECONDS runs the two indexes as one run in turns instead: both processes start, and
+SIGSTOP / SIGCONT hand the machine to each in turn for SECONDS at a time, so a change in the
+machine's speed during the hours of a run falls on both alike; each one's time is the sum of its
+turns (and its keyword time the sum of its turns until its first phase ended). While the file
+given to --hold exists, both are stopped and the clock of neither runs (other work on the machine
+can go there). Each turn is logged as it ends.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ import os
 import platform
 import resource
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -57,6 +65,79 @@ def index(corpus: Path, data: Path, env: dict[str, str]) -> tuple[dict[str, Any]
     return json.loads(proc.stdout), wall, cpu_s
 
 
+class Turns:
+    """One `docshelf index` process run in turns: started stopped, its running spans recorded."""
+
+    def __init__(self, name: str, corpus: Path, data: Path, env: dict[str, str], logs: Path) -> None:
+        shutil.rmtree(data, ignore_errors=True)
+        self.name, self.env = name, env
+        self.cmd = [sys.executable, "-m", "docshelf", "index", str(corpus), "--json", "--data-dir", str(data)]
+        self.out, self.err = logs / f"{name}.out", logs / f"{name}.err"
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.spans: list[list[float]] = []
+        self.code: int | None = None
+        self.cpu = 0.0
+        self.report: dict[str, Any] = {}
+
+    def resume(self) -> None:
+        self.spans.append([time.perf_counter(), 0.0])
+        if self.proc is None:  # its own process group: SIGSTOP reaches its workers too
+            with self.out.open("wb") as out, self.err.open("wb") as err:
+                self.proc = subprocess.Popen(self.cmd, env=self.env, stdout=out, stderr=err,
+                                             start_new_session=True)  # fmt: skip
+        else:
+            os.killpg(self.proc.pid, signal.SIGCONT)
+
+    def pause(self) -> None:
+        assert self.proc is not None
+        os.killpg(self.proc.pid, signal.SIGSTOP)
+        self.spans[-1][1] = time.perf_counter()
+
+    def ended(self) -> bool:
+        if self.proc is None:
+            return False
+        pid, status, usage = os.wait4(self.proc.pid, os.WNOHANG)
+        if pid == 0:
+            return False
+        self.spans[-1][1] = time.perf_counter()
+        self.code = self.proc.returncode = os.waitstatus_to_exitcode(status)
+        self.cpu = usage.ru_utime + usage.ru_stime
+        if self.code == 0:
+            self.report = json.loads(self.out.read_text())
+        return True
+
+    def active(self, until: float = float("inf")) -> float:
+        """Seconds it ran (up to the instant ``until``)."""
+        return sum(max(0.0, min(end, until) - start) for start, end in self.spans)
+
+
+def interleave(halves: list[Turns], turn_s: float, hold: Path | None) -> None:
+    """Run ``halves`` in turns of ``turn_s`` seconds until all have ended (none while ``hold`` exists)."""
+    live, turn, current, since = list(halves), 0, None, 0.0
+    while live:
+        now = time.perf_counter()
+        if current is not None and current.ended():
+            print(f"  {time.strftime('%H:%M:%S')} {current.name} ended ({current.code}) after "
+                  f"{current.active():.1f}s of turns; {load()}", flush=True)  # fmt: skip
+            live.remove(current)
+            current = None
+        held = hold is not None and hold.exists()
+        if current is not None and (held or (len(live) > 1 and now - since >= turn_s)):
+            current.pause()
+            print(f"  {time.strftime('%H:%M:%S')} {current.name} paused{' (hold)' if held else ''}: "
+                  f"{current.active():.1f}s so far; {load()}", flush=True)  # fmt: skip
+            turn += 0 if held else 1
+            current = None
+        if current is None and live and not held:
+            current = live[turn % len(live)]
+            current.resume()
+            since = now
+        time.sleep(0.5)
+    for half in halves:
+        if half.code:
+            sys.exit(f"{half.name} index failed ({half.code}): {half.err.read_text()[-2000:]}")
+
+
 def found(marker: str, data: Path, env: dict[str, str]) -> bool:
     cmd = [sys.executable, "-m", "docshelf", "search", marker, "--mode", "keyword", "--json", "-k", "1",
            "--no-helper", "--data-dir", str(data)]  # fmt: skip
@@ -73,7 +154,16 @@ def main() -> None:
     parser.add_argument("--baseline-src", type=Path, help="src folder of an older docshelf checkout")
     parser.add_argument("--rounds", type=int, default=1, help="alternated runs of each (medians)")
     parser.add_argument("--keep", action="store_true", help="keep the indexes")
+    parser.add_argument(
+        "--interleave",
+        type=float,
+        metavar="SECONDS",
+        help="one run: both indexes in turns of SECONDS (needs --baseline-src)",
+    )
+    parser.add_argument("--hold", type=Path, help="while this file exists, neither index runs")
     args = parser.parse_args()
+    if args.interleave and not args.baseline_src:
+        parser.error("--interleave needs --baseline-src")
     work = args.work or Path(tempfile.mkdtemp(prefix="docshelf-kwfirst-"))
     env = {k: v for k, v in os.environ.items() if not k.startswith("DOCSHELF_")}
     env.update(DOCSHELF_EMBED__MODEL="e5", DOCSHELF_EMBED__WORKERS="2", XDG_DATA_HOME=str(work / "xdg"))
@@ -89,7 +179,29 @@ def main() -> None:
     )
     todays: list[tuple[float, float]] = []
     news: list[tuple[float, float, float]] = []
-    for r in range(1, args.rounds + 1):  # alternated: a change in the machine's load hits both
+    if args.interleave:
+        work.mkdir(parents=True, exist_ok=True)
+        old = {**env, "PYTHONPATH": str(args.baseline_src)}
+        halves = [Turns(name, corpus, work / name, e, work) for name, e in (("today", old), ("new", env))]
+        before = load()
+        print(f"in turns of {args.interleave:.0f}s from {time.strftime('%H:%M:%S')}; {before}", flush=True)
+        interleave(halves, args.interleave, args.hold)
+        today_half, new_half = halves
+        report = new_half.report
+        end = new_half.spans[-1][1]
+        keyword = new_half.active(end - (report["seconds"] - report["keyword_seconds"]))
+        todays.append((today_half.active(), today_half.cpu))
+        news.append((keyword, new_half.active(), new_half.cpu))
+        old_report = today_half.report
+        print(f"today's index ({args.baseline_src}): {old_report['added']} files, "
+              f"{old_report['chunks_written']} chunks, {todays[0][0]:.1f}s in {len(today_half.spans)} turns, "
+              f"CPU {today_half.cpu:.0f}s")  # fmt: skip
+        print(f"keyword first: {report['added']} files, {report['chunks_written']} chunks; every file "
+              f"keyword-searchable after {keyword:.1f}s, every chunk with its vector after "
+              f"{news[0][1]:.1f}s in {len(new_half.spans)} turns, CPU {new_half.cpu:.0f}s "
+              f"({before} -> {load()})")  # fmt: skip
+    rounds = 0 if args.interleave else args.rounds
+    for r in range(1, rounds + 1):  # alternated: a change in the machine's load hits both
         if args.baseline_src:
             old = {**env, "PYTHONPATH": str(args.baseline_src)}
             before = load()
