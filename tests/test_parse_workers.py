@@ -183,3 +183,50 @@ def test_a_sync_leaves_one_idle_worker_of_its_many(settings: Settings, corpus: P
     with Stages(settings, embedder=HashEmbedder()) as rt:
         assert len(rt.indexer().sync("test", [corpus]).added) == 8
     assert len(worker._POOL.idle) == 1 and worker._POOL.busy == 0
+
+
+def test_a_file_parsed_in_a_worker_comes_back_with_its_keyword_terms_made_there(tmp_path: Path) -> None:
+    """The worker analyses the chunks it made (the indexer's thread only writes them): the same
+    terms, language and script counts as this process's analyzer gives."""
+    from docshelf.analyze import Analyzer
+    from docshelf.analyze.language import count_language
+    from docshelf.analyze.portable import PortableAnalyzer
+    from docshelf.analyze.scripts import script_words
+    from docshelf.index.prepare import prepare
+    from docshelf.types import SourceFile
+
+    settings = Settings(parse={"isolate": True, "workers": 1})
+    analyzer = Analyzer(["english", "french"], extra_stopwords=["foo"])
+    text = "# Über die Brücke\n\nDie Stadt Berlin ist die Hauptstadt. DNA mutations, 東京は日本の首都.\n"
+    path = tmp_path / "note.md"
+    path.write_text(text, encoding="utf-8")
+    data = path.read_bytes()
+    f = SourceFile(tmp_path, path, "note.md", len(data), path.stat().st_mtime_ns)
+    embedder = HashEmbedder()
+    registry = default_registry(settings)
+    args = (settings, registry, embedder, 64, "test", f, data, "d1", True)
+    made = prepare(*args, PortableAnalyzer(analyzer))
+    plain = prepare(*args)
+    assert made is not None and plain is not None and plain.terms is None
+    assert made.analyzer == analyzer.fingerprint and made.chunks == plain.chunks
+    assert made.terms == [analyzer.chunk_terms(made.doc.title, c.heading_path, c.text) for c in plain.chunks]
+    assert "foo" not in analyzer.terms("foo bar")  # the worker's analyzer has this one's configuration
+    languages: dict[str, float] = {}
+    count_language(analyzer.language, [c.text for c in plain.chunks], languages)
+    assert made.languages == languages and made.scripts == script_words(c.text for c in plain.chunks)
+
+
+def test_an_analyzer_sent_to_another_process_is_rebuilt_there_or_not_used() -> None:
+    from docshelf.analyze import Analyzer
+    from docshelf.analyze.portable import PortableAnalyzer
+
+    analyzer = Analyzer(["english", "german"], stopwords=False, detect=False)
+    blob = pickle.dumps(PortableAnalyzer(analyzer))
+    assert len(blob) < 400  # its configuration, not its stemmers
+    sent = pickle.loads(blob)
+    there = sent.get()
+    assert there is not None and there is not analyzer and there.fingerprint == analyzer.fingerprint
+    text = "Die Häuser der Stadt und the running dogs"
+    assert there.chunk_terms("T", ("H",), text) == analyzer.chunk_terms("T", ("H",), text)
+    sent.fingerprint = "a0-built-elsewhere"  # e.g. a word list installed in one environment only
+    assert sent.get() is None

@@ -144,3 +144,22 @@ def test_two_writers_holding_a_batch_each_in_opposite_orders_both_finish(
     finally:
         for rt in runtimes:
             rt.close()
+
+
+def test_terms_made_by_the_store_s_analyzer_are_indexed_as_made_and_others_are_not(
+    stages: Stages, tmp_path: Path
+) -> None:
+    """The parse workers make each chunk's keyword terms: the store indexes those instead of
+    analysing the text again, but only when its own analyzer (by fingerprint) made them."""
+    stages.indexer().sync("test", [_corpus(tmp_path)])
+    planted = stages.analyzer.terms("okapi")
+    ours = _new_version(stages, "alpha.md", "zebrafish")
+    theirs = _new_version(stages, "beta.md", "zebrafish")
+    stages.store.replace_documents([
+        dataclasses.replace(ours, terms=[planted] * len(ours.chunks), analyzer=stages.analyzer.fingerprint),
+        dataclasses.replace(theirs, terms=[planted] * len(theirs.chunks), analyzer="a0-another-analyzer"),
+    ])  # fmt: skip
+    stages.store.commit()
+    search = stages.searcher().search
+    assert planted and [h.path for h in search("okapi", k=10, mode="keyword").hits] == ["alpha.md"]
+    assert [h.path for h in search("zebrafish", k=10, mode="keyword").hits] == ["beta.md"]

@@ -120,6 +120,9 @@ class Analyzer:
         lists (English, German, CJK); ``detect``: vote among every language, not ``languages`` only;
         ``decompound``: German compounds also under their parts (with wordfreq installed);
         ``unaccented``: a passage's accented words also under their plain spelling."""
+        extra_stopwords = tuple(extra_stopwords)
+        # what builds this analyzer again in another process (analyze/portable.py)
+        self.args = (tuple(languages), stopwords, extra_stopwords, detect, decompound, unaccented)
         langs = tuple(dict.fromkeys(lang.strip().lower() for lang in languages))
         if not langs:
             raise ValueError("Analyzer needs at least one language")

@@ -7,6 +7,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from docshelf.analyze.analyzer import Analyzer
+from docshelf.analyze.language import count_language
+from docshelf.analyze.portable import PortableAnalyzer
+from docshelf.analyze.scripts import script_words
 from docshelf.chunk import LineIndex, chunk_document
 from docshelf.config import Settings
 from docshelf.embed.base import Embedder, PortableCount
@@ -19,7 +23,7 @@ from docshelf.sources.mirror import source_metadata
 from docshelf.store.base import DocumentRecord
 from docshelf.types import Chunk, ChunkSpan, ParsedDocument, SourceFile, contextual_text
 
-__all__ = ["Build", "Counter", "Pending", "in_parallel", "prepare", "tags_of"]
+__all__ = ["Build", "Counter", "Pending", "analysed", "in_parallel", "prepare", "tags_of"]
 
 
 @dataclass
@@ -28,6 +32,24 @@ class Pending:
     chunks: list[Chunk]
     texts: dict[str, str]  # embed key -> text to embed
     is_new: bool
+    # made where the file was parsed (``analysed``): each chunk's keyword terms, by the analyzer of
+    # this fingerprint; the words of the document's language and per writing system
+    terms: list[list[str]] | None = None
+    analyzer: str = ""
+    languages: dict[str, float] | None = None
+    scripts: dict[str, float] | None = None
+
+
+def analysed(pending: Pending, analyzer: Analyzer) -> Pending:
+    """``pending`` with its keyword terms and its language and script counts made."""
+    texts = [c.text for c in pending.chunks]
+    title = pending.doc.title
+    pending.terms = [analyzer.chunk_terms(title, c.heading_path, c.text) for c in pending.chunks]
+    pending.analyzer = analyzer.fingerprint
+    pending.languages = {}
+    count_language(analyzer.language, texts, pending.languages)
+    pending.scripts = script_words(texts)
+    return pending
 
 
 class Counter:
@@ -63,6 +85,7 @@ class Build:
     digest: str
     is_new: bool
     source_meta: dict[str, Any]
+    analyzer: PortableAnalyzer | None = None
 
     def __call__(self, parsed: ParsedDocument) -> Pending | None:
         f = self.file
@@ -77,7 +100,9 @@ class Build:
                 f"{f.rel_path}: no text: the file holds nothing to index (empty, or only images, "
                 "drawings or markup); add text or exclude it"
             )
-        return _pending(parsed, spans, meta, self.collection, f, self.digest, self.model, self.is_new)
+        pending = _pending(parsed, spans, meta, self.collection, f, self.digest, self.model, self.is_new)
+        analyzer = self.analyzer.get() if self.analyzer is not None else None
+        return pending if analyzer is None else analysed(pending, analyzer)
 
 
 def tags_of(meta: dict[str, Any]) -> tuple[str, ...]:
@@ -97,13 +122,16 @@ def in_parallel(settings: Settings, embedder: Embedder) -> int:
 def prepare(
     settings: Settings, registry: ParserRegistry, embedder: Embedder, max_tokens: int,
     collection: str, f: SourceFile, data: bytes, digest: str, is_new: bool,
+    analyzer: PortableAnalyzer | None = None,
 ) -> Pending | None:  # fmt: skip
-    """Parse and chunk one file into its record, chunks and texts to embed; None if ``rag: false``."""
+    """Parse and chunk one file into its record, chunks and texts to embed; None if ``rag: false``.
+    With ``analyzer``, its keyword terms too (``analysed``), where it was parsed."""
     limits = settings.parse
     portable = embedder.portable_counter() if isinstance(embedder, PortableCount) else None
     build = Build(
         portable or embedder.count_tokens, max_tokens, settings.chunk.overlap_tokens, limits.timeout_s,
         embedder.name, collection, f, digest, is_new, source_metadata(f.root, f.rel_path),  # fetched: its URL
+        analyzer,
     )  # fmt: skip
     if limits.isolate and portable is not None:
         return parse_then(

@@ -13,9 +13,10 @@ from typing import TypeVar
 
 from docshelf.analyze import Analyzer
 from docshelf.analyze.language import count_language
+from docshelf.analyze.portable import PortableAnalyzer
 from docshelf.analyze.scripts import script_words
 from docshelf.config import Settings, check_collection
-from docshelf.embed.base import Embedder
+from docshelf.embed.base import Embedder, Vectors
 from docshelf.errors import DeclinedError
 from docshelf.index import changes
 from docshelf.index.ahead import Ahead
@@ -82,6 +83,8 @@ class Indexer:
         self._warming: threading.Thread | None = None
         self._scripts: dict[str, float] = {}  # words per writing system swapped in (the "no match" note)
         self.max_tokens = max(16, min(settings.chunk.max_tokens, embedder.max_tokens - _HEADER_RESERVE))
+        # the keyword terms are made where a file is parsed (a parse worker), by this analyzer
+        self._portable = PortableAnalyzer(analyzer) if isinstance(analyzer, Analyzer) else None
 
     # ----- public -----
     def writer_lock(self, collection: str | None = None) -> WriterLock:
@@ -321,7 +324,7 @@ class Indexer:
         self, collection: str, f: SourceFile, data: bytes, digest: str, is_new: bool
     ) -> Pending | None:
         return prepare(self.settings, self.registry, self.embedder, self.max_tokens,
-                       collection, f, data, digest, is_new)  # fmt: skip
+                       collection, f, data, digest, is_new, self._portable)  # fmt: skip
 
     def _warm(self) -> None:
         """Load a local model on another thread while the files are read (a core the reading
@@ -355,14 +358,29 @@ class Indexer:
             self._warm()
         known = self.store.cached_vectors([k for p in batch for k in p.texts])
         self.store.replace_documents(
-            [Replacement(p.doc, p.chunks, {k: known[k] for k in p.texts if k in known}) for p in batch]
+            [Replacement(p.doc, p.chunks, _known(p, known), p.terms, p.analyzer) for p in batch]
         )
         for pending in batch:
-            script_words((c.text for c in pending.chunks), self._scripts)
+            if pending.scripts is not None:
+                _add_counts(self._scripts, pending.scripts)
+            else:
+                script_words((c.text for c in pending.chunks), self._scripts)
             if self.analyzer is not None:
-                count_language(self.analyzer.language, [c.text for c in pending.chunks], self._languages)
+                if pending.languages is not None and pending.analyzer == self.analyzer.fingerprint:
+                    _add_counts(self._languages, pending.languages)
+                else:
+                    count_language(self.analyzer.language, [c.text for c in pending.chunks], self._languages)
             report.chunks_written += len(pending.chunks)
             (report.added if pending.is_new else report.updated).append(pending.doc.path)
+
+
+def _known(pending: Pending, known: dict[str, Vectors]) -> dict[str, Vectors]:
+    return {k: known[k] for k in pending.texts if k in known}
+
+
+def _add_counts(into: dict[str, float], counts: dict[str, float]) -> None:
+    for key, n in counts.items():
+        into[key] = into.get(key, 0.0) + n
 
 
 def _takes_current(progress: Callable[..., None]) -> bool:

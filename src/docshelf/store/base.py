@@ -241,11 +241,23 @@ class Catalog(Protocol):
 
 @dataclass(frozen=True)
 class Replacement:
-    """A document's new version: its record, all its chunks, their vectors (by embed key)."""
+    """A document's new version: its record, all its chunks, their vectors (by embed key), and
+    the keyword terms of each chunk where they were made already (by the analyzer of the
+    fingerprint ``analyzer``: a store of another analyzer makes its own)."""
 
     doc: DocumentRecord
     chunks: Sequence[Chunk]
     vectors: dict[str, Vectors]
+    terms: Sequence[Sequence[str]] | None = None
+    analyzer: str = ""
+
+    def chunk_terms(self, analyzer: TermAnalyzer) -> list[list[str]]:
+        """Each chunk's terms by ``analyzer``: the ones made already when they are its."""
+        made = self.terms
+        if made is not None and self.analyzer == analyzer.fingerprint and len(made) == len(self.chunks):
+            return [list(t) for t in made]
+        title = self.doc.title
+        return [analyzer.chunk_terms(title, c.heading_path, c.text) for c in self.chunks]
 
 
 def last_versions(batch: Sequence[Replacement]) -> list[Replacement]:

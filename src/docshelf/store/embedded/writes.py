@@ -69,12 +69,18 @@ class SQLiteWrites:
             )
             self._bump()
         self.keyword.delete_docs([r.doc.id for r in batch])
-        self.keyword.add(d for r in batch for d in self._keyword_docs(r.doc, r.chunks))
+        self.keyword.add(
+            d for r in batch for d in self._keyword_docs(r.doc, r.chunks, r.chunk_terms(self.analyzer))
+        )
 
-    def _keyword_docs(self, doc: DocumentRecord, chunks: Sequence[Chunk]) -> Iterator[KeywordDoc]:
-        for c in chunks:
-            terms = self.analyzer.chunk_terms(doc.title, c.heading_path, c.text)
-            yield KeywordDoc(c.id, doc.id, doc.collection, doc.lifecycle or "", terms)
+    def _keyword_docs(
+        self, doc: DocumentRecord, chunks: Sequence[Chunk], terms: Sequence[list[str]] | None = None
+    ) -> Iterator[KeywordDoc]:
+        """The keyword index's entries for ``chunks`` (``terms``: theirs, made already)."""
+        if terms is None:
+            terms = [self.analyzer.chunk_terms(doc.title, c.heading_path, c.text) for c in chunks]
+        for c, made in zip(chunks, terms, strict=True):
+            yield KeywordDoc(c.id, doc.id, doc.collection, doc.lifecycle or "", made)
 
     def delete_documents(self, doc_ids: Sequence[str]) -> int:
         if not doc_ids:

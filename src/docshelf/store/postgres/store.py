@@ -244,12 +244,7 @@ class PostgresStore(PgSearch, PgReembed, PgMaintenance, PgPending, BuildLog):
         batch = last_versions(batch)
         if not batch:
             return
-        terms = {
-            r.doc.id: [
-                Counter(self.analyzer.chunk_terms(r.doc.title, c.heading_path, c.text)) for c in r.chunks
-            ]
-            for r in batch
-        }
+        terms = {r.doc.id: [Counter(t) for t in r.chunk_terms(self.analyzer)] for r in batch}
         with self._tx() as conn:
             with conn.cursor() as cur:  # in order: executemany runs them one after the other
                 cur.executemany(
