@@ -26,6 +26,10 @@ machine's speed during the hours of a run falls on both alike; each one's time i
 turns (and its keyword time the sum of its turns until its first phase ended). While the file
 given to --hold exists, both are stopped and the clock of neither runs (other work on the machine
 can go there). Each turn is logged as it ends.
+
+--keyword-only times the first phase alone (`index --keyword-only`) of this checkout against
+--baseline-src, which must be a keyword-first checkout too (e.g. 7120fbd), --rounds times
+alternated: the ratio of the medians, of wall and of CPU time.
 """
 
 from __future__ import annotations
@@ -50,10 +54,10 @@ from machine import cpu, load
 HERE = Path(__file__).resolve().parent
 
 
-def index(corpus: Path, data: Path, env: dict[str, str]) -> tuple[dict[str, Any], float, float]:
+def index(corpus: Path, data: Path, env: dict[str, str], *more: str) -> tuple[dict[str, Any], float, float]:
     """`docshelf index CORPUS --json` into a fresh ``data``: its report, wall and CPU seconds."""
     shutil.rmtree(data, ignore_errors=True)
-    cmd = [sys.executable, "-m", "docshelf", "index", str(corpus), "--json", "--data-dir", str(data)]
+    cmd = [sys.executable, "-m", "docshelf", "index", str(corpus), "--json", "--data-dir", str(data), *more]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
@@ -113,7 +117,7 @@ class Turns:
 
 def interleave(halves: list[Turns], turn_s: float, hold: Path | None) -> None:
     """Run ``halves`` in turns of ``turn_s`` seconds until all have ended (none while ``hold`` exists)."""
-    live, turn, current, since = list(halves), 0, None, 0.0
+    live, turn, current, since, left = list(halves), 0, None, 0.0, turn_s
     while live:
         now = time.perf_counter()
         if current is not None and current.ended():
@@ -124,6 +128,7 @@ def interleave(halves: list[Turns], turn_s: float, hold: Path | None) -> None:
         held = hold is not None and hold.exists()
         if current is not None and (held or (len(live) > 1 and now - since >= turn_s)):
             current.pause()
+            left = turn_s - (now - since) if held else turn_s  # a hold does not restart the turn
             print(f"  {time.strftime('%H:%M:%S')} {current.name} paused{' (hold)' if held else ''}: "
                   f"{current.active():.1f}s so far; {load()}", flush=True)  # fmt: skip
             turn += 0 if held else 1
@@ -131,11 +136,31 @@ def interleave(halves: list[Turns], turn_s: float, hold: Path | None) -> None:
         if current is None and live and not held:
             current = live[turn % len(live)]
             current.resume()
-            since = now
+            since = now - (turn_s - left)
         time.sleep(0.5)
     for half in halves:
         if half.code:
             sys.exit(f"{half.name} index failed ({half.code}): {half.err.read_text()[-2000:]}")
+
+
+def keyword_only(corpus: Path, work: Path, env: dict[str, str], baseline: Path, rounds: int) -> None:
+    """The first phase alone (`index --keyword-only`): this checkout against ``baseline`` (the src
+    of a keyword-first checkout), alternated ``rounds`` times, ratio of the medians."""
+    runs: dict[str, list[tuple[float, float]]] = {"baseline": [], "this": []}
+    for r in range(1, rounds + 1):
+        for name, e in (("baseline", {**env, "PYTHONPATH": str(baseline)}), ("this", env)):
+            before = load()
+            report, wall, cpu_s = index(corpus, work / name, e, "--keyword-only")
+            runs[name].append((wall, cpu_s))
+            print(f"round {r}, {name}: {report['added']} files, {report['chunks_written']} chunks "
+                  f"keyword-searchable after {wall:.1f}s, CPU {cpu_s:.0f}s ({before} -> {load()})",
+                  flush=True)  # fmt: skip
+    (old_wall, old_cpu), (wall, cpu_s) = (
+        (statistics.median(w for w, _ in runs[n]), statistics.median(c for _, c in runs[n])) for n in runs
+    )
+    print(f"keyword-only, this / baseline: wall {wall / old_wall:.3f}, CPU {cpu_s / old_cpu:.3f} (medians)")
+    for name in runs:
+        shutil.rmtree(work / name, ignore_errors=True)
 
 
 def found(marker: str, data: Path, env: dict[str, str]) -> bool:
@@ -161,7 +186,14 @@ def main() -> None:
         help="one run: both indexes in turns of SECONDS (needs --baseline-src)",
     )
     parser.add_argument("--hold", type=Path, help="while this file exists, neither index runs")
+    parser.add_argument(
+        "--keyword-only",
+        action="store_true",
+        help="the first phase alone, against a keyword-first --baseline-src",
+    )
     args = parser.parse_args()
+    if args.keyword_only and not args.baseline_src:
+        parser.error("--keyword-only needs --baseline-src")
     if args.interleave and not args.baseline_src:
         parser.error("--interleave needs --baseline-src")
     work = args.work or Path(tempfile.mkdtemp(prefix="docshelf-kwfirst-"))
@@ -177,6 +209,9 @@ def main() -> None:
     print(
         f"machine: {cpu()}, {os.cpu_count()} cores, Python {platform.python_version()}; corpus {files} files"
     )
+    if args.keyword_only:
+        keyword_only(corpus, work, env, args.baseline_src, args.rounds)
+        return
     todays: list[tuple[float, float]] = []
     news: list[tuple[float, float, float]] = []
     if args.interleave:
