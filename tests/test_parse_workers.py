@@ -230,3 +230,44 @@ def test_an_analyzer_sent_to_another_process_is_rebuilt_there_or_not_used() -> N
     assert there.chunk_terms("T", ("H",), text) == analyzer.chunk_terms("T", ("H",), text)
     sent.fingerprint = "a0-built-elsewhere"  # e.g. a word list installed in one environment only
     assert sent.get() is None
+
+
+def test_a_file_whose_chunking_took_half_the_time_limit_is_left_to_the_writer_to_analyse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Analysing costs about what chunking did: after a slow chunking the step would overrun
+    parse.timeout_s and the file be skipped, so its terms are made by the writer (no limit)."""
+    from docshelf.analyze import Analyzer
+    from docshelf.analyze.portable import PortableAnalyzer
+    from docshelf.index.prepare import Build
+    from docshelf.parse.limits import Deadline
+    from docshelf.types import SourceFile
+
+    clock = [0.0]
+
+    class Clocked(Deadline):  # the step's deadline on a clock the token count moves
+        def __init__(self, path: str, seconds: float) -> None:
+            self.path, self.seconds, self.ends = path, seconds, clock[0] + seconds
+
+        def remaining(self) -> float:
+            return max(0.001, self.ends - clock[0])
+
+    monkeypatch.setattr("docshelf.index.prepare.Deadline", Clocked)
+    path = tmp_path / "slow.md"
+    path.write_text("# Slow\n\n" + "word " * 400, encoding="utf-8")
+    parsed = default_registry(Settings()).parse(path.read_bytes(), "slow.md")
+    f = SourceFile(tmp_path, path, "slow.md", path.stat().st_size, 0)
+    counts = [0]
+
+    def build(seconds_per_count: float) -> Build:
+        def count(text: str) -> int:
+            clock[0] += seconds_per_count
+            counts[0] += 1
+            return len(text.split()) + 2
+
+        return Build(count, 64, 8, 100.0, "hash", "test", f, "d", True, {}, PortableAnalyzer(Analyzer()))
+
+    fast = build(0.001)(parsed)  # chunking took a few seconds of the 100
+    slow = build(70.0 / counts[0])(parsed)  # 70 of them
+    assert fast is not None and slow is not None and fast.chunks == slow.chunks
+    assert fast.terms is not None and slow.terms is None and slow.analyzer == ""

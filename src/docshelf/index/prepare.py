@@ -93,7 +93,8 @@ class Build:
         if meta.get("rag") is False:
             return None
         mode: Literal["auto", "headings"] = "headings" if meta.get("rag_chunk") == "headings" else "auto"
-        counter = Counter(self.count, Deadline(f.rel_path, self.timeout_s))
+        deadline = Deadline(f.rel_path, self.timeout_s)
+        counter = Counter(self.count, deadline)
         spans = chunk_document(parsed, counter, self.max_tokens, self.overlap_tokens, mode)
         if not spans:  # an empty document would sit in the index matching nothing, unreported
             raise ParseError(
@@ -102,7 +103,11 @@ class Build:
             )
         pending = _pending(parsed, spans, meta, self.collection, f, self.digest, self.model, self.is_new)
         analyzer = self.analyzer.get() if self.analyzer is not None else None
-        return pending if analyzer is None else analysed(pending, analyzer)
+        # the analysis costs about what the chunking did: a file whose chunking took half the step's
+        # time limit is analysed by the writer instead (no limit there), rather than skipped
+        if analyzer is None or deadline.remaining() < self.timeout_s / 2:
+            return pending
+        return analysed(pending, analyzer)
 
 
 def tags_of(meta: dict[str, Any]) -> tuple[str, ...]:
