@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 import types
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -271,3 +272,28 @@ def test_a_file_whose_chunking_took_half_the_time_limit_is_left_to_the_writer_to
     slow = build(70.0 / counts[0])(parsed)  # 70 of them
     assert fast is not None and slow is not None and fast.chunks == slow.chunks
     assert fast.terms is not None and slow.terms is None and slow.analyzer == ""
+
+
+def test_a_sync_in_workers_leaves_no_analysis_to_its_own_thread(
+    settings: Settings, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The point of sending the analyzer: the sync's thread (which sets the first phase's pace)
+    only writes. Were the analyzer not sent (unpicklable, another fingerprint), this process
+    would analyse every chunk again."""
+    from docshelf.analyze import Analyzer
+
+    if settings.store.url:
+        pytest.skip("the embedded store's keyword index; PostgreSQL takes the same terms")
+    settings.parse.isolate, settings.parse.workers = True, 2
+    here: list[str] = []
+    analyse = Analyzer.chunk_terms
+
+    def counted(self: Analyzer, title: str | None, heading_path: Sequence[str], text: str) -> list[str]:
+        here.append(text)
+        return analyse(self, title, heading_path, text)
+
+    monkeypatch.setattr(Analyzer, "chunk_terms", counted)
+    with Stages(settings, embedder=HashEmbedder()) as rt:
+        report = rt.indexer().sync("test", [corpus])
+        assert report.chunks_written > 0 and here == []
+        assert rt.searcher().search("page the on-call engineer", mode="keyword").hits
