@@ -247,6 +247,22 @@ def test_unparseable_file_falls_back_to_c_engine(
     assert not any(tmp_path.iterdir())  # nothing unpacked
 
 
+def test_a_rejected_int8_copy_is_said_in_the_run_s_report(
+    embedder: E5Embedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """e5 float32 embeds about half as fast: an index run whose int8 copy failed its accuracy
+    check says so (the log line went unseen); one that runs int8 says nothing."""
+    embedder.embed_documents(["warm"])
+    assert embedder.int8 and embedder.slow_note() is None
+    monkeypatch.setattr(_e5_onnx, "INT8_MIN_COSINE", 1.01)  # no int8 copy can pass
+    strict = E5Embedder(cache_dir=tmp_path, threads=1)
+    assert strict.slow_note() is None  # nothing loaded, nothing run yet
+    strict.embed_documents(["Die Stadt Berlin"])
+    note = strict.slow_note()
+    assert not strict.int8 and note is not None
+    assert "float32" in note and "rejected" in note and "1.01 needed" in note
+
+
 def test_onnx_backend_is_used_when_available(embedder: E5Embedder, cache_dir: Path) -> None:
     pytest.importorskip("onnxruntime")
     pytest.importorskip("onnx")

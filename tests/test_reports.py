@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from docshelf.config import Settings
+from docshelf.embed import HashEmbedder
 from docshelf.index.sync import Indexer, group_skipped, reason_kind
 from docshelf.parse import default_registry
 from docshelf.parse.clean import clean_text
@@ -123,3 +125,28 @@ def test_onnxruntime_advice_on_the_root_logger_is_demoted_to_debug() -> None:
     ours = logging.LogRecord("root", logging.WARNING, "/x/docshelf/cli/main.py", 1, "keep me", None, None)
     demote = _OnnxAdvice()
     assert demote.filter(advice) is False and demote.filter(ours) is True
+
+
+class _SlowHere(HashEmbedder):
+    """Embeds as the hash embedder, and says it ran on a slower runtime than it should."""
+
+    def slow_note(self) -> str | None:
+        return "hash ran on an abacus: much slower"
+
+
+def test_an_index_run_says_when_the_model_ran_slower_than_it_should(
+    shelf_settings: Settings, tmp_path: Path
+) -> None:
+    """A fallback runtime or a rejected int8 copy halves the indexing speed: the log line went
+    unseen, so the run's report says it, when that run embedded."""
+    corpus = tmp_path / "notes"
+    corpus.mkdir()
+    (corpus / "a.md").write_text("# A\n\nSome text to embed.\n", encoding="utf-8")
+    with Shelf(shelf_settings, embedder=_SlowHere()) as shelf:
+        first = shelf.index([corpus], keyword_only=True)
+        assert first.sync.chunks_embedded == 0 and first.notes == []
+        second = shelf.index([corpus])
+        assert second.sync.chunks_embedded > 0 and second.notes == ["hash ran on an abacus: much slower"]
+    with Shelf(shelf_settings, embedder=HashEmbedder()) as shelf:
+        (corpus / "b.md").write_text("# B\n\nMore text.\n", encoding="utf-8")
+        assert shelf.index([corpus]).notes == []

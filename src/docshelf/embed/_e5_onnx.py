@@ -161,6 +161,7 @@ class OnnxEncoder:
         self.weights = weights
         # int8 activations are quantised per batch: a row would depend on its batch-mates
         self.int8 = path.name == INT8_FILE
+        self.float_why: str | None = None  # why not int8, where int8 was wanted
         self.session = ort.InferenceSession(
             str(path), opts, providers=["CPUExecutionProvider"], disabled_optimizers=["SkipLayerNormFusion"]
         )
@@ -271,7 +272,15 @@ def load_encoder(weights: Weights, cache_dir: Path, threads: int, int8: bool, ch
         try:
             meta = json.loads((target / META_FILE).read_text(encoding="utf-8"))
             use_int8 = int8 and bool(meta.get("int8")) and (target / INT8_FILE).is_file()
-            return OnnxEncoder(target / (INT8_FILE if use_int8 else FP32_FILE), weights, threads)
+            encoder = OnnxEncoder(target / (INT8_FILE if use_int8 else FP32_FILE), weights, threads)
+            if int8 and not use_int8:
+                cos = meta.get("int8_min_cosine")
+                encoder.float_why = (
+                    f"was rejected ({cos} cosine to the float graph, {INT8_MIN_COSINE} needed)"
+                    if cos is not None
+                    else "could not be made or kept (see the log)"
+                )
+            return encoder
         except Exception as exc:  # onnxruntime raises its own types for a damaged file
             if built:
                 raise

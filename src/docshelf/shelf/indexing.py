@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
 from docshelf.config import check_collection
+from docshelf.embed.base import SaysSlow
 from docshelf.errors import DocshelfError, NotFoundError, SourceError
 from docshelf.shelf.types import ForgetReport, IndexReport
 from docshelf.shelf.writing import collection_of, file_collection, plan_collection, split_targets
@@ -83,7 +84,11 @@ def index(
         collection, fetched.roots, fetched.skipped, force=plan.force, scope=scope, keyword_only=keyword_only
     )
     _left_out(parts, collection, named.files, report)
-    return IndexReport(report, fetched.fetched, fetched.unchanged, plan.origin, plan.changes, plan.notes)
+    notes = list(plan.notes)
+    model = parts.model()
+    if report.chunks_embedded and isinstance(model, SaysSlow) and (slow := model.slow_note()):
+        notes.append(slow)
+    return IndexReport(report, fetched.fetched, fetched.unchanged, plan.origin, plan.changes, notes)
 
 
 def _left_out(parts: Parts, collection: str, files: Sequence[Path], report: SyncReport) -> None:
