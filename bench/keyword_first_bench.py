@@ -25,7 +25,11 @@ SIGSTOP / SIGCONT hand the machine to each in turn for SECONDS at a time, so a c
 machine's speed during the hours of a run falls on both alike; each one's time is the sum of its
 turns (and its keyword time the sum of its turns until its first phase ended). While the file
 given to --hold exists, both are stopped and the clock of neither runs (other work on the machine
-can go there). Each turn is logged as it ends.
+can go there). Each turn is logged as it ends. After each turn, and when the bench is stopped
+(SIGTERM, SIGHUP, Ctrl-C), each one's seconds and CPU so far go to WORK/turns.json; --resume then
+starts both again on their indexes as they stand (the stop lost at most a batch of each) and adds
+the new turns to those (a half's keyword time is the saved "keyword" when its first phase ended
+before the stop; else the turns before it count in full, an upper bound).
 
 --keyword-only times the first phase alone (`index --keyword-only`) of this checkout against
 --baseline-src, which must be a keyword-first checkout too (e.g. 7120fbd), --rounds times
@@ -69,11 +73,36 @@ def index(corpus: Path, data: Path, env: dict[str, str], *more: str) -> tuple[di
     return json.loads(proc.stdout), wall, cpu_s
 
 
+class Stopped(Exception):
+    """The bench itself was told to stop (SIGTERM, SIGHUP): save the turns and leave."""
+
+
+def stop(signum: int, frame: object) -> None:
+    raise Stopped(signal.Signals(signum).name)
+
+
+def group_cpu(pgid: int) -> float:
+    """CPU seconds of a process group so far: its live members and the children they reaped."""
+    ticks = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # it ended meanwhile
+        if int(fields[2]) == pgid:  # utime, stime, cutime, cstime
+            ticks += sum(int(f) for f in fields[11:15])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 class Turns:
     """One `docshelf index` process run in turns: started stopped, its running spans recorded."""
 
-    def __init__(self, name: str, corpus: Path, data: Path, env: dict[str, str], logs: Path) -> None:
-        shutil.rmtree(data, ignore_errors=True)
+    def __init__(
+        self, name: str, corpus: Path, data: Path, env: dict[str, str], logs: Path, prior: dict[str, Any]
+    ) -> None:
+        if not prior:  # a resumed half goes on from its index as it stands
+            shutil.rmtree(data, ignore_errors=True)
+        self.prior = {"seconds": 0.0, "cpu": 0.0, "keyword": None, **prior}
         self.name, self.env = name, env
         self.cmd = [sys.executable, "-m", "docshelf", "index", str(corpus), "--json", "--data-dir", str(data)]
         self.out, self.err = logs / f"{name}.out", logs / f"{name}.err"
@@ -96,6 +125,14 @@ class Turns:
         assert self.proc is not None
         os.killpg(self.proc.pid, signal.SIGSTOP)
         self.spans[-1][1] = time.perf_counter()
+        self.cpu = group_cpu(self.proc.pid)
+
+    def saved(self) -> dict[str, Any]:
+        """What a resumed run starts from: seconds and CPU of all its turns so far."""
+        return {**self.prior, "seconds": self.total(), "cpu": self.prior["cpu"] + self.cpu}
+
+    def total(self, until: float = float("inf")) -> float:
+        return float(self.prior["seconds"]) + self.active(until)
 
     def ended(self) -> bool:
         if self.proc is None:
@@ -115,14 +152,35 @@ class Turns:
         return sum(max(0.0, min(end, until) - start) for start, end in self.spans)
 
 
-def interleave(halves: list[Turns], turn_s: float, hold: Path | None) -> None:
+def interleave(halves: list[Turns], turn_s: float, hold: Path | None, state: Path) -> None:
     """Run ``halves`` in turns of ``turn_s`` seconds until all have ended (none while ``hold`` exists)."""
+    try:
+        turns(halves, turn_s, hold, state)
+    except (Stopped, KeyboardInterrupt) as why:
+        for half in halves:
+            if half.proc is not None and half.proc.returncode is None:
+                if half.spans and half.spans[-1][1] == 0.0:
+                    half.pause()
+                os.killpg(half.proc.pid, signal.SIGKILL)  # what it had not committed is lost either way
+        save(halves, state)
+        sys.exit(f"stopped ({why or 'interrupt'}) at {time.strftime('%H:%M:%S')}: the turns so far are in "
+                 f"{state}; the same command with --resume goes on")  # fmt: skip
+    for half in halves:
+        if half.code:
+            sys.exit(f"{half.name} index failed ({half.code}): {half.err.read_text()[-2000:]}")
+
+
+def save(halves: list[Turns], state: Path) -> None:
+    state.write_text(json.dumps({half.name: half.saved() for half in halves}, indent=1))
+
+
+def turns(halves: list[Turns], turn_s: float, hold: Path | None, state: Path) -> None:
     live, turn, current, since, left = list(halves), 0, None, 0.0, turn_s
     while live:
         now = time.perf_counter()
         if current is not None and current.ended():
             print(f"  {time.strftime('%H:%M:%S')} {current.name} ended ({current.code}) after "
-                  f"{current.active():.1f}s of turns; {load()}", flush=True)  # fmt: skip
+                  f"{current.total():.1f}s of turns; {load()}", flush=True)  # fmt: skip
             live.remove(current)
             current = None
         held = hold is not None and hold.exists()
@@ -130,7 +188,8 @@ def interleave(halves: list[Turns], turn_s: float, hold: Path | None) -> None:
             current.pause()
             left = turn_s - (now - since) if held else turn_s  # a hold does not restart the turn
             print(f"  {time.strftime('%H:%M:%S')} {current.name} paused{' (hold)' if held else ''}: "
-                  f"{current.active():.1f}s so far; {load()}", flush=True)  # fmt: skip
+                  f"{current.total():.1f}s so far; {load()}", flush=True)  # fmt: skip
+            save(halves, state)
             turn += 0 if held else 1
             current = None
         if current is None and live and not held:
@@ -138,9 +197,6 @@ def interleave(halves: list[Turns], turn_s: float, hold: Path | None) -> None:
             current.resume()
             since = now - (turn_s - left)
         time.sleep(0.5)
-    for half in halves:
-        if half.code:
-            sys.exit(f"{half.name} index failed ({half.code}): {half.err.read_text()[-2000:]}")
 
 
 def keyword_only(corpus: Path, work: Path, env: dict[str, str], baseline: Path, rounds: int) -> None:
@@ -186,6 +242,7 @@ def main() -> None:
         help="one run: both indexes in turns of SECONDS (needs --baseline-src)",
     )
     parser.add_argument("--hold", type=Path, help="while this file exists, neither index runs")
+    parser.add_argument("--resume", action="store_true", help="go on from WORK/turns.json (--interleave)")
     parser.add_argument(
         "--keyword-only",
         action="store_true",
@@ -196,6 +253,8 @@ def main() -> None:
         parser.error("--keyword-only needs --baseline-src")
     if args.interleave and not args.baseline_src:
         parser.error("--interleave needs --baseline-src")
+    if args.resume and not (args.interleave and args.work):
+        parser.error("--resume needs --interleave and the --work of the stopped run")
     work = args.work or Path(tempfile.mkdtemp(prefix="docshelf-kwfirst-"))
     env = {k: v for k, v in os.environ.items() if not k.startswith("DOCSHELF_")}
     env.update(DOCSHELF_EMBED__MODEL="e5", DOCSHELF_EMBED__WORKERS="2", XDG_DATA_HOME=str(work / "xdg"))
@@ -217,24 +276,34 @@ def main() -> None:
     if args.interleave:
         work.mkdir(parents=True, exist_ok=True)
         old = {**env, "PYTHONPATH": str(args.baseline_src)}
-        halves = [Turns(name, corpus, work / name, e, work) for name, e in (("today", old), ("new", env))]
+        state = work / "turns.json"
+        prior = json.loads(state.read_text()) if args.resume else {}
+        halves = [
+            Turns(name, corpus, work / name, e, work, prior.get(name, {}))
+            for name, e in (("today", old), ("new", env))
+        ]
+        for name, saved in prior.items():
+            print(f"resumed: {name} had {saved['seconds']:.1f}s of turns, CPU {saved['cpu']:.0f}s")
+        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGHUP, stop)
         before = load()
         print(f"in turns of {args.interleave:.0f}s from {time.strftime('%H:%M:%S')}; {before}", flush=True)
-        interleave(halves, args.interleave, args.hold)
+        interleave(halves, args.interleave, args.hold, state)
         today_half, new_half = halves
         report = new_half.report
         end = new_half.spans[-1][1]
-        keyword = new_half.active(end - (report["seconds"] - report["keyword_seconds"]))
-        todays.append((today_half.active(), today_half.cpu))
-        news.append((keyword, new_half.active(), new_half.cpu))
+        keyword = new_half.prior["keyword"]
+        if keyword is None:  # its first phase ended in this run's turns
+            keyword = new_half.total(end - (report["seconds"] - report["keyword_seconds"]))
+        todays.append((today_half.total(), today_half.saved()["cpu"]))
+        news.append((keyword, new_half.total(), new_half.saved()["cpu"]))
         old_report = today_half.report
         print(f"today's index ({args.baseline_src}): {old_report['added']} files, "
-              f"{old_report['chunks_written']} chunks, {todays[0][0]:.1f}s in {len(today_half.spans)} turns, "
-              f"CPU {today_half.cpu:.0f}s")  # fmt: skip
-        print(f"keyword first: {report['added']} files, {report['chunks_written']} chunks; every file "
-              f"keyword-searchable after {keyword:.1f}s, every chunk with its vector after "
-              f"{news[0][1]:.1f}s in {len(new_half.spans)} turns, CPU {new_half.cpu:.0f}s "
-              f"({before} -> {load()})")  # fmt: skip
+              f"{old_report['chunks_written']} chunks this run, {todays[0][0]:.1f}s of turns, "
+              f"CPU {todays[0][1]:.0f}s")  # fmt: skip
+        print(f"keyword first: {report['added']} files, {report['chunks_written']} chunks this run; every "
+              f"file keyword-searchable after {keyword:.1f}s, every chunk with its vector after "
+              f"{news[0][1]:.1f}s of turns, CPU {news[0][2]:.0f}s ({before} -> {load()})")  # fmt: skip
     rounds = 0 if args.interleave else args.rounds
     for r in range(1, rounds + 1):  # alternated: a change in the machine's load hits both
         if args.baseline_src:
