@@ -36,6 +36,7 @@ from docshelf.server.limits import fit_items, tool_result
 from docshelf.server.notices import Notices
 from docshelf.server.schemas import WriteReport
 from docshelf.server.tools import tool
+from docshelf.shelf import join_notes
 
 if TYPE_CHECKING:
     from docshelf.server.feed import StatusFeed
@@ -168,7 +169,8 @@ def _report(action: str, done: list[IndexReport], budget: int) -> dict[str, Any]
     before = len(payload["skipped"]) + len(payload["removed_paths"])
     after = fit_items(payload, "skipped", budget // 2) + fit_items(payload, "removed_paths", budget // 2)
     if after < before:
-        payload["note"] = "lists cut to stay under the size cap; index_status has the skipped files"
+        cut = "lists cut to stay under the size cap; index_status has the skipped files"
+        payload["note"] = join_notes(payload["note"], cut)
     return payload
 
 

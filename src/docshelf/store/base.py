@@ -251,11 +251,12 @@ class Replacement:
     terms: Sequence[Sequence[str]] | None = None
     analyzer: str = ""
 
-    def chunk_terms(self, analyzer: TermAnalyzer) -> list[list[str]]:
-        """Each chunk's terms by ``analyzer``: the ones made already when they are its."""
+    def chunk_terms(self, analyzer: TermAnalyzer) -> Sequence[Sequence[str]]:
+        """Each chunk's terms by ``analyzer``: the ones made already when they are its (as they are:
+        this runs on the writer's thread, which the workers that made them set out to relieve)."""
         made = self.terms
         if made is not None and self.analyzer == analyzer.fingerprint and len(made) == len(self.chunks):
-            return [list(t) for t in made]
+            return made
         title = self.doc.title
         return [analyzer.chunk_terms(title, c.heading_path, c.text) for c in self.chunks]
 

@@ -74,7 +74,7 @@ class SQLiteWrites:
         )
 
     def _keyword_docs(
-        self, doc: DocumentRecord, chunks: Sequence[Chunk], terms: Sequence[list[str]] | None = None
+        self, doc: DocumentRecord, chunks: Sequence[Chunk], terms: Sequence[Sequence[str]] | None = None
     ) -> Iterator[KeywordDoc]:
         """The keyword index's entries for ``chunks`` (``terms``: theirs, made already)."""
         if terms is None:
