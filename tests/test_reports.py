@@ -127,7 +127,7 @@ def test_onnxruntime_advice_on_the_root_logger_is_demoted_to_debug() -> None:
     assert demote.filter(advice) is False and demote.filter(ours) is True
 
 
-class _SlowHere(HashEmbedder):
+class SlowHere(HashEmbedder):
     """Embeds as the hash embedder, and says it ran on a slower runtime than it should."""
 
     def slow_note(self) -> str | None:
@@ -142,7 +142,7 @@ def test_an_index_run_says_when_the_model_ran_slower_than_it_should(
     corpus = tmp_path / "notes"
     corpus.mkdir()
     (corpus / "a.md").write_text("# A\n\nSome text to embed.\n", encoding="utf-8")
-    with Shelf(shelf_settings, embedder=_SlowHere()) as shelf:
+    with Shelf(shelf_settings, embedder=SlowHere()) as shelf:
         first = shelf.index([corpus], keyword_only=True)
         assert first.sync.chunks_embedded == 0 and first.notes == []
         second = shelf.index([corpus])

@@ -23,6 +23,7 @@ from docshelf.server import create_server
 from docshelf.server.limits import dumps, estimate_tokens
 from docshelf.shelf import Shelf
 from mcpkit import data
+from test_reports import SlowHere
 
 pytestmark = pytest.mark.anyio
 
@@ -260,13 +261,6 @@ async def test_a_failing_refresh_after_the_answer_does_not_fail_the_tool_call(
         assert not passage.is_error and data(passage)["passages"]
 
 
-class _SlowHere(HashEmbedder):
-    """Embeds as the hash embedder, and says it ran on a slower runtime than it should."""
-
-    def slow_note(self) -> str | None:
-        return "hash ran on an abacus: much slower"
-
-
 async def test_ingest_keeps_the_runs_note_when_its_lists_are_cut(settings: Settings, tmp_path: Path) -> None:
     """The note that the lists were cut to the size cap replaced the run's own note (a slower model
     path, a settings change): the agent lost it while the CLI showed it."""
@@ -277,7 +271,7 @@ async def test_ingest_keeps_the_runs_note_when_its_lists_are_cut(settings: Setti
         (folder / f"broken-scan-of-a-long-named-report-{i:03}.pdf").write_bytes(b"%PDF-1.4 not really")
     settings.server.allow_ingest = [tmp_path]
     settings.server.max_result_tokens = 1000
-    with Shelf(settings, embedder=_SlowHere()) as shelf:
+    with Shelf(settings, embedder=SlowHere()) as shelf:
         async with Client(create_server(settings, shelf)) as client:
             out = data(await client.call_tool("ingest", {"path": str(folder)}))
     assert out["added"] == 1 and 0 < len(out["skipped"]) < 120
