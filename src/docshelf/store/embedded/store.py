@@ -21,6 +21,7 @@ from docshelf.store.base import (
     DocState,
     DocumentRecord,
     Progress,
+    Replacement,
     StoreStats,
     TermAnalyzer,
     TextSpan,
@@ -322,7 +323,8 @@ class SQLiteStore(SQLiteSearch, SQLiteReembed, SQLiteWrites, SQLitePending, Buil
         for chunk in self.iter_chunks():
             doc = docs.get(chunk.doc_id)
             if doc is not None:
-                self.keyword.add(self._keyword_docs(doc, [chunk]))
+                made = Replacement(doc, [chunk], {}).chunk_terms(self.analyzer)
+                self.keyword.add(self._keyword_docs(doc, [chunk], made))
                 count += 1
                 report_progress(progress, count, total)
         self.commit()

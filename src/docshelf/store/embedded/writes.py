@@ -74,11 +74,9 @@ class SQLiteWrites:
         )
 
     def _keyword_docs(
-        self, doc: DocumentRecord, chunks: Sequence[Chunk], terms: Sequence[Sequence[str]] | None = None
+        self, doc: DocumentRecord, chunks: Sequence[Chunk], terms: Sequence[Sequence[str]]
     ) -> Iterator[KeywordDoc]:
-        """The keyword index's entries for ``chunks`` (``terms``: theirs, made already)."""
-        if terms is None:
-            terms = [self.analyzer.chunk_terms(doc.title, c.heading_path, c.text) for c in chunks]
+        """The keyword index's entries for ``chunks`` (``terms``: theirs, ``Replacement.chunk_terms``)."""
         for c, made in zip(chunks, terms, strict=True):
             yield KeywordDoc(c.id, doc.id, doc.collection, doc.lifecycle or "", made)
 
