@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 SHOWN_PER_REASON = 3  # paths named per reason where a summary names paths
-KINDS_SHOWN = 4  # reason kinds named in the `index` summary line; `index --skipped` lists every file
+KINDS_SHOWN = 4  # reason kinds named in the `index` summary line; `status --skipped` lists every file
 FILES_NAMED = 3  # up to this many skipped files, the summary line names each
 
 
@@ -103,7 +103,7 @@ def skipped_summary(skipped: Sequence[tuple[str, str]], shown: int = KINDS_SHOWN
         said = ", ".join(f"{kind} ({len(items)})" for kind, items in list(groups.items())[:shown])
         said += f", and {len(groups) - shown} more kinds" if len(groups) > shown else ""
     return Text.assemble(
-        (f"{len(skipped)} skipped: ", "yellow"), name(said), ("; docshelf index --skipped lists them", "dim")
+        (f"{len(skipped)} skipped: ", "yellow"), name(said), ("; docshelf status --skipped lists them", "dim")
     )
 
 
