@@ -4,6 +4,7 @@ command, a mistyped option answered in one line with the near one, help that fit
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -123,6 +124,22 @@ def test_help_fits_80_columns_with_whole_option_names(
     assert names, command
     for option in names:
         assert re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", out), option
+
+
+@pytest.mark.parametrize("command", _commands(), ids=lambda c: " ".join(c) or "docshelf")
+def test_help_prose_is_wrapped_at_the_terminal_not_at_the_source(
+    cli: CliRunner, monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    """`index --help` broke its text where the docstring's lines end, then again at 80 columns:
+    "the vectors for" alone on a line, the rest of the sentence below it."""
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, err = run(cli, *command, "--help")
+    assert code == 0, err
+    prose = out.split("╭")[0].splitlines()[2:]  # the text between the usage line and the first panel
+    for line, after in itertools.pairwise(prose):
+        if line.strip() and after.strip():
+            room = 80 - 1 - cell_len(line.rstrip())  # the panel's margin: 1 column on the right
+            assert cell_len(after.split()[0]) + 1 > room, f"broken early: {line.strip()!r}"
 
 
 def test_install_backs_up_only_a_file_it_changes(cli: CliRunner, tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ parameter's Python type (`<list[str]>`, `<bool>` on a flag): the group here says
 from __future__ import annotations
 
 import difflib
+import inspect
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -107,6 +108,15 @@ def _one_line() -> Iterator[None]:
         raise typer.Exit(2) from None
 
 
+def _reflowed(text: str | None) -> str | None:
+    """``text`` with each paragraph on one line, for the terminal to wrap: typer keeps a
+    docstring's line breaks, and a line cut at 100 columns was cut again at 80."""
+    if not text:
+        return text
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    return "\n\n".join(p if p.startswith("\b") else " ".join(p.split()) for p in paragraphs)
+
+
 def _plain_metavars(command: Any) -> None:
     """A metavar for each parameter: help shows it instead of the Python type; a flag and an
     argument (its name says it) show none."""
@@ -131,6 +141,7 @@ class DocshelfGroup(TyperGroup):
         _plain_metavars(self)
         for command in self.commands.values():
             _plain_metavars(command)
+            command.help = _reflowed(command.help)
         with _one_line():
             return super().make_context(info_name, args, parent, **extra)
 
