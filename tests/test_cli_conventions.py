@@ -36,10 +36,13 @@ def test_version(cli: CliRunner) -> None:
 def test_shell_completion_is_shown_installed_and_completes(tmp_path: Path) -> None:
     env = {**os.environ, "HOME": str(tmp_path), "SHELL": "/bin/bash", "COLUMNS": "80"}
     cmd = [sys.executable, "-m", "docshelf"]
-    shown = subprocess.run([*cmd, "--show-completion", "bash"], env=env, capture_output=True, text=True)
+    # typer finds "the current shell" among the command's parent processes (a word after the flag
+    # is not read): run under a bash that stays, as from a terminal; a pytest whose shell had
+    # exited failed here with "Shell  not supported."
+    in_bash = ["bash", "-c", '"$@"; exit $?', "bash", *cmd]
+    shown = subprocess.run([*in_bash, "--show-completion"], env=env, capture_output=True, text=True)
     assert shown.returncode == 0 and "_DOCSHELF_COMPLETE" in shown.stdout, shown.stderr
-    installed = subprocess.run([*cmd, "--install-completion", "bash"], env=env, capture_output=True,
-                               text=True)  # fmt: skip
+    installed = subprocess.run([*in_bash, "--install-completion"], env=env, capture_output=True, text=True)
     assert installed.returncode == 0, installed.stderr
     assert "docshelf" in (tmp_path / ".bashrc").read_text()
     # what bash runs on <TAB>: `docshelf sea` completes to search, `search --da` to --data-dir
