@@ -67,17 +67,23 @@ def test_the_step_has_a_time_limit_of_its_own_after_the_parse() -> None:
 
 
 @pytest.mark.parametrize("workers", [1, 2])
-def test_files_parse_at_once_in_as_many_workers_as_asked(workers: int) -> None:
+def test_files_parse_at_once_in_as_many_workers_as_asked(workers: int, tmp_path: Path) -> None:
     registry = workerkit.pid_registry()
     parse_isolated(registry, b"0", "warm.pid", 30, 512, workers)  # a worker exists already
     start = threading.Barrier(2)
     pids: list[str] = []
+    # two workers: the first file ends only once the second has run (in another worker, then);
+    # one: both take half a second, one after the other in the same worker
+    flag = tmp_path / "second-ran"
+    data = [f"until:{flag}".encode(), f"make:{flag}".encode()] if workers == 2 else [b"0.5", b"0.5"]
 
-    def one(name: str) -> None:
+    def one(i: int) -> None:
         start.wait()
-        pids.append(parse_isolated(registry, b"0.5", name, 30, 512, workers).text)
+        while i and workers == 2 and not Path(f"{flag}.started").exists():
+            time.sleep(0.01)  # the first file has its worker
+        pids.append(parse_isolated(registry, data[i], f"{i}.pid", 30, 512, workers).text)
 
-    threads = [threading.Thread(target=one, args=(f"{i}.pid",)) for i in range(2)]
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(2)]
     for t in threads:
         t.start()
     for t in threads:
@@ -297,3 +303,52 @@ def test_a_sync_in_workers_leaves_no_analysis_to_its_own_thread(
         report = rt.indexer().sync("test", [corpus])
         assert report.chunks_written > 0 and here == []
         assert rt.searcher().search("page the on-call engineer", mode="keyword").hits
+
+
+class _Booting:
+    """A parse worker whose start waits for ``gate`` (a process start and its parsers' imports)."""
+
+    def __init__(self, gate: threading.Event, memory_mb: float) -> None:
+        self.memory_bytes, self.gate, self.stopped = int(memory_mb * 1_048_576), gate, False
+
+    def warm(self, registry: object) -> None:
+        assert self.gate.wait(10)
+
+    def stop(self) -> None:
+        self.stopped = True
+
+
+def test_a_file_waits_for_a_worker_already_running_not_for_a_new_one_to_start() -> None:
+    """A sync of a few files took the process's warm worker for the first and started a second for
+    the next, which then waited ~0.4 s for that process to import its parsers while the warm one,
+    done in milliseconds, sat idle (every small sync paid it: watch, ingest, most tests)."""
+    from docshelf.parse.worker import _Pool
+
+    gate = threading.Event()
+    made: list[_Booting] = []
+
+    def make(memory_mb: float) -> _Booting:
+        made.append(_Booting(gate, memory_mb))
+        return made[-1]
+
+    pool = _Pool(make)  # type: ignore[arg-type]
+    running = _Booting(gate, 512)
+    pool.idle.append(running)  # type: ignore[arg-type]
+    first = pool.take(512, 2)
+    assert first is running
+    second: list[object] = []
+    asker = threading.Thread(target=lambda: second.append(pool.take(512, 2)))
+    asker.start()
+    while not made:  # the second file starts a worker in the background and waits for either
+        time.sleep(0.01)
+    assert not second
+    pool.give(first)  # type: ignore[arg-type]
+    asker.join(5)
+    assert second == [running] and not gate.is_set()  # the warm one, the new one still starting
+    pool.give(running)  # type: ignore[arg-type]
+    pool.stop(keep=1)  # the sync is over; the worker that was starting is let go when it is up
+    gate.set()
+    deadline = time.monotonic() + 5
+    while not made[0].stopped and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert made[0].stopped and pool.idle == [running] and pool.busy == 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 from docshelf.errors import ParseError
 from docshelf.parse import default_registry
@@ -14,14 +15,24 @@ __all__ = ["PidParser", "pid_registry", "refuse", "slow_then", "where_and_title"
 
 
 class PidParser:
-    """Parses ``.pid`` files into the id of the process that parsed them, after ``data`` seconds."""
+    """Parses ``.pid`` files into the id of the process that parsed them, after ``data`` seconds
+    (or, for ``until:PATH``, once PATH exists, having made PATH.started; ``make:PATH`` makes it)."""
 
     name = "pid"
     extensions = (".pid",)
     binary = False
 
     def parse(self, data: bytes, path: str) -> ParsedDocument:
-        time.sleep(float(data or b"0"))
+        said = data.decode()
+        if said.startswith("make:"):
+            Path(said[5:]).touch()
+        elif said.startswith("until:"):
+            Path(said[6:] + ".started").touch()
+            deadline = time.monotonic() + 20
+            while not Path(said[6:]).exists() and time.monotonic() < deadline:
+                time.sleep(0.01)
+        else:
+            time.sleep(float(said or "0"))
         text = str(os.getpid())
         return ParsedDocument(text, [Section(0, len(text), "text")], self.name)
 

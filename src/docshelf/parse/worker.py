@@ -153,6 +153,15 @@ class ParseWorker:
         self._proc, self._conn, self._registry, self._env = proc, conn, None, None
         return conn
 
+    def warm(self, registry: tuple[int, bytes] | None) -> None:
+        """Start the process and load ``registry`` there (the parsers last sent: their id and
+        pickle), so that its first parse waits for neither."""
+        conn = self._start()
+        if registry is not None:
+            conn.send(("registry", registry[1], list(sys.path)))
+            if self._answer(conn, "(a new parse worker)", 60.0)[0] == "ready":
+                self._registry = registry
+
     def stop(self) -> None:
         """Kill the worker (and what it started); the next parse starts a new one."""
         proc, conn, self._proc, self._conn = self._proc, self._conn, None, None
@@ -236,24 +245,66 @@ class ParseWorker:
 class _Pool:
     """The process's parse workers, each one file at a time; a caller waits while ``size`` (its
     own bound) are busy. Idle ones are kept (a worker costs a process start and its parsers'
-    imports)."""
+    imports). A new one starts in the background, loading the parsers last sent: a caller takes
+    whichever is free first, a running worker given back or the new one once it is up (a few
+    files were parsed by the warm worker in milliseconds while the next waited ~0.4 s for a new
+    process)."""
 
-    def __init__(self) -> None:
+    def __init__(self, make: Callable[[float], ParseWorker] | None = None) -> None:
+        self.make = make or ParseWorker
         self.idle: list[ParseWorker] = []
         self.busy = 0
+        self.starting = 0
+        self.waiting = 0
+        self.keep: int | None = None  # after ``stop(keep)``: a worker up after it goes unless awaited
+        self.registry: tuple[int, bytes] | None = None  # the parsers last sent, for new workers
         self.cond = threading.Condition()
 
     def take(self, memory_mb: float, size: int) -> ParseWorker:
+        memory, size = int(memory_mb * 1_048_576), max(1, size)
+        stale: list[ParseWorker] = []
         with self.cond:
-            while self.busy >= max(1, size):
-                self.cond.wait()
-            self.busy += 1
-            worker = self.idle.pop() if self.idle else None
-        if worker is not None and worker.memory_bytes == int(memory_mb * 1_048_576):
-            return worker
-        if worker is not None:
+            self.keep = None
+            self.waiting += 1
+            try:
+                while True:
+                    if self.busy < size:
+                        stale += [w for w in self.idle if w.memory_bytes != memory]
+                        self.idle = [w for w in self.idle if w.memory_bytes == memory]
+                        if self.idle:
+                            self.busy += 1
+                            worker = self.idle.pop()
+                            break
+                        if self.busy + self.starting < size:
+                            self.starting += 1
+                            threading.Thread(
+                                target=self._start,
+                                args=(memory_mb,),
+                                name="docshelf-parse-start",
+                                daemon=True,
+                            ).start()
+                    self.cond.wait()
+            finally:
+                self.waiting -= 1
+        for old in stale:
+            old.stop()
+        return worker
+
+    def _start(self, memory_mb: float) -> None:
+        worker = self.make(memory_mb)
+        try:
+            worker.warm(self.registry)
+        except Exception as exc:  # it starts again at its first parse, which reports what fails
+            log.debug("a parse worker did not start in the background: %s", exc)
             worker.stop()
-        return ParseWorker(memory_mb)
+        with self.cond:
+            self.starting -= 1
+            unwanted = self.keep is not None and not self.waiting and len(self.idle) >= self.keep
+            if not unwanted:
+                self.idle.append(worker)
+                self.cond.notify()
+        if unwanted:
+            worker.stop()
 
     def give(self, worker: ParseWorker) -> None:
         with self.cond:
@@ -262,8 +313,10 @@ class _Pool:
             self.cond.notify()
 
     def stop(self, keep: int = 0) -> None:
-        """Stop the idle workers but ``keep`` of them."""
+        """Stop the idle workers but ``keep`` of them (and those starting, once they are up,
+        unless a caller waits for them)."""
         with self.cond:
+            self.keep = keep
             idle, self.idle = self.idle[keep:], self.idle[:keep]
         for worker in idle:
             worker.stop()
@@ -329,6 +382,8 @@ def _run(
             done = None
         else:
             done = worker.parse(registry, blob, data, path, timeout_s, then_blob)
+            if done is not None:
+                pool.registry = (id(registry), blob)  # what a worker starting now loads
     finally:
         pool.give(worker)
     if done is not None:
