@@ -22,6 +22,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -41,6 +42,7 @@ _T = TypeVar("_T")
 log = logging.getLogger("docshelf.parse")
 
 _GRACE_S = 1.0  # past the limit: a parser's own deadline check reports first, with its reason
+_START_AFTER_S = 0.1  # how long a file waits for a busy worker before another one starts
 _PR_SET_PDEATHSIG = 1
 
 
@@ -245,10 +247,10 @@ class ParseWorker:
 class _Pool:
     """The process's parse workers, each one file at a time; a caller waits while ``size`` (its
     own bound) are busy. Idle ones are kept (a worker costs a process start and its parsers'
-    imports). A new one starts in the background, loading the parsers last sent: a caller takes
-    whichever is free first, a running worker given back or the new one once it is up (a few
-    files were parsed by the warm worker in milliseconds while the next waited ~0.4 s for a new
-    process)."""
+    imports). A file that finds none free waits ``_START_AFTER_S`` for a busy one, then another
+    starts in the background, loading the parsers last sent, and the file takes whichever is free
+    first (a few small files were parsed by the warm worker in milliseconds while the next waited
+    ~1 s for a new process and its imports)."""
 
     def __init__(self, make: Callable[[float], ParseWorker] | None = None) -> None:
         self.make = make or ParseWorker
@@ -263,6 +265,7 @@ class _Pool:
     def take(self, memory_mb: float, size: int) -> ParseWorker:
         memory, size = int(memory_mb * 1_048_576), max(1, size)
         stale: list[ParseWorker] = []
+        start_at: float | None = None
         with self.cond:
             self.keep = None
             self.waiting += 1
@@ -276,6 +279,14 @@ class _Pool:
                             worker = self.idle.pop()
                             break
                         if self.busy + self.starting < size:
+                            # a busy worker is likely back within milliseconds (a small file);
+                            # a new one costs a process and its imports, ~1 s of a core
+                            now = time.monotonic()
+                            if self.busy and start_at is None:
+                                start_at = now + _START_AFTER_S
+                            if start_at is not None and now < start_at:
+                                self.cond.wait(start_at - now)
+                                continue
                             self.starting += 1
                             threading.Thread(
                                 target=self._start,
