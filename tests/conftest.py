@@ -28,6 +28,9 @@ _SLOW_MODULES = {
     "test_e5.py",  # the real multilingual-e5 model (conversion, C engine, ONNX)
     "test_models.py",  # the real USE model
     "test_replication.py",  # a PostgreSQL primary and replicas
+    "test_search_helper.py",  # the CLI and its search helper as processes, started and timed out
+    "reliability/test_cli_exit_codes.py",  # the CLI as a process for each exit code
+    "reliability/test_faults.py",  # a full disk (RLIMIT_FSIZE, a tmpfs) and damaged files, in processes
 }
 _TESTS = Path(__file__).resolve().parent
 
