@@ -1,12 +1,13 @@
 """Live index: edit-to-searchable latency, search latency while another process indexes, soak.
 
     python bench/live_bench.py [--model e5] [--edits 20] [--files-per-edit 1] [--abstracts 500]
-        [--searches 2000] [--edits-only]
+        [--searches 2000] [--edits-only] [--door python|cli]
 
 1. Edit-to-searchable: an in-process Watcher (default watch settings: debounce 500 ms) over a
    corpus of 50 scifact abstracts; each of --edits edits adds a unique word to --files-per-edit
    files at once (a save-all, a checkout), timed until a separate reader finds it in all of them
-   (keyword search). Target p50/p95 <= 2 s with the default model. --edits-only stops here.
+   (keyword search). Target p50/p95 <= 2 s with the default model. --door cli: the edits are
+   watched by `docshelf watch` as a process instead. --edits-only stops here.
 2. Search latency (hybrid, query embedding included) on that index, idle and while a second
    process runs `docshelf index` over --abstracts scifact abstracts into the same store.
 3. The soak of tests/test_soak.py with --searches searches (2 servers, 1 watcher, hash model).
@@ -62,17 +63,47 @@ def _ms(values: list[float]) -> str:
     return f"p50 {p50:.0f} ms, p95 {p95:.0f} ms (n={len(values)})"
 
 
-def edit_latency(work: Path, model: str, edits: int, per_edit: int = 1) -> tuple[list[float], Stages]:
+class _WatchCommand:
+    """`docshelf watch` as a process (the CLI door), in place of the in-process Watcher."""
+
+    def __init__(self, corpus: Path, data: Path, model: str) -> None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("DOCSHELF_")}
+        env["DOCSHELF_EMBED__MODEL"] = model
+        cmd = [sys.executable, "-m", "docshelf", "watch", str(corpus), "-c", "bench", "--data-dir", str(data)]
+        self.proc = subprocess.Popen(
+            cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:  # its first sync runs before it says so
+            if line.startswith("watching "):
+                break
+        else:
+            raise SystemExit(f"docshelf watch ended: exit {self.proc.wait()}")
+        threading.Thread(target=self.proc.stderr.read, daemon=True).start()
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(30)
+
+
+def edit_latency(
+    work: Path, model: str, edits: int, per_edit: int = 1, door: str = "python"
+) -> tuple[list[float], Stages]:
     corpus = work / "live"
-    writer = Stages(_settings(work / "data", model))
-    writer.indexer().sync("bench", [corpus])
-    watcher = Watcher(writer.indexer(), "bench", writer.settings.watch, [corpus])
+    watcher: Watcher | _WatchCommand
+    if door == "cli":
+        writer = None
+        watcher = _WatchCommand(corpus, work / "data", model)
+    else:
+        writer = Stages(_settings(work / "data", model))
+        writer.indexer().sync("bench", [corpus])
+        watcher = Watcher(writer.indexer(), "bench", writer.settings.watch, [corpus])
+        watcher.start()
     reader = Stages(_settings(work / "data", model))
     searcher = reader.searcher()
-    watcher.start()
     took: list[float] = []
     try:
-        while watcher.health["state"] != "running":
+        while isinstance(watcher, Watcher) and watcher.health["state"] != "running":
             time.sleep(0.05)
         files = sorted(corpus.glob("*.md"))
         for i in range(edits):
@@ -91,7 +122,8 @@ def edit_latency(work: Path, model: str, edits: int, per_edit: int = 1) -> tuple
             time.sleep(0.2)
     finally:
         watcher.stop()
-        writer.close()
+        if writer is not None:
+            writer.close()
     return took, reader
 
 
@@ -114,6 +146,9 @@ def main() -> None:
     p.add_argument("--edits", type=int, default=20)
     p.add_argument("--files-per-edit", type=int, default=1)
     p.add_argument("--edits-only", action="store_true")
+    p.add_argument(
+        "--door", choices=["python", "cli"], default="python", help="cli: `docshelf watch` as a process"
+    )
     p.add_argument("--abstracts", type=int, default=500)
     p.add_argument("--searches", type=int, default=2000)
     p.add_argument("--eval-data", type=Path, default=ROOT.parent / "shared" / "eval-data")
@@ -125,11 +160,11 @@ def main() -> None:
         _write_abstracts(src, work / "bulk", 50, args.abstracts)
 
         print(f"python {' '.join(sys.argv)}  ({cpu()}, {os.cpu_count()} CPUs, {load()})")
-        took, reader = edit_latency(work, args.model, args.edits, args.files_per_edit)
+        took, reader = edit_latency(work, args.model, args.edits, args.files_per_edit, args.door)
         debounce = reader.settings.watch.debounce_ms
         print(
             f"edit-to-searchable ({args.model}, debounce {debounce} ms, {args.files_per_edit} files "
-            f"an edit): {_ms(took)}  ({load()})"
+            f"an edit, {args.door} door): {_ms(took)}  ({load()})"
         )
         if args.edits_only:
             reader.close()
