@@ -313,7 +313,7 @@ class _Pool:
             unwanted = self.keep is not None and not self.waiting and len(self.idle) >= self.keep
             if not unwanted:
                 self.idle.append(worker)
-                self.cond.notify()
+                self.cond.notify_all()  # callers of other sizes may wait too: each checks its own
         if unwanted:
             worker.stop()
 
@@ -321,7 +321,7 @@ class _Pool:
         with self.cond:
             self.busy -= 1
             self.idle.append(worker)
-            self.cond.notify()
+            self.cond.notify_all()
 
     def stop(self, keep: int = 0) -> None:
         """Stop the idle workers but ``keep`` of them (and those starting, once they are up,
