@@ -58,6 +58,13 @@ def _write_abstracts(src: Path, folder: Path, start: int, count: int) -> None:
             (folder / f"{row['_id']}.md").write_text(f"# {row['title']}\n\n{row['text']}\n")
 
 
+def _cli_env(model: str) -> dict[str, str]:
+    """The environment of a `docshelf` process of this bench: none of the caller's settings."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DOCSHELF_")}
+    env["DOCSHELF_EMBED__MODEL"] = model
+    return env
+
+
 def _ms(values: list[float]) -> str:
     p50, p95 = percentile(values, 0.5) * 1000, percentile(values, 0.95) * 1000
     return f"p50 {p50:.0f} ms, p95 {p95:.0f} ms (n={len(values)})"
@@ -67,8 +74,7 @@ class _WatchCommand:
     """`docshelf watch` as a process (the CLI door), in place of the in-process Watcher."""
 
     def __init__(self, corpus: Path, data: Path, model: str) -> None:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("DOCSHELF_")}
-        env["DOCSHELF_EMBED__MODEL"] = model
+        env = _cli_env(model)
         cmd = [sys.executable, "-m", "docshelf", "watch", str(corpus), "-c", "bench", "--data-dir", str(data)]
         self.proc = subprocess.Popen(
             cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
@@ -173,8 +179,7 @@ def main() -> None:
         search_latency(reader, 1.0)  # warm up
         idle = search_latency(reader, 5.0)
         print(f"hybrid search, idle: {_ms(idle)}")
-        env = {k: v for k, v in os.environ.items() if not k.startswith("DOCSHELF_")}
-        env["DOCSHELF_EMBED__MODEL"] = args.model
+        env = _cli_env(args.model)
         cmd = [sys.executable, "-m", "docshelf", "index", str(work / "bulk"), "--collection", "bulk",
                "--data-dir", str(work / "data")]  # fmt: skip
         started = time.monotonic()

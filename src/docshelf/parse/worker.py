@@ -160,9 +160,16 @@ class ParseWorker:
         pickle), so that its first parse waits for neither."""
         conn = self._start()
         if registry is not None:
-            conn.send(("registry", registry[1], list(sys.path)))
-            if self._answer(conn, "(a new parse worker)", 60.0)[0] == "ready":
-                self._registry = registry
+            self._load(conn, registry, "(a new parse worker)")
+
+    def _load(self, conn: Connection, registry: tuple[int, bytes], path: str) -> str | None:
+        """Load ``registry`` (its id and pickle) in the worker; why it could not, else None."""
+        conn.send(("registry", registry[1], list(sys.path)))
+        kind, why = self._answer(conn, path, 60.0)
+        if kind != "ready":
+            return str(why)
+        self._registry = registry
+        return None
 
     def stop(self) -> None:
         """Kill the worker (and what it started); the next parse starts a new one."""
@@ -188,12 +195,10 @@ class ParseWorker:
         alive = self._proc is not None and self._proc.poll() is None
         conn = self._conn if alive and self._conn is not None else self._start()
         if self._registry != (id(registry), blob):
-            conn.send(("registry", blob, list(sys.path)))
-            kind, why = self._answer(conn, path, 60.0)
-            if kind != "ready":
+            why = self._load(conn, (id(registry), blob), path)
+            if why is not None:
                 log.info("parsing in-process: the worker cannot load these parsers (%s)", why)
                 return None
-            self._registry = (id(registry), blob)
         env = dict(os.environ)  # what tesseract lookups and the like see, as in-process
         if env != self._env:
             conn.send(("env", env))
