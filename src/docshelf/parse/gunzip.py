@@ -15,7 +15,7 @@ from docshelf.errors import ParseError
 from docshelf.parse.decode import looks_like_text
 
 if TYPE_CHECKING:
-    from docshelf.parse.registry import Parser
+    from docshelf.parse.parser import Parser
     from docshelf.types import ParsedDocument
 
 __all__ = ["GunzipParser", "gunzip", "gunzipped_head_is_text", "inner_name"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING
 
 from docshelf.config import Settings
 from docshelf.errors import ParseError
@@ -23,6 +23,7 @@ from docshelf.parse.markdown import MarkdownParser
 from docshelf.parse.notebook import NotebookParser
 from docshelf.parse.odf import OdfParser
 from docshelf.parse.office import DocxParser, LegacyOfficeParser, PptxParser
+from docshelf.parse.parser import Parser
 from docshelf.parse.pdf import PdfParser
 from docshelf.parse.quiet import warnings_to_log
 from docshelf.parse.rst import RstParser
@@ -37,33 +38,6 @@ if TYPE_CHECKING:
     from docshelf.config import ParseSettings
 
 __all__ = ["NO_EXTENSION", "Parser", "ParserRegistry", "default_registry"]
-
-
-@runtime_checkable
-class Parser(Protocol):
-    """Turns one file's bytes into a ParsedDocument.
-
-    ``extensions`` are lower-case with a leading dot. Parsers of binary formats
-    (PDF, DOCX) also set a class attribute ``binary = True`` and, when paged,
-    ``Section.page``. Every parser raises ParseError with an actionable message
-    for files it cannot read.
-    """
-
-    # Read-only properties, so a plain class attribute such as
-    # ``extensions = (".pdf",)`` (inferred as ``tuple[str]``) satisfies the protocol.
-    @property
-    def name(self) -> str:
-        """Short name, stored as the document's ``file_type``."""
-        ...
-
-    @property
-    def extensions(self) -> tuple[str, ...]:
-        """File extensions handled, with a leading dot."""
-        ...
-
-    def parse(self, data: bytes, path: str) -> ParsedDocument:
-        """Parse ``data``, the content of the file at ``path`` (used in messages)."""
-        ...
 
 
 def _normalise(extension: str) -> str:

@@ -69,9 +69,8 @@ def endpoint_of(settings: AnswerSettings) -> str:
 
 def register_answer_tool(server: MCPServer, shelf: Shelf) -> None:
     """Add ``ask_question``; its description names the model and endpoint passages are sent to."""
-    from docshelf.server.calls import off_loop
+    from docshelf.server.calls import UNTRUSTED, off_loop
     from docshelf.server.limits import fit_items, tool_result
-    from docshelf.server.tools import UNTRUSTED
     from docshelf.shelf import join_notes
 
     cfg = shelf.settings.answer

@@ -9,10 +9,9 @@ from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from docshelf.server.calls import answer
+from docshelf.server.calls import READ_ONLY, UNTRUSTED, answer, names, tool
 from docshelf.server.limits import fit_items
 from docshelf.server.schemas import GrepLines
-from docshelf.server.tools import READ_ONLY, UNTRUSTED, tool
 from docshelf.shelf import GrepRequest, join_notes
 
 if TYPE_CHECKING:
@@ -21,10 +20,6 @@ if TYPE_CHECKING:
     from docshelf.shelf import GrepMatch, GrepResult, Shelf
 
 __all__ = ["register_grep_tool"]
-
-
-def _names(given: list[str] | str | None) -> tuple[str, ...]:
-    return (given,) if isinstance(given, str) else tuple(given or ())
 
 
 def _row(m: GrepMatch) -> dict[str, Any]:
@@ -99,7 +94,7 @@ def register_grep_tool(server: MCPServer, shelf: Shelf) -> None:
 
         def work() -> dict[str, Any]:
             req = GrepRequest(
-                pattern, regex, ignore_case, word, _names(collections), path_glob, _names(tags),
+                pattern, regex, ignore_case, word, names(collections), path_glob, names(tags),
                 tuple(file_types or ()), False, output, context, max_results, cursor,
             )  # fmt: skip
             return _grep(shelf, req)

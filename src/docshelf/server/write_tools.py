@@ -18,7 +18,7 @@ from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from docshelf.errors import DeclinedError, DocshelfError, EmbedError
-from docshelf.server.calls import no_index_message, off_loop
+from docshelf.server.calls import no_index_message, off_loop, tool
 from docshelf.server.confirm import (
     Planned,
     Removal,
@@ -35,7 +35,6 @@ from docshelf.server.instructions import refresh_instructions
 from docshelf.server.limits import fit_items, tool_result
 from docshelf.server.notices import Notices
 from docshelf.server.schemas import WriteReport
-from docshelf.server.tools import tool
 from docshelf.shelf import join_notes
 
 if TYPE_CHECKING:
