@@ -444,6 +444,31 @@ def test_code_and_data_files_keep_their_text() -> None:
     assert reg.parse(b"{}", "x.json").file_type == "json"
 
 
+@pytest.mark.parametrize(
+    ("name", "file_type"),
+    [
+        ("lib/Git/SVN.pm", "perl"), ("contrib/hooks/update.perl", "perl"), ("fit.R", "r"),
+        ("solve.jl", "julia"), ("Main.hs", "haskell"), ("mix.exs", "elixir"), ("app.dart", "dart"),
+        ("core.clj", "clojure"), ("lexer.ml", "ocaml"), ("View.m", "objc"), ("build.gradle", "groovy"),
+        ("setup.ps1", "powershell"), ("make.bat", "batch"), ("site.scss", "css"), ("App.vue", "vue"),
+        ("api.proto", "proto"), ("main.tf", "terraform"), ("setup.cfg", "ini"), ("nginx.conf", "ini"),
+        ("fix.patch", "diff"), ("ftplugin.vim", "vim"),
+    ],
+)  # fmt: skip
+def test_source_trees_in_more_languages_are_read_as_code(name: str, file_type: str) -> None:
+    # a checkout of git's sources skipped its Perl (.pl, .perl, .pm) as "no parser"
+    data = b"first = 1\n\nsecond = 2\n"
+    doc = default_registry().parse(data, name)
+    assert doc.file_type == file_type
+    assert [text_of(doc, s) for s in doc.sections] == ["first = 1", "second = 2"]
+
+
+def test_a_binary_file_with_a_code_extension_is_refused_in_one_line() -> None:
+    video = bytes([0x47]) + bytes(range(256)) * 50  # an MPEG transport stream is also ".ts"
+    with pytest.raises(ParseError, match=r"video\.ts: .*binary"):
+        default_registry().parse(video, "video.ts")
+
+
 # ----- through a real sync ---------------------------------------------------------
 
 
