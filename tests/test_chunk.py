@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from docshelf.chunk import ApproxTokenCounter, LineIndex, TokenCounter, chunk_document, split_sentences
-from docshelf.parse import MarkdownParser
+from docshelf.parse import MarkdownParser, TextParser
 from docshelf.types import ChunkSpan, ParsedDocument, Section
 
 COUNTER = ApproxTokenCounter()
@@ -111,6 +111,37 @@ def test_every_span_is_exact_within_budget_and_covers_the_body(
         doc, counter, max_tokens, overlap, mode="headings" if mode == "headings" else "auto"
     )
     check_invariants(doc, spans, counter, max_tokens)
+
+
+def _prose(words: int, every: int, newline_every: int) -> str:
+    """``words`` words, a sentence end after every ``every``-th, a line break after every
+    ``newline_every``-th (0: none)."""
+    vocab = ["word", "other", "longerword", "x", "data"]
+    out = []
+    for i in range(1, words + 1):
+        out.append(vocab[i % len(vocab)] + ("." if every and i % every == 0 else ""))
+        out.append("\n" if newline_every and i % newline_every == 0 else " ")
+    return "".join(out).strip()
+
+
+_PLAIN_PIECES = st.one_of(
+    st.sampled_from(["Overview", "2.  New features", "a.  Many changes:", "Title line here", "b."]),
+    st.builds(_prose, st.integers(0, 300), st.integers(0, 40), st.integers(0, 30)),
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(_PLAIN_PIECES, min_size=1, max_size=12).map("\n\n".join),
+    st.integers(min_value=16, max_value=80),
+)
+def test_plain_text_has_no_fragment_but_its_last_chunk(text: str, max_tokens: int) -> None:
+    # no headings and no pages: nothing forces a cut, so a chunk under a quarter of the budget
+    # is left only at the end (a short line before a block that did not fit took the block's head)
+    doc = TextParser().parse(text.encode(), "notes.txt")
+    spans = chunk_document(doc, COUNTER, max_tokens)
+    check_invariants(doc, spans, COUNTER, max_tokens)
+    assert [c.token_count for c in spans[:-1] if c.token_count < max_tokens // 4] == []
 
 
 # -- behaviour -------------------------------------------------------------------
@@ -272,6 +303,25 @@ def test_sentences_respect_abbreviations_numbers_and_cjk() -> None:
         "Really?",
         "New para 第一句。",
         "第二句！",
+    ]
+
+
+def test_a_list_label_that_opens_its_line_is_not_a_sentence() -> None:
+    # a plain-text changelog (bash's NEWS): "a." alone was a sentence, and became a chunk of its own
+    text = (
+        "2.  New Features in Readline\n\na.  Many changes to the signal handling:\n"
+        "        o Readline now catches SIGQUIT\nb. Another change. And more.\n"
+        "iv. Fourth item here. Then use option c. Next one."
+    )
+    got = [text[s:e] for s, e in split_sentences(text)]
+    assert got == [
+        "2.  New Features in Readline",
+        "a.  Many changes to the signal handling:\n        o Readline now catches SIGQUIT\n"
+        "b. Another change.",
+        "And more.",
+        "iv. Fourth item here.",
+        "Then use option c.",
+        "Next one.",
     ]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 
 from docshelf.chunk import ApproxTokenCounter, chunk_document
-from docshelf.parse import MarkdownParser
+from docshelf.parse import MarkdownParser, TextParser
 from docshelf.parse.pdf import PdfParser
 from docshelf.types import ParsedDocument, Section
 from test_formats import make_pdf
@@ -77,3 +77,42 @@ def test_mkdocs_attribute_lists_leave_headings_and_titles() -> None:
     # braces that are not an attribute list stay
     kept = MarkdownParser().parse(b"# Sets {a, b}\n\nx\n", "s.md")
     assert kept.title == "Sets {a, b}"
+
+
+def _words(n: int, seed: int = 1) -> str:
+    vocab = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "theta", "kappa", "lambda", "sigma"]
+    return " ".join(vocab[(i * 7 + seed * 3 + i // 5) % len(vocab)] for i in range(n))
+
+
+def _fragments(doc: ParsedDocument, max_tokens: int, overlap: int = 0) -> list[str]:
+    """Chunks under a quarter of the budget that are not the document's last."""
+    spans = chunk_document(doc, COUNTER, max_tokens, overlap_tokens=overlap)
+    texts = [doc.text[s.start : s.end] for s in spans]
+    joined = " ".join(texts)
+    assert all(w in joined for w in doc.text.split())  # nothing is lost
+    return [t for s, t in zip(spans[:-1], texts[:-1], strict=True) if s.token_count < max_tokens // 4]
+
+
+def test_a_short_paragraph_before_a_long_one_joins_its_head_not_left_alone() -> None:
+    # plain text has no headings: a title line before a paragraph too long for one chunk stood alone
+    paragraph = _words(300)
+    text = f"Overview of the thing\n\n{paragraph}\n"
+    doc = TextParser().parse(text.encode(), "notes.txt")
+    for overlap in (0, 8):
+        assert _fragments(doc, 64, overlap) == []
+        first = doc.text[chunk_document(doc, COUNTER, 64, overlap_tokens=overlap)[0].start :]
+        assert first.startswith("Overview of the thing\n\n" + paragraph[:40])
+
+
+def test_a_short_paragraph_before_a_paragraph_that_does_not_fit_takes_its_first_sentences() -> None:
+    paragraph = " ".join(f"Step {i} runs the deployment." for i in range(8))
+    assert 56 <= COUNTER.count(paragraph) <= 64
+    doc = TextParser().parse(f"Deploy notes\n\n{paragraph}\n\nAfter\n\n{paragraph}\n".encode(), "n.txt")
+    assert _fragments(doc, 64) == []
+
+
+def test_a_heading_joined_to_a_long_unspaced_paragraph_leaves_no_remnant() -> None:
+    # the heading took the head of the paragraph's first piece, and the rest of that piece was left
+    # alone between it and the next piece (10 tokens of 256 on a real file)
+    doc = MarkdownParser().parse(f"# Title\n\n{_words(600)}\n".encode(), "t.md")
+    assert _fragments(doc, 64) == []

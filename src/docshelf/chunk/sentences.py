@@ -32,6 +32,8 @@ _ABBREVIATIONS = frozenset({
 # fmt: on
 _OPENERS = "([{\"'\u201c\u2018\u00ab"
 _MAX_ABBREVIATION = 8
+# What a list item starts with before its dot: "2.", "a.", "iv." (only first on its line).
+_LABEL = re.compile(r"(?:[0-9]{1,3}|[A-Za-z]|[ivxlcdm]{1,5}|[IVXLCDM]{1,5})")
 
 
 def _is_abbreviation(text: str, dot: int, floor: int) -> bool:
@@ -47,6 +49,22 @@ def _is_abbreviation(text: str, dot: int, floor: int) -> bool:
     return word.lower() in _ABBREVIATIONS
 
 
+def _is_label(text: str, dot: int, floor: int) -> bool:
+    """True when the dot at ``dot`` ends a list label that opens its line ("2.  New features",
+    "a.  Many changes"): the item's text follows, not a new sentence."""
+    k = dot
+    while k > floor and text[k - 1] not in " \t\r\n":
+        k -= 1
+        if dot - k > 5:
+            return False
+    line_start = k
+    while line_start > floor and text[line_start - 1] in " \t":
+        line_start -= 1
+    if line_start > floor and text[line_start - 1] not in "\r\n":
+        return False
+    return _LABEL.fullmatch(text, k, dot) is not None
+
+
 def split_sentences(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
     """Trimmed (start, end) spans of the sentences in ``text[start:end]``.
 
@@ -58,7 +76,7 @@ def split_sentences(text: str, start: int = 0, end: int | None = None) -> list[t
     pos = start
     for m in _BOUNDARY.finditer(text, start, stop):
         latin = m.group("latin")
-        if latin == "." and _is_abbreviation(text, m.start(), start):
+        if latin == "." and (_is_abbreviation(text, m.start(), start) or _is_label(text, m.start(), start)):
             continue
         s, e = trim_span(text, pos, m.end())
         if e > s:
