@@ -40,6 +40,7 @@ from typing import Any
 
 import docshelf.analyze.analyzer as analyzer_module
 import docshelf.search.fusion as fusion
+import docshelf.search.hydrate as hydrate_module
 import docshelf.search.searcher as searcher_module
 from docshelf.analyze import Analyzer
 from docshelf.config import Settings, load_settings
@@ -179,7 +180,7 @@ RULES: dict[str, Rule] = {
     "lone hit counts": Rule("search/fusion.py zscore_combination", patches=_alike_lists_count_for_nothing),
     "dense feedback": Rule("search/feedback.py", settings={"search.dense_feedback": False}),
     "bare headings last": Rule(
-        "search/headings.py", KW, patches=lambda: [(searcher_module, "bare_headings_last", lambda w, c, k: w)]
+        "search/headings.py", KW, patches=lambda: [(hydrate_module, "bare_headings_last", lambda w, c, k: w)]
     ),
     "respelling": Rule(
         "search/respell.py", KW, patches=lambda: [(searcher_module, "respelled", lambda a, q, t, *_: t)]

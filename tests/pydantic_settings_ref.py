@@ -262,6 +262,10 @@ class SearchSettings(Section):
     )  # fmt: skip
     rrf_k: int = Field(60, ge=1)
     candidates: int = Field(200, ge=10, description="hits taken from each retriever before fusion")
+    collapse_duplicates: bool = Field(
+        True, description="a passage found word for word in several places (a copy of a file, a repeated "
+        "paragraph) is one hit, its other places listed in the hit's also_in",
+    )  # fmt: skip
     parallel_query: bool = Field(
         True, description="hybrid: embed the query on another thread while the keyword side searches",
     )  # fmt: skip

@@ -202,7 +202,8 @@ async def test_size_cap_truncates_with_cursor(settings: Settings, indexed_shelf:
     settings.server.max_result_tokens = 1000
     (corpus / "big.md").write_text("# Big\n\n" + "\n".join(f"line {i} of the big file" for i in range(2000)))
     # escapes cost more in JSON than in the text: results came back at twice the cap
-    (corpus / "quotes.txt").write_text("\n".join('\t\t"q" \\ "\\"\t' * 8 for _ in range(3000)))
+    # (numbered: identical chunks would fold into one hit)
+    (corpus / "quotes.txt").write_text("\n".join('\t\t"q" \\ "\\"\t' * 8 + str(i) for i in range(3000)))
     indexed_shelf.index([], "test")
     async with Client(create_server(settings, indexed_shelf)) as c:
         first = await c.call_tool("read_document", {"document": "big.md"})

@@ -334,3 +334,22 @@ def test_office_mail_and_notebook_files_show_their_text_with_headings(
             tab.wait_for_selector(f'#doc-title[title="{path}"]', state="attached")
             tab.wait_for_selector("#doc-text .line.cited")
             assert heading in tab.locator("#doc-text .line.h").all_inner_texts()[0], path
+
+
+def test_a_copied_file_is_one_hit_that_says_where_else_it_is(
+    shelf: Shelf, settings: Settings, tmp_path: Path, tab: Any
+) -> None:
+    root = tmp_path / "docs"
+    (root / "backup").mkdir(parents=True)
+    text = "# Rota\n\nThe wallabyrota desk answers pages at night.\n"
+    (root / "rota.md").write_text(text)
+    (root / "backup" / "rota.md").write_text(text)
+    shelf.index([root])
+    with serve_page(shelf, settings) as page:
+        login(tab, page)
+        tab.fill("#q", "wallabyrota")
+        shown_query(tab, "wallabyrota")
+        assert tab.locator("#hits li").count() == 1
+        shown = tab.locator("#hits .path").inner_text()
+        other = "backup/rota.md" if shown == "rota.md" else "rota.md"
+        assert tab.locator("#hits .also").inner_text() == f"also in {other}:1-3"

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "INDENT",
+    "also_in_line",
     "heading_line",
     "hit_block",
     "hits",
@@ -98,9 +99,28 @@ def hit_block(
     if (heading := heading_line(hit.heading_path, hit.title)) is not None:
         parts.append(indented(heading, indent=indent))
     parts.append(indented(snippet_text(hit.snippet), indent=indent))
+    if hit.also_in:
+        parts.append(wrapped(also_in_line(hit), first=indent, rest=indent))
     if with_id:
         parts.append(indented(data(f"id {hit.chunk_id}", "dim"), indent=indent))
     return Text("\n").join(parts)
+
+
+_ALSO_SHOWN = 3
+
+
+def also_in_line(hit: Hit) -> Text:
+    """Where else the passage is, word for word: its first places, then how many more."""
+    shown = [d.citation for d in hit.also_in[:_ALSO_SHOWN]]
+    more = len(hit.also_in) - len(shown)
+    line = Text("also in ", style="dim")
+    for i, citation in enumerate(shown):
+        line.append_text(name(citation, "dim cyan"))
+        if i < len(shown) - 1:
+            line.append(", ", style="dim")
+    if more:
+        line.append(f" and {more} more", style="dim")
+    return line
 
 
 def hits(result: SearchResult, with_collection: bool, with_id: bool = False) -> Text:

@@ -186,7 +186,9 @@ def evaluate(
             t0 = time.perf_counter()
             result = searcher.search(text, k=chunks, mode=mode, flt=flt, snippets=False)
             lat.append((time.perf_counter() - t0) * 1000)
-            ranked = doc_ranking((Path(h.path).name for h in result.hits), names.get)
+            # a passage folded from several documents ranks each of them at its place
+            places = (p for h in result.hits for p in (h.path, *(d.path for d in h.also_in)))
+            ranked = doc_ranking((Path(p).name for p in places), names.get)
             rels = data.qrels.get(qid, {})
             nd.append(ndcg_at(ranked, rels))
             rc.append(recall_at(ranked, rels))

@@ -8,7 +8,22 @@ from typing import Any
 from docshelf.search.confidence import Evidence
 from docshelf.types import cite
 
-__all__ = ["Hit", "SearchResult"]
+__all__ = ["Duplicate", "Hit", "SearchResult"]
+
+
+@dataclass(frozen=True)
+class Duplicate:
+    """The hit's passage, word for word, in another place (a copy of the file, a repeated
+    paragraph): folded into the hit so that each hit is a different passage."""
+
+    chunk_id: str
+    doc_id: str
+    collection: str
+    path: str
+    line_start: int
+    line_end: int
+    page: int | None
+    citation: str
 
 
 @dataclass
@@ -40,6 +55,7 @@ class Hit:
     matched: list[str] = field(default_factory=list)  # query words found in the hit; [] = semantic only
     highlights: list[tuple[int, int]] = field(default_factory=list)  # match spans in ``text``
     evidence: Evidence | None = field(default=None, repr=False)  # what the confidence came from
+    also_in: list[Duplicate] = field(default_factory=list)  # the same text elsewhere, ranked below it
 
     @property
     def matched_by(self) -> str:

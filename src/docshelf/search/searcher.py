@@ -7,10 +7,8 @@ import time
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from concurrent.futures import Future, ThreadPoolExecutor
-from pathlib import Path
-from typing import Any
 
-from docshelf.analyze import Analyzer, Token
+from docshelf.analyze import Analyzer
 from docshelf.analyze.language import same_language
 from docshelf.analyze.scripts import decode_scripts, known_scripts, scripts_of
 from docshelf.config import SearchSettings
@@ -31,14 +29,14 @@ from docshelf.search.confidence import (
 from docshelf.search.corpus_languages import CorpusLanguages
 from docshelf.search.feedback import FEEDBACK_HITS, applies, moved
 from docshelf.search.fusion import fuse_hybrid, long_query_share
-from docshelf.search.headings import bare_headings_last
 from docshelf.search.hitterms import HitTerms
+from docshelf.search.hydrate import Asked, Reads, hydrate
 from docshelf.search.lru import Lru
 from docshelf.search.respell import respelled
 from docshelf.search.results import Hit, SearchResult
-from docshelf.search.snippets import heading_line_end, make_snippet
+from docshelf.search.snippets import make_snippet
 from docshelf.store.base import PendingVector, SearchFilter, Store, ready_vector
-from docshelf.types import Chunk, Mode
+from docshelf.types import Mode
 
 __all__ = ["Hit", "Mode", "SearchResult", "Searcher"]
 
@@ -62,48 +60,10 @@ def snippet(analyzer: Analyzer, text: str, query_terms: set[str], width: int = _
     return make_snippet(analyzer.tokens(text, passage=True), text, query_terms, width).text
 
 
-def _matched_words(query: str, qtokens: list[Token], have: set[str]) -> list[str]:
-    """The query's words (as typed) whose terms the hit contains; a CJK run's pieces as one word."""
-    spans: list[list[int]] = []
-    for t in sorted(qtokens, key=lambda t: (t.start, t.end)):
-        if t.term not in have:
-            continue
-        if spans and t.start <= spans[-1][1]:
-            spans[-1][1] = max(spans[-1][1], t.end)
-        else:
-            spans.append([t.start, t.end])
-    return list(dict.fromkeys(query[s:e] for s, e in spans))
-
-
-def _page_label(metadata: dict[str, Any], page: int | None) -> str | None:
-    """The label a PDF prints on ``page`` ("iv", "A-3"), from the document's page labels: a reader
-    looks for the number on the page, which is not its position in the file."""
-    labels = metadata.get("page_labels")
-    if not page or not isinstance(labels, list) or not 0 < page <= len(labels):
-        return None
-    return str(labels[page - 1])
-
-
 STOPWORDS_NOTE = (
     "the query has only common words (no keyword to match): these are its nearest neighbours by "
     "meaning and may be unrelated; add a specific word"
 )
-
-
-class _Reads:
-    """The chunks one search has read: those read for its first keyword hits (while the query
-    embeds) and its other-language check are not read again for its hits."""
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.seen: dict[str, Chunk] = {}
-
-    def chunks(self, ids: Sequence[str]) -> list[Chunk]:
-        """Those of ``ids`` that exist, in that order."""
-        missing = [cid for cid in ids if cid not in self.seen]
-        if missing:
-            self.seen.update((c.id, c) for c in self.store.get_chunks(missing))
-        return [self.seen[cid] for cid in ids if cid in self.seen]
 
 
 class Searcher:
@@ -150,8 +110,9 @@ class Searcher:
            top hit stands out gets more weight; a lone keyword hit counts by the query's coverage.
         5. In hybrid mode a short statement searches the dense side again with its vector moved
            towards its first fused hits, and is fused again (feedback.py, ``_with_feedback``).
-        6. The top hits are read and analysed for snippets and matched words (``_hydrate``); a
-           chunk that is only a heading goes after the chunks with text (headings.py).
+        6. The top hits are read and analysed for snippets and matched words (hydrate.py); a
+           chunk that is only a heading goes after the chunks with text (headings.py), and a
+           passage found word for word in several places is one hit (``also_in``).
         7. Each hit gets a confidence from the retrievers' evidence (``_calibrate``), and the result
            a note when the top hits share no word with the query (``_nearest_note``) or, when
            there are none, one that says why (``_why_empty``).
@@ -171,7 +132,7 @@ class Searcher:
         alternatives = accent_alternatives(self.analyzer, query, qtokens, also) if mode != "semantic" else {}
         n = max(self.settings.candidates, k)
         vec: Vectors | PendingVector | None = None
-        reads = _Reads(self.store)
+        reads = Reads(self.store)
         # a query of punctuation alone ("?!") embeds to a vector near everything: it finds nothing
         if mode in ("hybrid", "semantic") and self.embedder is not None and any(ch.isalnum() for ch in query):
             vec = self._vectors.peek(query)
@@ -193,7 +154,10 @@ class Searcher:
             again = self._with_feedback(ready_vector(vec), fused, lists, n, flt, reads)
             if again:
                 fused = self._fuse(again, mode, query, len(terms), coverage, reads, unembedded)
-        hits, shares = self._hydrate(fused, lists, query, qtokens, alternatives, k, snippets, reads)
+        hits, shares = hydrate(
+            self.store, self.hit_terms, fused, lists, Asked(query, qtokens, alternatives),
+            k, snippets, reads, self.settings.collapse_duplicates,
+        )  # fmt: skip
         self._calibrate(hits, shares, lists, mode, coverage, unembedded)
         note = self._nearest_note(query, terms, hits) if hits else self._why_empty(terms, flt)
         note = "; ".join(n for n in (note, covers) if n) or None
@@ -225,7 +189,7 @@ class Searcher:
 
     def _with_feedback(
         self, vec: Vectors | None, fused: list[tuple[str, float]], lists: dict[str, list[tuple[str, float]]],
-        n: int, flt: SearchFilter, reads: _Reads,
+        n: int, flt: SearchFilter, reads: Reads,
     ) -> dict[str, list[tuple[str, float]]] | None:  # fmt: skip
         """The lists to fuse again: the dense side searched with the query's vector moved towards
         the first fused hits' (feedback.py); None when there is nothing to move it by. The hits keep
@@ -237,7 +201,7 @@ class Searcher:
             return None
         return {**lists, "semantic": self.store.vector_search(target, n, flt)}
 
-    def _pending(self, future: Future[Vectors], k: int, reads: _Reads) -> PendingVector:
+    def _pending(self, future: Future[Vectors], k: int, reads: Reads) -> PendingVector:
         """The vector being computed; while the store waits for it, the first ``k`` keyword hits
         are analysed for their snippets (hitterms.py), one by one until it is ready: the main
         thread would only wait (a query embeds in ~6 ms, the keyword side takes ~2.5 at 100k)."""
@@ -255,7 +219,7 @@ class Searcher:
 
     def _fuse(
         self, lists: dict[str, list[tuple[str, float]]], mode: str, query: str, terms: int, coverage: float,
-        reads: _Reads, unembedded: AbstractSet[str] = frozenset(),
+        reads: Reads, unembedded: AbstractSet[str] = frozenset(),
     ) -> list[tuple[str, float]]:  # fmt: skip
         """One ranking from the candidate lists: a single mode's own list as it is; in hybrid mode
         both fused (fuse_hybrid) with this query's dense share and the other-language flag, the
@@ -271,7 +235,7 @@ class Searcher:
         return 0.0 if self.embedder is None else long_query_share(self.embedder.fusion_weight, terms)
 
     def other_language(
-        self, query: str, lists: dict[str, list[tuple[str, float]]], reads: _Reads | None = None
+        self, query: str, lists: dict[str, list[tuple[str, float]]], reads: Reads | None = None
     ) -> bool:
         """True when most of the top three dense hits are in another language or script than the
         query: keywords cannot match across languages, so the fusion then trusts the dense side
@@ -279,7 +243,7 @@ class Searcher:
         differs from none in its script. ``reads``: one search's chunk reads, shared with its hits;
         bench/tune_dense_prf.py asks without, to record the flag a search would fuse with.
         """
-        reads = reads or _Reads(self.store)
+        reads = reads or Reads(self.store)
         top = [cid for cid, _ in lists.get("semantic", [])[:3]]
         if len(top) < 2:
             return False
@@ -334,61 +298,6 @@ class Searcher:
         benefit of the doubt (confidence.UNREADABLE says where the line is and why)."""
         score = self.embedder.plausibility(query) if isinstance(self.embedder, Plausible) else None
         return score is not None and score < UNREADABLE
-
-    def _hydrate(
-        self, fused: list[tuple[str, float]], lists: dict[str, list[tuple[str, float]]], query: str,
-        qtokens: list[Token], alternatives: dict[str, list[str]], k: int, snippets: bool, reads: _Reads,
-    ) -> tuple[list[Hit], list[float]]:  # fmt: skip
-        """The top ``k`` hits, and the share of the query's distinct terms each one contains (a
-        term counts as contained when one of its alternatives is)."""
-        own = {t.term for t in qtokens}
-        # a word's alternatives stand at its place: its snippet marks and matched word as typed
-        stand_ins = [Token(a, t.start, t.end) for t in qtokens for a in alternatives.get(t.term, ())]
-        qtokens = [*qtokens, *stand_ins]
-        query_terms = {t.term for t in qtokens}
-        shares: list[float] = []
-        ranks = {name: {cid: r for r, (cid, _) in enumerate(lst, 1)} for name, lst in lists.items()}
-        # over-fetch: a hit may point to a chunk deleted since the keyword index was read
-        wanted = [cid for cid, _ in fused[: k * 2]]
-        chunks = {c.id: c for c in reads.chunks(wanted)}
-        # one query (one round trip on PostgreSQL) for the documents of every hit
-        docs = self.store.get_documents([c.doc_id for c in chunks.values()])
-        hits: list[Hit] = []
-        fused = bare_headings_last(fused[: k * 2], chunks, ranks.get("keyword", {})) + fused[k * 2 :]
-        for cid, score in fused:
-            chunk = chunks.get(cid)
-            if chunk is None:
-                continue
-            doc = docs.get(chunk.doc_id)
-            if doc is None:
-                continue
-            tokens = self.hit_terms.tokens(chunk.text)
-            # the keyword index holds the title and headings too: a word found only there matched
-            have = {t.term for t in tokens}.union(self.hit_terms.context(doc.title, chunk.heading_path))
-            skip = heading_line_end(chunk.text, chunk.heading_path[-1] if chunk.heading_path else None)
-            found = make_snippet(tokens, chunk.text, query_terms, skip=skip) if snippets else None
-            hits.append(
-                Hit(
-                    chunk_id=cid, doc_id=doc.id, collection=doc.collection, path=doc.path,
-                    abs_path=str(Path(doc.root) / doc.path), title=doc.title,
-                    heading_path=list(chunk.heading_path), line_start=chunk.line_start,
-                    line_end=chunk.line_end, char_start=chunk.char_start, char_end=chunk.char_end,
-                    page=chunk.page, score=score,
-                    ranks={name: r[cid] for name, r in ranks.items() if cid in r},
-                    snippet="" if found is None else found.text,
-                    text=chunk.text,
-                    tags=list(doc.tags), lifecycle=doc.lifecycle,
-                    source_url=doc.metadata.get("source_url"),
-                    page_label=_page_label(doc.metadata, chunk.page),
-                    matched=_matched_words(query, qtokens, have),
-                    highlights=[] if found is None else found.spans,
-                )
-            )  # fmt: skip
-            present = sum(t in have or not have.isdisjoint(alternatives.get(t, ())) for t in own)
-            shares.append(present / max(1, len(own)))
-            if len(hits) >= k:
-                break
-        return hits, shares
 
     def _why_empty(self, terms: list[str], flt: SearchFilter) -> str:
         """What to tell a user or an agent when nothing was found, most specific first: an empty

@@ -22,6 +22,11 @@ class _Out(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+class Place(_Out):
+    # detail="full": the copy's chunk_id, collection, path, lines and page beside its citation
+    citation: str
+
+
 class Hit(_Out):
     # compact by default; detail="full" adds path, lines, ranks, uri... (extra fields)
     chunk_id: str
@@ -30,6 +35,10 @@ class Hit(_Out):
     confidence: float = Field(description="0-1, calibrated")
     matched: list[str] = Field(description="query words found; [] = semantic only")
     snippet: str
+    also_in: list[str] | list[Place] | None = Field(
+        None, description="the same passage, word for word, in other places (copies): their citations"
+    )
+    also_in_more: int | None = Field(None, description="other places not listed in also_in")
 
 
 class SearchHits(_Out):

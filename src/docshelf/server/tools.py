@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["document_row", "register_read_tools", "status_payload"]
 
 _OVERHEAD_TOKENS = 400  # room for the fields around a text body
+_PLACES = 5  # a hit's other places listed (also_in); how many more is said
 
 
 def document_row(doc: DocumentRecord) -> dict[str, Any]:
@@ -46,11 +47,23 @@ def compact_hit(hit: Hit) -> dict[str, Any]:
     out["confidence"] = hit.confidence
     out["matched"] = hit.matched
     out["snippet"] = hit.snippet
+    if hit.also_in:  # the same passage, word for word, elsewhere: one hit, not k copies
+        out["also_in"] = [d.citation for d in hit.also_in[:_PLACES]]
+        _more_places(out, hit)
     return out
 
 
 def full_hit(hit: Hit, with_text: bool) -> dict[str, Any]:
-    return {**hit.as_dict(with_text), "uri": uri_for(hit.collection, hit.path)}
+    out = {**hit.as_dict(with_text), "uri": uri_for(hit.collection, hit.path)}
+    out["also_in"] = out["also_in"][:_PLACES]
+    _more_places(out, hit)
+    return out
+
+
+def _more_places(out: dict[str, Any], hit: Hit) -> None:
+    # a file copied a hundred times would fill the size cap with its places
+    if len(hit.also_in) > _PLACES:
+        out["also_in_more"] = len(hit.also_in) - _PLACES
 
 
 def _search(

@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from docshelf.index.vectors import EmbedRun
     from docshelf.index.watch import Watcher
     from docshelf.search.confidence import Evidence
-    from docshelf.search.results import Hit, SearchResult
+    from docshelf.search.results import Duplicate, Hit, SearchResult
     from docshelf.shelf.doctor import Check
     from docshelf.shelf.doctor import checks as doctor_checks
     from docshelf.shelf.evaluate import EvalRun, run_eval
@@ -73,6 +73,7 @@ __all__ = [
     "Confirm",
     "CopyReport",
     "DocumentRecord",
+    "Duplicate",
     "EmbedRun",
     "EvalRun",
     "Evidence",
@@ -130,6 +131,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "EmbedRun": ("docshelf.index.vectors", "EmbedRun"),
     "Watcher": ("docshelf.index.watch", "Watcher"),
     "Evidence": ("docshelf.search.confidence", "Evidence"),
+    "Duplicate": ("docshelf.search.results", "Duplicate"),
     "Hit": ("docshelf.search.results", "Hit"),
     "SearchResult": ("docshelf.search.results", "SearchResult"),
     "Check": ("docshelf.shelf.doctor", "Check"),

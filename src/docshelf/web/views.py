@@ -60,6 +60,7 @@ def hit_row(hit: Hit) -> dict[str, Any]:
         "confidence": hit.confidence, "matched": list(hit.matched), "page": hit.page,
         "page_label": hit.page_label, "lines": [hit.line_start, hit.line_end], "tags": list(hit.tags),
         "lifecycle": hit.lifecycle, "source_url": hit.source_url,
+        "also_in": [d.citation for d in hit.also_in],
         "snippet": snippet(hit.text, hit.highlights), "marks": [list(s) for s in hit.highlights],
     }  # fmt: skip
 

@@ -74,6 +74,12 @@ function hitNode(hit, i, many) {
   if (hit.heading.length) a.append(el("div", "heading", visible(hit.heading.join(" › "))));
   a.append(snippetNode(hit.snippet));
   a.append(el("div", "matched", hit.matched.length ? "matched: " + hit.matched.join(", ") : "found by meaning only"));
+  if (hit.also_in && hit.also_in.length) {
+    // the same passage, word for word, in other places: one hit, the places listed
+    const shown = hit.also_in.slice(0, 3).map(visible).join(", ");
+    const more = hit.also_in.length > 3 ? ` and ${hit.also_in.length - 3} more` : "";
+    a.append(el("div", "also", `also in ${shown}${more}`));
+  }
   li.append(a);
   return li;
 }
