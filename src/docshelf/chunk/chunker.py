@@ -50,13 +50,10 @@ class _Chunker(Splitter):
         units: list[_Unit] = []
         for sec in sections:
             heading = sec.kind == "heading"
-            tokens = self.bounded_count(sec.start, sec.end)
-            if tokens <= self.max:
-                units.append(_Unit(sec.start, sec.end, tokens, sec, heading, True, False))
-                continue
             level = 0 if sec.kind in _LINE_KINDS else 1  # code splits at lines, prose at sentences
-            for i, (s, e, n) in enumerate(self.split(sec.start, sec.end, level)):
-                units.append(_Unit(s, e, n, sec, heading, i == 0, True))
+            parts = self.pieces(sec.start, sec.end, level)
+            whole = len(parts) == 1 and parts[0][:2] == (sec.start, sec.end)  # it fit
+            units += [_Unit(s, e, n, sec, heading, i == 0, not whole) for i, (s, e, n) in enumerate(parts)]
         return units
 
     # -- packing -------------------------------------------------------------

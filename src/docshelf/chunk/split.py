@@ -180,7 +180,6 @@ class Splitter:
             pos = cut
 
     def pieces(self, start: int, end: int, level: int) -> list[tuple[int, int, int]]:
-        """``[start, end)`` whole when it fits, else split."""
-        if self.bounded_count(start, end) > self.max:
-            return list(self.split(start, end, level))
-        return [(start, end, self.count(start, end))]
+        """``[start, end)`` whole when it fits (counted once), else split."""
+        n = self.bounded_count(start, end)
+        return [(start, end, n)] if n <= self.max else list(self.split(start, end, level))
