@@ -67,6 +67,28 @@ def test_a_whole_table_as_json_under_its_own_variables(monkeypatch: pytest.Monke
         load_settings()
 
 
+def test_a_bad_table_variable_says_what_the_table_takes(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """DOCSHELF_STORE=/some/folder said "write the table as JSON, e.g. '{".log": ".txt"}'": the
+    example of another table, and no word of the URL or of DOCSHELF_DATA_DIR, which it meant."""
+    monkeypatch.setenv("DOCSHELF_STORE", str(tmp_path / "index"))
+    with pytest.raises(ConfigError) as info:
+        load_settings()
+    message = str(info.value)
+    assert "DOCSHELF_STORE" in message and "postgresql://" in message and "DOCSHELF_DATA_DIR" in message
+    assert ".log" not in message
+    monkeypatch.delenv("DOCSHELF_STORE")
+    monkeypatch.setenv("DOCSHELF_EMBED", "model=use")  # an example from the table's own settings
+    with pytest.raises(ConfigError, match=r"""e\.g\. '\{"model": """) as info:
+        load_settings()
+    assert ".log" not in str(info.value)
+    monkeypatch.delenv("DOCSHELF_EMBED")
+    monkeypatch.setenv("DOCSHELF_SOURCES__EXTENSIONS", ".log=.txt")  # a table of names to names
+    with pytest.raises(ConfigError, match=r"""e\.g\. '\{".log": ".txt"\}'"""):
+        load_settings()
+
+
 def test_a_list_is_json_or_comma_separated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("DOCSHELF_SERVER__ALLOW_INGEST", f"{tmp_path / 'a'}, {tmp_path / 'b'},")
     assert load_settings().server.allow_ingest == [tmp_path / "a", tmp_path / "b"]

@@ -25,8 +25,9 @@ __all__ = [
 class BadEnvValue(ValueError):
     """A DOCSHELF_* variable whose text cannot be read as the list or table its setting holds."""
 
-    def __init__(self, key: str, value: str, section: str | None = None) -> None:
+    def __init__(self, key: str, value: str, section: str | None = None, example: str | None = None) -> None:
         self.key, self.value, self.section = key, value, section
+        self.example = example or '{"name": "value"}'
         super().__init__(self.message())
 
     @property
@@ -36,10 +37,12 @@ class BadEnvValue(ValueError):
 
     def message(self) -> str:
         shown = self.value if len(self.value) <= 60 else self.value[:59] + "…"
-        return (
-            f"{self.variable}={shown!r} is not valid JSON; write the table as JSON, "
-            """e.g. '{".log": ".txt"}'"""
-        )
+        if self.variable == "DOCSHELF_STORE":  # read as a folder, as DOCSHELF_DATA_DIR is
+            return (
+                f"DOCSHELF_STORE={shown!r} is neither a postgresql:// URL nor the [store] table as JSON; "
+                "for a folder to keep the index in, set DOCSHELF_DATA_DIR"
+            )
+        return f"{self.variable}={shown!r} is not valid JSON; write the table as JSON, e.g. '{self.example}'"
 
 
 def glob_problem(pattern: str) -> str | None:

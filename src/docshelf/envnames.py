@@ -70,7 +70,22 @@ def _decode(key: str, field: Any, value: str, section: str | None) -> Any:
     except ValueError:
         if field is not None and get_origin(field.annotation) is list:
             return [part.strip() for part in value.split(",") if part.strip()]
-        raise BadEnvValue(key, value, section) from None
+        raise BadEnvValue(key, value, section, _example(key, field)) from None
+
+
+def _example(key: str, field: Any) -> str | None:
+    """A table's value as JSON for the error's example: its first setting with its default, or
+    for a table of names (sources.extensions) a pair of names."""
+    annotation = field.annotation if _is_field(field) else None
+    if is_table(annotation):
+        for name, sub in annotation.model_fields.items():
+            default = sub.default
+            if isinstance(default, (str, int, float, bool)):
+                return json.dumps({name: default})
+        return None
+    if key == "extensions":
+        return '{".log": ".txt"}'
+    return None
 
 
 def _next(kind: Any, key: str) -> Any:
