@@ -230,6 +230,10 @@ def test_two_roots_with_the_same_path_keep_the_first_root_whatever_is_synced(
     targeted = indexer.sync("test", [second], scope=[second])
     assert [s.path for s in targeted.skipped] == ["x.md"]
     assert str(first.resolve()) in targeted.skipped[0].reason and "x.md" not in targeted.updated
+    # and how to keep both: the second folder in a collection of its own
+    assert f"`docshelf forget {second.resolve()}`, then `docshelf index {second.resolve()} -c second`" in (
+        targeted.skipped[0].reason
+    )
     assert "sub/pelican.md" in targeted.added
     state = stages.store.document_states("test")["x.md"]
     assert state.root == str(first.resolve())
@@ -239,6 +243,30 @@ def test_two_roots_with_the_same_path_keep_the_first_root_whatever_is_synced(
     moved = indexer.sync("test")
     assert moved.updated == ["x.md"] or moved.added == ["x.md"]
     assert stages.store.document_states("test")["x.md"].root == str(second.resolve())
+
+
+def test_forgetting_a_root_drops_its_skip_records(stages: Stages, tmp_path: Path) -> None:
+    """`forget ROOT` removed the root's documents but left its skip records: `status` went on
+    listing a file of the forgotten folder as skipped (with the remedy already taken), and for
+    a collection left without roots no sync would ever clear them."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    for root in (first, second):
+        root.mkdir()
+        (root / "x.md").write_text(f"# X\n\nA page of {root.name}.\n")
+    (first / "noise.txt").write_bytes(b"\x00\x01\x02\x03")  # the first root's own skip
+    (second / "blob.txt").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    indexer = stages.indexer()
+    indexer.sync("test", [first, second])
+
+    def skipped() -> set[str]:
+        return {s.path for _, s in stages.store.skipped("test")}
+
+    assert skipped() == {"x.md", "noise.txt", "blob.txt"}  # x.md: the second root's copy
+    indexer.forget("test", str(second))
+    assert skipped() == {"noise.txt"}
+    assert stages.store.document_states("test")["x.md"].root == str(first.resolve())
+    indexer.forget("test", str(first))
+    assert skipped() == set() and stages.store.collection_roots("test") == []
 
 
 def test_a_scoped_sync_reports_only_what_lies_in_its_scope(stages: Stages, corpus: Path) -> None:

@@ -8,6 +8,7 @@ is gone and records the skips and the build.
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -25,7 +26,18 @@ from docshelf.sources.walk import WalkResult
 from docshelf.store.base import DocState, Store
 from docshelf.types import SkippedFile, SourceFile
 
-__all__ = ["SyncPlan", "plan_sync"]
+__all__ = ["SyncPlan", "held_reason", "plan_sync"]
+
+
+def held_reason(holder: str | Path, root: Path) -> str:
+    """Why a file of ``root`` is skipped when an earlier root of its collection has a file of the
+    same relative path (a collection keys its documents by that path), and how to keep both."""
+    name = shlex.quote(root.name or "docs")
+    where = shlex.quote(str(root))
+    return (
+        f"same path already indexed from {holder}; to keep both, give this folder a collection of its "
+        f"own: `docshelf forget {where}`, then `docshelf index {where} -c {name}`"
+    )
 
 
 @dataclass
@@ -105,9 +117,7 @@ def plan_sync(
             if within is not None and not within.holds(f.root / f.rel_path):
                 continue
             if f.rel_path in files:
-                report.skipped.append(
-                    SkippedFile(f.rel_path, f"same path already indexed from {files[f.rel_path].root}")
-                )
+                report.skipped.append(SkippedFile(f.rel_path, held_reason(files[f.rel_path].root, f.root)))
             else:
                 files[f.rel_path] = f
     holders = states

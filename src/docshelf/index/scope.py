@@ -17,7 +17,15 @@ if TYPE_CHECKING:
     from docshelf.store.base import Store
     from docshelf.types import SkippedFile, SourceFile
 
-__all__ = ["Scope", "read_excluded", "record_excluded", "record_languages", "record_scripts", "skip_records"]
+__all__ = [
+    "Scope",
+    "read_excluded",
+    "record_excluded",
+    "record_languages",
+    "record_scripts",
+    "skip_records",
+    "skips_left",
+]
 
 _BACKFILL_CHUNKS = 2000  # an index from before the language counts: a sample of its passages
 _EXCLUDED_KEY = "excluded/"
@@ -55,6 +63,23 @@ def skip_records(
     seen = {*files, *(s.path for s in report.skipped), *report.removed}
     old = [s for _, s in store.skipped(collection) if s.path not in seen]
     return [*old, *report.skipped]
+
+
+def skips_left(
+    store: Store, collection: str, root: str, left: Sequence[str], held: Collection[str]
+) -> list[SkippedFile]:
+    """The skip records that outlive forgetting ``root``: a record is kept when a root left has a
+    file of its name that no document holds (a record names a path, not its root: a file the
+    forgotten root had alone, or its copy of a path an earlier root holds, goes with it)."""
+    kept = []
+    for _, skip in store.skipped(collection):
+        if skip.path == root:  # "the folder now points elsewhere": it is no root any more
+            continue
+        theirs = any(os.path.lexists(os.path.join(r, skip.path)) for r in left)
+        mine = os.path.lexists(os.path.join(root, skip.path))
+        if theirs and not (mine and skip.path in held):
+            kept.append(skip)
+    return kept
 
 
 def read_excluded(store: Store, collection: str) -> dict[str, tuple[int, int]]:

@@ -21,11 +21,11 @@ from docshelf.errors import DeclinedError
 from docshelf.index import changes
 from docshelf.index.ahead import Ahead
 from docshelf.index.lock import WriterLock
-from docshelf.index.plan import SyncPlan, plan_sync
+from docshelf.index.plan import SyncPlan, held_reason, plan_sync
 from docshelf.index.prepare import Pending, in_parallel, prepare
 from docshelf.index.reembed import reembed_store
 from docshelf.index.report import SyncReport, group_skipped, reason_kind
-from docshelf.index.scope import record_excluded, record_languages, record_scripts, skip_records
+from docshelf.index.scope import record_excluded, record_languages, record_scripts, skip_records, skips_left
 from docshelf.index.swapin import look_at
 from docshelf.index.vectors import EmbedRun, embed_pending
 from docshelf.parse import ParserRegistry, default_registry
@@ -205,9 +205,7 @@ class Indexer:
                     looked = next(ahead)
                     state = plan.states.get(rel)
                     if looked.kind == "held":
-                        report.skipped.append(
-                            SkippedFile(rel, f"same path already indexed from {plan.holders[rel].root}")
-                        )
+                        report.skipped.append(SkippedFile(rel, held_reason(plan.holders[rel].root, f.root)))
                     elif looked.kind == "skip":
                         report.skipped.append(SkippedFile(rel, looked.reason))
                     elif looked.kind in ("same", "touch"):
@@ -275,7 +273,10 @@ class Indexer:
             gone = [state] if state else []
         self._confirm(collection, [s.path for s in gone], root)
         if root is not None:
-            self.store.set_collection_roots(collection, [r for r in roots if r != root])
+            left = [r for r in roots if r != root]
+            self.store.set_collection_roots(collection, left)
+            held = self.store.document_states(collection).keys() - {s.path for s in gone}
+            self.store.set_skipped(collection, skips_left(self.store, collection, root, left, held))
         self.store.delete_documents([s.id for s in gone])
         self.store.commit()
         return [s.path for s in gone]
