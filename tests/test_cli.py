@@ -56,6 +56,24 @@ def test_index_status_search_forget(cli: CliRunner, corpus: Path) -> None:
     assert code == 7 and "not in collection" in err
 
 
+def test_forgetting_a_folder_says_the_folder_went(cli: CliRunner, tmp_path: Path) -> None:
+    """`forget FOLDER` of a folder with no documents (its files all skipped) said "removed 0
+    document(s)", as if nothing had happened, though the folder left the collection."""
+    kept, dropped = tmp_path / "kept", tmp_path / "empty"
+    kept.mkdir()
+    dropped.mkdir()
+    (kept / "a.md").write_text("# A\n\nherons wade\n")
+    (dropped / "blob.txt").write_bytes(b"\x00\x01\x02")
+    assert run(cli, "index", str(kept), str(dropped))[0] == 0
+    code, _, err = run(cli, "forget", str(dropped))
+    assert code == 0 and f"removed 0 documents and the folder {dropped.resolve()} from collection" in err
+    code, out, _ = run(cli, "status", "--json")
+    roots = {r for c in json.loads(out)["collections"] for r in c["roots"]}
+    assert roots == {str(kept.resolve())}
+    code, _, err = run(cli, "forget", "a.md")
+    assert code == 0 and "removed 1 document from collection 'default': a.md" in err
+
+
 def test_errors_are_messages_not_tracebacks(cli: CliRunner, tmp_path: Path) -> None:
     code, _, err = run(cli, "index", str(tmp_path / "missing"))
     assert code == 3 and "does not exist" in err and "Traceback" not in err

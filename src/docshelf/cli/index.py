@@ -156,7 +156,14 @@ def forget(
             raise NotFoundError(f"{path} is not in {where}; see `docshelf status`") from None
     if not done.removed and done.root is None:
         raise NotFoundError(f"{path} is not in {where}; see `docshelf status`")
-    err.print(data(f"removed {len(done.removed)} document(s)"))
+    count = f"{len(done.removed)} document{'' if len(done.removed) == 1 else 's'}"
+    if done.root is not None and not is_url(path):  # the folder leaves the collection's roots too
+        said = f"removed {count} and the folder {done.root} from collection {done.collection!r}"
+    elif done.root is not None:
+        said = f"removed {count} of {path} from collection {done.collection!r}"
+    else:
+        said = f"removed {count} from collection {done.collection!r}: {', '.join(done.removed)}"
+    err.print(data(said))
 
 
 def register(app: typer.Typer) -> None:
