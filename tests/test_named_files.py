@@ -47,6 +47,7 @@ def _corpus(root: Path) -> Path:
     (docs / "Makefile").write_text("all: build\n\nbuild:\n\tcc -o wombatbuild main.c\n")
     (docs / "LICENSE").write_text("Permission is granted to the numbatlicence holder.\n")
     (docs / "README.Debian").write_text("Debian notes on the bilbypackaging.\n")
+    (docs / "INSTALL.README").write_text("Install notes for the kowaristall.\n")  # the name as suffix
     (docs / "pkg-1.0.dist-info" / "METADATA").write_text(
         "Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n\nThe pkg package reads potoroometadata.\n"
     )
@@ -82,8 +83,8 @@ def test_named_and_gzipped_files_are_indexed_binaries_left_out_silently(shelf: S
         sync = shelf.index([docs], "test").sync
         skipped = {s.path: s.reason for s in sync.skipped}
         assert sorted(sync.added) == [
-            "LICENSE", "Makefile", "README.Debian", "changelog.Debian.gz", "copyright.gz", "notes",
-            "pkg-1.0.dist-info/METADATA", "x.md.gz",
+            "INSTALL.README", "LICENSE", "Makefile", "README.Debian", "changelog.Debian.gz", "copyright.gz",
+            "notes", "pkg-1.0.dist-info/METADATA", "x.md.gz",
         ]  # fmt: skip
         # binaries found by content stay out unreported; a bomb and an archive say why
         assert set(skipped) == {"bomb.txt.gz", "backup.tar.gz"}
@@ -95,7 +96,7 @@ def test_named_and_gzipped_files_are_indexed_binaries_left_out_silently(shelf: S
             ("quokkaharbor", "notes"), ("wombatbuild", "Makefile"), ("numbatlicence", "LICENSE"),
             ("bilbypackaging", "README.Debian"), ("potoroometadata", "pkg-1.0.dist-info/METADATA"),
             ("dunnartgzip", "x.md.gz"), ("quollcopyright", "copyright.gz"),
-            ("antechinus", "changelog.Debian.gz"),
+            ("antechinus", "changelog.Debian.gz"), ("kowaristall", "INSTALL.README"),
         ]:  # fmt: skip
             hits = shelf.search(word, k=3, mode="keyword").hits
             assert hits and hits[0].path == path, word
@@ -192,7 +193,7 @@ def test_the_cli_indexes_and_reads_a_gzipped_file(tmp_path: Path) -> None:
     cmd = [sys.executable, "-m", "docshelf"]
     index = subprocess.run([*cmd, "index", str(docs)], env=env, capture_output=True, text=True)
     assert index.returncode == 0, index.stderr
-    assert "8 added" in index.stderr and "Traceback" not in index.stderr
+    assert "9 added" in index.stderr and "Traceback" not in index.stderr
     assert "bomb.txt.gz" in index.stderr and "tool" not in index.stderr and "logo" not in index.stderr
     read = subprocess.run([*cmd, "read", "x.md.gz:1-3", "--json"], env=env, capture_output=True, text=True)
     assert read.returncode == 0, read.stderr

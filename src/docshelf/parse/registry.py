@@ -121,8 +121,10 @@ class ParserRegistry:
             return GunzipParser(inner[0], *self._gzip), inner[1]
         stem = low.split(".", 1)[0]
         by_stem = self._by_name.get(stem) if ext and stem else None
-        if by_stem is not None:
-            return by_stem, True
+        # or the name as a suffix no parser takes: INSTALL.README, foo.LICENSE
+        by_name = by_stem or (self._by_name.get(ext[1:]) if ext and stem else None)
+        if by_name is not None:
+            return by_name, True
         if not ext and self._no_ext is not None:
             return self._no_ext, True
         return None
