@@ -77,6 +77,29 @@ def test_forgetting_a_folder_says_the_folder_went(cli: CliRunner, tmp_path: Path
     assert code == 0 and "removed 1 document from collection 'default': a.md" in err
 
 
+def test_a_file_without_a_parser_says_how_to_read_it_as_text(cli: CliRunner, tmp_path: Path) -> None:
+    """`status --skipped` listed 18 text files as "no parser for .cocci" and no way on; the advice
+    it gives now, followed, indexes them."""
+    folder = tmp_path / "rules"
+    folder.mkdir()
+    (folder / "swap.cocci").write_text(
+        "@@\nexpression a, b;\n@@\n- tmp = a; a = b; b = tmp;\n+ SWAP(a, b);\n"
+    )
+    (folder / "x.tar.gz").write_bytes(b"\x1f\x8b\x08\x00" + bytes(20))  # an archive: no advice
+    assert run(cli, "index", str(folder))[0] == 0
+    code, out, _ = run(cli, "status", "--skipped")
+    advice = """map the extension in a docshelf.toml, [sources] extensions = { ".cocci" = "text" }, and"""
+    flat = " ".join(out.split())
+    assert code == 0 and advice in flat, out
+    assert "no parser for .tar.gz" in flat and flat.count("map the extension") == 1
+    config = tmp_path / "docshelf.toml"
+    config.write_text('[sources]\nextensions = { ".cocci" = "text" }\n')
+    code, _, err = run(cli, "index", str(folder), "--config", str(config))
+    assert code == 0 and "1 added" in err, err
+    code, out, _ = run(cli, "search", "SWAP", "--mode", "keyword", "--json")
+    assert [h["path"] for h in json.loads(out)["hits"]] == ["swap.cocci"]
+
+
 def test_errors_are_messages_not_tracebacks(cli: CliRunner, tmp_path: Path) -> None:
     code, _, err = run(cli, "index", str(tmp_path / "missing"))
     assert code == 3 and "does not exist" in err and "Traceback" not in err

@@ -90,7 +90,15 @@ def _no_parser(name: str) -> str:
     suffixes = PurePosixPath(name).suffixes
     # an archive or other format inside .gz is named with it: "no parser for .tar.gz"
     kind = "".join(suffixes[-2:] if [s.lower() for s in suffixes[-1:]] == [".gz"] else suffixes[-1:])
-    return f"no parser for {kind or 'files without an extension'}"
+    if not kind:
+        return "no parser for files without an extension"
+    if kind.lower().endswith(".gz"):  # an archive, or a format inside that no parser takes
+        return f"no parser for {kind}"
+    # said once per extension by `status --skipped` (the advice after the last "; ")
+    return (
+        f"no parser for {kind}; if such files are text, map the extension in a docshelf.toml, "
+        f'[sources] extensions = {{ "{kind.lower()}" = "text" }}, and index with --config FILE'
+    )
 
 
 def _looks_binary(path: Path) -> bool:
