@@ -55,8 +55,6 @@ def test_the_table_is_the_typer_commands_options() -> None:
     [
         (["a b"], {"query": "a b"}),
         (["q", "-k5", "--mode=keyword"], {"k": 5, "mode": "keyword"}),
-        (["q", "-n", "3"], {"k": 3}),  # qmd's and llm's spelling
-        (["q", "--limit=4"], {"k": 4}),
         (["--k", "7", "q", "-c", "x", "--collection=y", "-cz"], {"k": 7, "collection": ["x", "y", "z"]}),
         (["q", "--no-rerank", "--json", "--ids"], {"rerank": False, "as_json": True, "ids": True}),
         (

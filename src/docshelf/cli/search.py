@@ -33,9 +33,7 @@ __all__ = ["given_shelf", "register"]
 
 def search(
     query: Annotated[str, typer.Argument(help="what to look for, in any language")],
-    k: Annotated[
-        int, typer.Option("--k", "-k", "-n", "--limit", min=1, max=1000, metavar="N", help="number of hits")
-    ] = 10,
+    k: Annotated[int, typer.Option("--k", "-k", min=1, max=1000, metavar="N", help="number of hits")] = 10,
     mode: Annotated[str | None, typer.Option(metavar="MODE", help="hybrid | keyword | semantic")] = None,
     collection: CollectionsOpt = None,
     path: PathGlobOpt = None,
