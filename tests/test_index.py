@@ -214,35 +214,65 @@ def test_bad_files_are_skipped_and_old_versions_kept(stages: Stages, corpus: Pat
     assert stages.store.document_states("test")["notes/glossary.txt"].content_hash == before.content_hash
 
 
-def test_two_roots_with_the_same_path_keep_the_first_root_whatever_is_synced(
+def test_a_folder_added_to_a_collection_keys_its_files_under_its_name(stages: Stages, tmp_path: Path) -> None:
+    """`docshelf index ~/notes` then `docshelf index ~/work` put both in one collection keyed by
+    the path inside each folder: the second README.md was skipped as "same path already indexed".
+    A folder that joins a collection with a folder already keys its files under its name."""
+    first, second = tmp_path / "notes", tmp_path / "work"
+    for root, word in ((first, "heron"), (second, "pelican")):
+        (root / "sub").mkdir(parents=True)
+        (root / "README.md").write_text(f"# Readme\n\nThe {word} stands in the shallows.\n")
+        (root / "sub" / f"{word}.md").write_text(f"only in {word}\n")
+    indexer = stages.indexer()
+    assert sorted(indexer.sync("test", [first]).added) == ["README.md", "sub/heron.md"]
+    second_sync = indexer.sync("test", [second])
+    assert sorted(second_sync.added) == ["work/README.md", "work/sub/pelican.md"] and not second_sync.skipped
+    states = stages.store.document_states("test")
+    assert states["work/README.md"].root == str(second.parent.resolve())  # root / path: the file
+    again = indexer.sync("test")
+    assert not again.added and not again.updated and not again.removed and again.unchanged == 4
+    (second / "README.md").write_text("# Readme\n\nThe pelican left.\n")
+    assert indexer.sync("test").updated == ["work/README.md"]
+    # the keys stay when the first folder goes: citations do not change under anyone's feet
+    indexer.forget("test", str(first))
+    assert sorted(stages.store.document_states("test")) == ["work/README.md", "work/sub/pelican.md"]
+    assert not indexer.sync("test").added
+    assert indexer.forget("test", str(second / "sub" / "pelican.md")) == ["work/sub/pelican.md"]
+    indexer.forget("test", str(second))
+    assert stages.store.document_states("test") == {}
+
+
+def test_a_named_folder_that_meets_a_path_of_the_first_keeps_the_first_whatever_is_synced(
     stages: Stages, tmp_path: Path
 ) -> None:
     """A sync of the second root alone took the path over from the first, and the next full sync
     gave it back: each flip re-embedded, and (with a web page as the second root) a fetched page
-    replaced the user's own file of that name."""
+    replaced the user's own file of that name. With folders keyed under their name, a path still
+    meets another when the first folder has a subfolder of the second's name."""
     first, second = tmp_path / "first", tmp_path / "second"
-    for root, word in ((first, "heron"), (second, "pelican")):
-        (root / "sub").mkdir(parents=True)
-        (root / "x.md").write_text(f"# X\n\nThe {word} stands in the shallows.\n")
-        (root / "sub" / f"{word}.md").write_text(f"only in {word}\n")
+    (first / "second").mkdir(parents=True)
+    second.mkdir()
+    (first / "second" / "x.md").write_text("# X\n\nThe heron stands in the shallows.\n")
+    (second / "x.md").write_text("# X\n\nThe pelican stands in the shallows.\n")
+    (second / "pelican.md").write_text("only in pelican\n")
     indexer = stages.indexer()
     indexer.sync("test", [first])
     targeted = indexer.sync("test", [second], scope=[second])
-    assert [s.path for s in targeted.skipped] == ["x.md"]
-    assert str(first.resolve()) in targeted.skipped[0].reason and "x.md" not in targeted.updated
+    assert [s.path for s in targeted.skipped] == ["second/x.md"]
+    assert str(first.resolve()) in targeted.skipped[0].reason and "second/x.md" not in targeted.updated
     # and how to keep both: the second folder in a collection of its own
     assert f"`docshelf forget {second.resolve()}`, then `docshelf index {second.resolve()} -c second`" in (
         targeted.skipped[0].reason
     )
-    assert "sub/pelican.md" in targeted.added
-    state = stages.store.document_states("test")["x.md"]
+    assert "second/pelican.md" in targeted.added
+    state = stages.store.document_states("test")["second/x.md"]
     assert state.root == str(first.resolve())
     full = indexer.sync("test")
-    assert not full.updated and not full.added and [s.path for s in full.skipped] == ["x.md"]
-    (first / "x.md").unlink()  # the first root lets go of it: now the second one's file is indexed
+    assert not full.updated and not full.added and [s.path for s in full.skipped] == ["second/x.md"]
+    (first / "second" / "x.md").unlink()  # the first root lets go of it: now the second one's file is indexed
     moved = indexer.sync("test")
-    assert moved.updated == ["x.md"] or moved.added == ["x.md"]
-    assert stages.store.document_states("test")["x.md"].root == str(second.resolve())
+    assert moved.updated == ["second/x.md"] or moved.added == ["second/x.md"]
+    assert stages.store.document_states("test")["second/x.md"].root == str(second.parent.resolve())
 
 
 def test_forgetting_a_root_drops_its_skip_records(stages: Stages, tmp_path: Path) -> None:
@@ -250,9 +280,9 @@ def test_forgetting_a_root_drops_its_skip_records(stages: Stages, tmp_path: Path
     listing a file of the forgotten folder as skipped (with the remedy already taken), and for
     a collection left without roots no sync would ever clear them."""
     first, second = tmp_path / "first", tmp_path / "second"
-    for root in (first, second):
-        root.mkdir()
-        (root / "x.md").write_text(f"# X\n\nA page of {root.name}.\n")
+    for folder in (first / "second", second):  # the second folder's x.md meets the first's
+        folder.mkdir(parents=True)
+        (folder / "x.md").write_text(f"# X\n\nA page of {folder}.\n")
     (first / "noise.txt").write_bytes(b"\x00\x01\x02\x03")  # the first root's own skip
     (second / "blob.txt").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
     indexer = stages.indexer()
@@ -261,10 +291,10 @@ def test_forgetting_a_root_drops_its_skip_records(stages: Stages, tmp_path: Path
     def skipped() -> set[str]:
         return {s.path for _, s in stages.store.skipped("test")}
 
-    assert skipped() == {"x.md", "noise.txt", "blob.txt"}  # x.md: the second root's copy
+    assert skipped() == {"second/x.md", "noise.txt", "second/blob.txt"}  # x.md: the second root's
     indexer.forget("test", str(second))
     assert skipped() == {"noise.txt"}
-    assert stages.store.document_states("test")["x.md"].root == str(first.resolve())
+    assert stages.store.document_states("test")["second/x.md"].root == str(first.resolve())
     indexer.forget("test", str(first))
     assert skipped() == set() and stages.store.collection_roots("test") == []
 
@@ -342,10 +372,10 @@ def test_forget_document_and_root(shelf: Shelf, plain_corpus: Path, tmp_path: Pa
     assert shelf.forget("notes/glossary.txt", "test").removed == ["notes/glossary.txt"]
     assert "notes/glossary.txt" not in indexed()
     gone = shelf.forget(str(other), "test")
-    assert gone.removed == ["extra.md"] and gone.root == str(other.resolve())
+    assert gone.removed == ["other/extra.md"] and gone.root == str(other.resolve())
     assert not shelf.search("kumquat orchard", mode="keyword").hits
     report = shelf.index([], "test").sync  # known roots only: the forgotten root stays out
-    assert "extra.md" not in indexed() and "notes/glossary.txt" in report.added
+    assert "other/extra.md" not in indexed() and "notes/glossary.txt" in report.added
 
 
 def test_git_commit_recorded(shelf: Shelf, plain_corpus: Path) -> None:

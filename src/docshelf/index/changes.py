@@ -3,77 +3,70 @@ walked or read that did not change, so an edit costs the same with 100 files or 
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal
 
 from docshelf.config import SourceSettings
-from docshelf.sources.walk import Sniffer, WalkResult, is_within, walk_paths
+from docshelf.index.mounts import Mount, locate
+from docshelf.sources.walk import Sniffer, WalkResult, walk_paths
 from docshelf.store.base import DocState, Store
 from docshelf.types import SkippedFile
 
 __all__ = ["changed_paths", "changed_states", "indexed_as", "merged_skips", "walk_changed"]
 
 
-def _relative(roots: Sequence[Path], path: Path) -> tuple[Path, str] | None:
-    for root in roots:
-        if is_within(path, root) and path != root:
-            return root, unicodedata.normalize("NFC", path.relative_to(root).as_posix())
-    return None
-
-
 def walk_changed(
-    roots: Sequence[Path], changed: Sequence[Path], sources: SourceSettings, binary: Sequence[str],
+    found: Sequence[Mount], changed: Sequence[Path], sources: SourceSettings, binary: Sequence[str],
     parseable: Callable[[str], bool] | None = None, sniffer: Sniffer | None = None,
 ) -> list[tuple[Path, WalkResult]]:  # fmt: skip
-    """(root, files and skips) of the changed files that still exist and are indexed."""
+    """(root, files and skips keyed as stored) of the changed files that still exist and are indexed."""
     out = []
-    for root in roots:
-        mine = [p for p in changed if (found := _relative([root], p)) is not None and found[0] == root]
+    for mount in found:
+        mine = [p for p in changed if (hit := locate(found, p)) is not None and hit[0] is mount]
         if mine:
-            result = walk_paths(root, mine, sources.include, sources.exclude, sources.respect_gitignore,
+            result = walk_paths(mount.root, mine, sources.include, sources.exclude, sources.respect_gitignore,
                                 sources.max_file_mb, binary, parseable, sniffer)  # fmt: skip
-            out.append((root, result))
-    return out or [(root, WalkResult()) for root in roots[:1]]
+            out.append((mount.root, mount.keyed(result)))
+    return out or [(m.root, WalkResult()) for m in found[:1]]
 
 
 def changed_states(
-    store: Store, collection: str, roots: Sequence[Path], changed: Sequence[Path]
+    store: Store, collection: str, found: Sequence[Mount], changed: Sequence[Path]
 ) -> dict[str, DocState]:
     """The stored state of each changed path that is a document of ``collection``."""
     states = {}
     for path in changed:
-        found = _relative(roots, path)
-        doc = store.get_document(collection, found[1]) if found else None
+        hit = locate(found, path)
+        doc = store.get_document(collection, hit[1]) if hit else None
         if doc is not None:
             states[doc.path] = DocState(doc.id, doc.path, doc.root, doc.size, doc.mtime_ns, doc.content_hash)
     return states
 
 
 def merged_skips(
-    store: Store, collection: str, roots: Sequence[Path], changed: Sequence[Path], new: Sequence[SkippedFile]
+    store: Store, collection: str, found: Sequence[Mount], changed: Sequence[Path], new: Sequence[SkippedFile]
 ) -> list[SkippedFile]:
     """The collection's skip records with those of the changed paths replaced by this sync's."""
-    rels = changed_paths(roots, changed)
+    rels = changed_paths(found, changed)
     kept = [s for _, s in store.skipped(collection) if s.path not in rels]
     return [*kept, *new]
 
 
-def changed_paths(roots: Sequence[Path], changed: Sequence[Path]) -> set[str]:
-    """The changed paths as stored: relative to the root that holds them, NFC."""
-    return {found[1] for p in changed if (found := _relative(roots, p)) is not None}
+def changed_paths(found: Sequence[Mount], changed: Sequence[Path]) -> set[str]:
+    """The changed paths as stored (keyed by the folder that holds them, NFC)."""
+    return {hit[1] for p in changed if (hit := locate(found, p)) is not None}
 
 
 def indexed_as(
-    store: Store, collection: str, roots: Sequence[Path], path: Path
+    store: Store, collection: str, found: Sequence[Mount], path: Path
 ) -> Literal["folder", "file"] | None:
     """What the index holds under the name of a path gone from disk: documents inside it
     ("folder"), a document or skip record of that name ("file"), or nothing."""
-    found = _relative(roots, path)
-    if found is None:
+    hit = locate(found, path)
+    if hit is None:
         return None
-    rel = found[1]
+    rel = hit[1]
     if store.documents_below(collection, rel):
         return "folder"
     if store.get_document(collection, rel) is not None or any(

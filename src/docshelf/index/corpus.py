@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from docshelf.errors import SourceError
+from docshelf.index.mounts import mounts
 from docshelf.index.scope import read_excluded
 from docshelf.sources.walk import WalkResult, walk_roots
 
@@ -62,18 +63,19 @@ def new_files(store: Store, collection: str, sources: SourceSettings, registry: 
     excluded = read_excluded(store, collection)
     known = unchanged(states)
     found: dict[str, None] = {}
-    for root in map(Path, store.collection_roots(collection)):
+    for mount in mounts(store, collection):
+        root, key = mount.root, mount.key
         # a folder gone from this machine is one stale entry already; one swapped for a link is
         # not followed by a sync either
         if not root.is_dir() or root.resolve() != root:
             continue
         try:
-            walked = walk_sources([root], sources, registry, known)
+            walked = walk_sources([root], sources, registry, mount.known(known))
         except SourceError:  # removed since the check
             continue
         for _, result in walked:
             found.update(
-                (f.rel_path, None) for f in result.files
-                if f.rel_path not in states and excluded.get(f.rel_path) != (f.size, f.mtime_ns)
+                (rel, None) for f in result.files
+                if (rel := key(f.rel_path)) not in states and excluded.get(rel) != (f.size, f.mtime_ns)
             )  # fmt: skip
     return [rel for rel in found if rel not in skipped]

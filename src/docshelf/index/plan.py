@@ -19,6 +19,7 @@ from docshelf.errors import SourceError
 from docshelf.index import changes
 from docshelf.index.corpus import parseable, unchanged, walk_sources
 from docshelf.index.gitinfo import git_state
+from docshelf.index.mounts import Mount, named_roots, owner, with_new
 from docshelf.index.report import SyncReport
 from docshelf.index.scope import Scope
 from docshelf.parse import ParserRegistry
@@ -29,10 +30,10 @@ from docshelf.types import SkippedFile, SourceFile
 __all__ = ["SyncPlan", "held_reason", "plan_sync"]
 
 
-def held_reason(holder: str | Path, root: Path) -> str:
+def held_reason(holder: str | Path, root: str | Path) -> str:
     """Why a file of ``root`` is skipped when an earlier root of its collection has a file of the
-    same relative path (a collection keys its documents by that path), and how to keep both."""
-    name = shlex.quote(root.name or "docs")
+    same stored path (a collection keys its documents by that path), and how to keep both."""
+    name = shlex.quote(Path(root).name or "docs")
     where = shlex.quote(str(root))
     return (
         f"same path already indexed from {holder}; to keep both, give this folder a collection of its "
@@ -55,18 +56,29 @@ class SyncPlan:
     files: dict[str, SourceFile]  # what is on disk now, by path
     report: SyncReport  # seeded with the skips found while planning
     changed: Sequence[Path] | None  # a watcher's events: only these files were looked at
+    mounts: list[Mount]  # all_roots with how each keys its files
+    named: set[str]  # the folders keyed under their name, with those joining now
 
     @cached_property
     def order(self) -> dict[str, int]:
         return {str(r): i for i, r in enumerate(self.all_roots)}
 
+    @cached_property
+    def _folders(self) -> set[str]:
+        return {*self.order, *self.kept_roots}
+
+    def folder(self, root: str | Path, path: str) -> str:
+        """The collection folder of a file or document stored with ``root`` and ``path``."""
+        return owner(self._folders, str(root), path) or str(root)
+
     def held_elsewhere(self, f: SourceFile) -> bool:
         """Whether an earlier root of the collection still has the file that holds this path: the
         first root wins, as in a full sync, even when only a later root is synced."""
         holder, order = self.holders.get(f.rel_path), self.order
-        if holder is None or holder.root == str(f.root) or holder.root not in order:
+        if holder is None:
             return False
-        if order[holder.root] > order.get(str(f.root), len(order)):
+        theirs, mine = self.folder(holder.root, holder.path), self.folder(f.root, f.rel_path)
+        if theirs == mine or theirs not in order or order[theirs] > order.get(mine, len(order)):
             return False
         return os.path.isfile(os.path.join(holder.root, holder.path))
 
@@ -85,15 +97,19 @@ def plan_sync(
         raise SourceError(f"collection {collection!r} has no folders yet; run `docshelf index PATH`")
     within = None if scope is None else Scope(scope)
     roots_now: list[str] | None = None
+    named = named_roots(store, collection)
+    if changed is None:  # folders join a collection in a full or scoped sync only
+        named = with_new(named, known, given)
+    found = [Mount(r, str(r) in named) for r in all_roots]
     if changed is not None:
         binary, sniffer = registry.binary_extensions, registry.sniffer
-        walked = changes.walk_changed(all_roots, changed, sources, binary, parseable(registry), sniffer)
+        walked = changes.walk_changed(found, changed, sources, binary, parseable(registry), sniffer)
         kept_roots = [str(r) for r in moved]
-        states = changes.changed_states(store, collection, all_roots, changed)
+        states = changes.changed_states(store, collection, found, changed)
     else:
         states = store.document_states(collection)
         walk_list = all_roots if within is None else [r for r in all_roots if within.touches(r)]
-        walked = walk_sources(walk_list, sources, registry, unchanged(states))
+        walked = _walk(found, walk_list, sources, registry, states)
         # a scoped sync keeps the roots it did not walk; walked roots take their resolved form
         resolved = dict(zip(walk_list, (r for r, _ in walked), strict=True))
         kept_roots = [str(r) for r in moved if r not in {w for w, _ in walked}]
@@ -107,22 +123,39 @@ def plan_sync(
     ]  # fmt: skip
     report.git_commit, report.git_dirty = git_state(walked[0][0]) if walked else (None, None)
     files: dict[str, SourceFile] = {}
+    order = {str(r): i for i, r in enumerate(all_roots)}
     for walked_root, result in walked:
+        base = walked_root.parent if str(walked_root) in named else walked_root  # what keys start from
         # a scoped sync reports what it was asked about, not the rest of the root it walked
-        report.skipped.extend(
-            s for s in result.skipped if within is None or within.holds(walked_root / s.path)
-        )
+        report.skipped.extend(s for s in result.skipped if within is None or within.holds(base / s.path))
         for f in result.files:
             # (files without a parser were skipped by the walk, unopened)
             if within is not None and not within.holds(f.root / f.rel_path):
                 continue
             if f.rel_path in files:
-                report.skipped.append(SkippedFile(f.rel_path, held_reason(files[f.rel_path].root, f.root)))
+                first = files[f.rel_path]
+                holder = owner(order, str(first.root), first.rel_path) or first.root
+                mine = owner(order, str(f.root), f.rel_path) or f.root
+                report.skipped.append(SkippedFile(f.rel_path, held_reason(holder, mine)))
             else:
                 files[f.rel_path] = f
     holders = states
     if within is not None:  # only what lies in the scope is compared (and may be removed)
         states = {rel: st for rel, st in states.items() if within.holds(os.path.join(st.root, st.path))}
     return SyncPlan(
-        collection, all_roots, roots_now, kept_roots, walked, within, states, holders, files, report, changed
-    )
+        collection, all_roots, roots_now, kept_roots, walked, within, states, holders, files, report, changed,
+        found, named,
+    )  # fmt: skip
+
+
+def _walk(
+    found: Sequence[Mount], walk_list: Sequence[Path], sources: SourceSettings, registry: ParserRegistry,
+    states: dict[str, DocState],
+) -> list[tuple[Path, WalkResult]]:  # fmt: skip
+    """Each root of ``walk_list`` walked, its files and skips keyed as stored."""
+    known = unchanged(states)
+    out = []
+    for mount in (m for m in found if m.root in walk_list):
+        ((walked_root, result),) = walk_sources([mount.root], sources, registry, mount.known(known))
+        out.append((walked_root, mount.keyed(result)))
+    return out

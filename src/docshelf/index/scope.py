@@ -13,6 +13,7 @@ from docshelf.analyze.scripts import decode_scripts, encode_scripts, script_word
 
 if TYPE_CHECKING:
     from docshelf.analyze import Analyzer
+    from docshelf.index.mounts import Mount
     from docshelf.index.report import SyncReport
     from docshelf.store.base import Store
     from docshelf.types import SkippedFile, SourceFile
@@ -66,17 +67,17 @@ def skip_records(
 
 
 def skips_left(
-    store: Store, collection: str, root: str, left: Sequence[str], held: Collection[str]
+    store: Store, collection: str, root: Mount, left: Sequence[Mount], held: Collection[str]
 ) -> list[SkippedFile]:
     """The skip records that outlive forgetting ``root``: a record is kept when a root left has a
     file of its name that no document holds (a record names a path, not its root: a file the
     forgotten root had alone, or its copy of a path an earlier root holds, goes with it)."""
     kept = []
     for _, skip in store.skipped(collection):
-        if skip.path == root:  # "the folder now points elsewhere": it is no root any more
+        if skip.path == str(root.root):  # "the folder now points elsewhere": it is no root any more
             continue
-        theirs = any(os.path.lexists(os.path.join(r, skip.path)) for r in left)
-        mine = os.path.lexists(os.path.join(root, skip.path))
+        theirs = any(m.owns(skip.path) and os.path.lexists(os.path.join(m.base, skip.path)) for m in left)
+        mine = os.path.lexists(os.path.join(root.base, skip.path))
         if theirs and not (mine and skip.path in held):
             kept.append(skip)
     return kept

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from docshelf.errors import DocshelfError
+from docshelf.index.mounts import owner
 
 if TYPE_CHECKING:
     from docshelf.store.base import DocState, Store
@@ -62,13 +63,15 @@ class _Pass:
             self._check(collection, state)
 
     def _check(self, collection: str, state: DocState) -> None:
-        if state.root not in self._present:
-            self._present[state.root] = os.path.isdir(state.root)
-            if not self._present[state.root]:
+        # a document of a folder keyed under its name is stored with the folder's parent
+        folder = owner(self._roots.get(collection, ()), state.root, state.path) or state.root
+        if folder not in self._present:
+            self._present[folder] = os.path.isdir(folder)
+            if not self._present[folder]:
                 # one line for the folder, not one per file: on a server that shares a PostgreSQL
                 # index but not the corpus, this is normal (text is then read from the index)
-                self._add(collection, state.root, "folder not on this machine")
-        if not self._present[state.root]:
+                self._add(collection, folder, "folder not on this machine")
+        if not self._present[folder]:
             return
         try:
             st = os.stat(self.resolve(self._roots.get(collection, []), state))

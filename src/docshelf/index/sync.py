@@ -21,6 +21,7 @@ from docshelf.errors import DeclinedError
 from docshelf.index import changes
 from docshelf.index.ahead import Ahead
 from docshelf.index.lock import WriterLock
+from docshelf.index.mounts import Mount, locate, mounts, owner, record_named
 from docshelf.index.plan import SyncPlan, held_reason, plan_sync
 from docshelf.index.prepare import Pending, in_parallel, prepare
 from docshelf.index.reembed import reembed_store
@@ -172,6 +173,7 @@ class Indexer:
         self._confirm(collection, [s.path for s in _gone(plan, ())], None)
         if plan.roots_now is not None:
             self.store.set_collection_roots(collection, plan.roots_now)
+            record_named(self.store, collection, plan.named)
         self.store.set_model(self.embedder.name, self.embedder.dim)
         if self.store.needs_keyword_rebuild():
             log.warning(
@@ -205,7 +207,9 @@ class Indexer:
                     looked = next(ahead)
                     state = plan.states.get(rel)
                     if looked.kind == "held":
-                        report.skipped.append(SkippedFile(rel, held_reason(plan.holders[rel].root, f.root)))
+                        holder = plan.holders[rel]
+                        where = plan.folder(holder.root, holder.path), plan.folder(f.root, f.rel_path)
+                        report.skipped.append(SkippedFile(rel, held_reason(*where)))
                     elif looked.kind == "skip":
                         report.skipped.append(SkippedFile(rel, looked.reason))
                     elif looked.kind in ("same", "touch"):
@@ -240,8 +244,8 @@ class Indexer:
         self.store.commit()
         seen: set[str] | None = None
         if plan.changed is not None:  # the other files' skip records stay
-            kept = changes.merged_skips(self.store, collection, plan.all_roots, plan.changed, report.skipped)
-            seen = changes.changed_paths(plan.all_roots, plan.changed)
+            kept = changes.merged_skips(self.store, collection, plan.mounts, plan.changed, report.skipped)
+            seen = changes.changed_paths(plan.mounts, plan.changed)
         else:
             kept = skip_records(self.store, collection, report, files, plan.within)
             seen = None if plan.within is None else {*files, *report.removed}
@@ -263,20 +267,24 @@ class Indexer:
     def _forget(self, collection: str, path: str) -> list[str]:
         target = Path(path).expanduser()
         roots = self.store.collection_roots(collection)
+        found = mounts(self.store, collection, roots)
         root = None
         if target.is_absolute() and str(target.resolve()) in roots:
             root = str(target.resolve())
-            gone = [s for s in self.store.document_states(collection).values() if s.root == root]
+            states = self.store.document_states(collection).values()
+            gone = [s for s in states if owner(roots, s.root, s.path) == root]
         else:
-            rel = self._relative(target, roots)
+            rel = self._relative(target, found)
             state = self.store.document_states(collection).get(rel)
             gone = [state] if state else []
         self._confirm(collection, [s.path for s in gone], root)
         if root is not None:
-            left = [r for r in roots if r != root]
-            self.store.set_collection_roots(collection, left)
+            self.store.set_collection_roots(collection, [r for r in roots if r != root])
             held = self.store.document_states(collection).keys() - {s.path for s in gone}
-            self.store.set_skipped(collection, skips_left(self.store, collection, root, left, held))
+            mine = next(m for m in found if str(m.root) == root)
+            left = [m for m in found if m is not mine]
+            self.store.set_skipped(collection, skips_left(self.store, collection, mine, left, held))
+            record_named(self.store, collection, {str(m.root) for m in left if m.named})
         self.store.delete_documents([s.id for s in gone])
         self.store.commit()
         return [s.path for s in gone]
@@ -311,14 +319,12 @@ class Indexer:
         return now
 
     @staticmethod
-    def _relative(target: Path, roots: Sequence[str]) -> str:
+    def _relative(target: Path, found: Sequence[Mount]) -> str:
+        """A document's stored path from the path given to forget: absolute, or already stored."""
         if target.is_absolute():
-            resolved = target.resolve()
-            for root in roots:
-                try:
-                    return resolved.relative_to(root).as_posix()
-                except ValueError:
-                    continue
+            located = locate(found, target.resolve())
+            if located is not None:
+                return located[1]
         return target.as_posix()
 
     def _prepare(
@@ -398,8 +404,13 @@ def _gone(plan: SyncPlan, excluded: Sequence[str]) -> list[DocState]:
     A file that now fails to parse keeps its old version (it is in ``files``, not gone), and so does
     one that exists but cannot be read now, or lies in a folder that cannot be listed."""
     unreadable = {name for _, result in plan.walked for name in result.unreadable}
+    kept = set(plan.kept_roots)
+
+    def not_kept(s: DocState) -> bool:
+        return plan.folder(s.root, s.path) not in kept
+
     return [
         s for rel, s in plan.states.items()
-        if (rel not in plan.files and not kept_by(unreadable, rel) and s.root not in plan.kept_roots)
+        if (rel not in plan.files and not kept_by(unreadable, rel) and not_kept(s))
         or rel in excluded
     ]  # fmt: skip

@@ -219,8 +219,10 @@ class Watcher:
 
     def _indexed_as(self, roots: Sequence[Path]) -> Callable[[Path], str | None]:
         from docshelf.index.changes import indexed_as
+        from docshelf.index.mounts import mounts
 
-        return lambda path: indexed_as(self.store, self.collection, roots, path)
+        found = mounts(self.store, self.collection, roots)
+        return lambda path: indexed_as(self.store, self.collection, found, path)
 
     def _watch_loop(self) -> None:
         import watchfiles

@@ -98,9 +98,11 @@ def _left_out(parts: Parts, collection: str, files: Sequence[Path], report: Sync
         return
     states = parts.store.document_states(collection)
     said = {s.path for s in report.skipped} | set(report.excluded)
-    roots = [Path(r) for r in parts.store.collection_roots(collection)]
+    from docshelf.index.mounts import locate, mounts
+
+    found = mounts(parts.store, collection)
     for f in files:
-        rel = next((f.relative_to(r).as_posix() for r in roots if f.is_relative_to(r)), None)
+        rel = hit[1] if (hit := locate(found, f)) is not None else None
         if rel is not None and rel not in states and rel not in said:
             report.skipped.append(
                 SkippedFile(rel, "left out by the corpus rules: a hidden name, .gitignore or "

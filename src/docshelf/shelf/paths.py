@@ -62,11 +62,15 @@ def guarded_path(roots: list[str], root: str, rel_path: str) -> Path:
     Symlinks are resolved now, at read time: a link that was harmless at indexing may have
     been re-pointed since.
     """
+    from docshelf.index.mounts import owner
     from docshelf.sources.names import is_within, on_disk
 
-    if root not in roots:
+    folder = owner(roots, root, rel_path)
+    if folder is None:
         raise AccessError(f"{root} is no longer a root of this collection; re-index it")
     clean = check_relative(rel_path)
+    if folder != root:  # a folder keyed under its name: the document is stored with its parent
+        root, clean = folder, check_relative(clean.partition("/")[2])
     base = Path(root).resolve()
     if base != Path(root):  # roots are stored resolved: this one was swapped for a link since
         raise AccessError(

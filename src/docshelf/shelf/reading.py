@@ -105,12 +105,12 @@ def _by_url(store: Store, names: list[str], url: str, collection: str | None) ->
 def _relative_to_roots(store: Store, names: list[str], ref: str) -> str:
     """An absolute path (as search hits give) made relative to the root holding it; lexical only,
     so the guard still sees any '..' or symlink."""
+    from docshelf.index.mounts import locate, mounts
+
     for name in names:
-        for root in store.collection_roots(name):
-            try:
-                return Path(ref).relative_to(root).as_posix()
-            except ValueError:
-                continue
+        hit = locate(mounts(store, name), Path(ref))
+        if hit is not None:
+            return hit[1]
     raise AccessError(f"refused {ref!r}: it is outside every corpus root; see the status for the roots")
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "Unembedded",
     "Writer",
     "last_versions",
+    "named_roots_key",
     "own_alternatives",
     "ready_vector",
     "report_progress",
@@ -312,7 +313,15 @@ class Writer(Protocol):
 
 # (passages done, passages in all), called now and then while a long job runs
 Progress = Callable[[int, int], None]
+
+
 # every this many passages a keyword rebuild reports its progress
+def named_roots_key(collection: str) -> str:
+    """The meta key of the collection's folders whose documents are keyed under the folder's name
+    (docshelf.index.mounts): part of the index, so a copy of the store carries it."""
+    return f"named/{collection}"
+
+
 PROGRESS_EVERY = 2000
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from docshelf.errors import StoreError
-from docshelf.store.base import Replacement, Store
+from docshelf.store.base import Replacement, Store, named_roots_key
 
 __all__ = ["COPY_BATCH_CHUNKS", "BulkLoading", "CopyReport", "copy_store"]
 
@@ -47,6 +47,9 @@ def copy_store(
     docs = list(source.iter_documents())
     for collection in source.collections():
         target.set_collection_roots(collection, source.collection_roots(collection))
+        named = source.get_meta(named_roots_key(collection))
+        if named is not None:
+            target.set_meta(named_roots_key(collection), named)
         target.set_skipped(collection, [s for _, s in source.skipped(collection)])
         report.collections += 1
     # HNSW kept up row by row costs several times its one build over the finished table
