@@ -9,17 +9,21 @@ import os
 from pathlib import Path
 
 import pytest
+from mcp import Client
 from typer.testing import CliRunner
 
 from docshelf.analyze import Analyzer
 from docshelf.cli import app
+from docshelf.config import Settings
 from docshelf.errors import AccessError
-from docshelf.index.mounts import with_new
+from docshelf.index.mounts import mounts, with_new
+from docshelf.server import create_server
 from docshelf.shelf import Shelf
 from docshelf.sources.mirror import MANIFEST
 from docshelf.store import SQLiteStore
 from docshelf.store.copy import copy_store
 from docshelf.testing import Stages
+from mcpkit import data
 
 
 def _folders(tmp_path: Path) -> tuple[Path, Path]:
@@ -59,6 +63,21 @@ def test_the_cli_indexes_both_readmes_and_reads_forgets_each(tmp_path: Path) -> 
     assert code == 0 and "removed 2 documents and the folder" in err
     code, out, _ = run("ls", "--json")
     assert sorted(d["path"] for d in json.loads(out)["documents"]) == ["README.md", "sub/x.md"]
+
+
+@pytest.mark.anyio
+async def test_an_agent_reads_and_cites_the_second_folders_readme(
+    settings: Settings, shelf: Shelf, tmp_path: Path
+) -> None:
+    notes, work = _folders(tmp_path)
+    shelf.index([notes])
+    shelf.index([work])
+    async with Client(create_server(settings, shelf)) as client:
+        found = data(await client.call_tool("search", {"query": "wades at dawn", "mode": "keyword"}))
+        cited = sorted(h["citation"].split(":")[0] for h in found["hits"])
+        assert cited == ["README.md", "work/README.md"]
+        read = data(await client.call_tool("read_document", {"document": "work/README.md"}))
+        assert "pelican" in read["text"] and "heron" not in read["text"]
 
 
 def test_a_watchers_changes_in_a_named_folder_find_their_documents(stages: Stages, tmp_path: Path) -> None:
@@ -148,8 +167,6 @@ def test_a_copy_of_the_index_keeps_the_keys(stages: Stages, tmp_path: Path) -> N
     try:
         copy_store(stages.store, target)
         assert sorted(target.document_states("test")) == sorted(stages.store.document_states("test"))
-        from docshelf.index.mounts import mounts
-
         assert [m.named for m in mounts(target, "test")] == [False, True]
     finally:
         target.close()
