@@ -31,6 +31,8 @@ _SLOW_MODULES = {
     "test_search_helper.py",  # the CLI and its search helper as processes, started and timed out
     "reliability/test_cli_exit_codes.py",  # the CLI as a process for each exit code
     "reliability/test_faults.py",  # a full disk (RLIMIT_FSIZE, a tmpfs) and damaged files, in processes
+    "test_cli_session.py",  # docs/cli.md's session replayed in a pseudo-terminal, command by command
+    "reliability/test_read_only.py",  # the CLI and the server as processes of another user (setpriv)
 }
 _TESTS = Path(__file__).resolve().parent
 

@@ -6,6 +6,8 @@ import itertools
 import random
 import tracemalloc
 
+import pytest
+
 from docshelf.chunk import ApproxTokenCounter, chunk_document
 from docshelf.types import ParsedDocument, Section
 
@@ -18,6 +20,7 @@ def _one_line(words: int, seed: int = 3) -> str:
     return " ".join(rng.choices(vocab, k=words))
 
 
+@pytest.mark.slow  # ~6 s: chunking 2 MB under tracemalloc, which slows every allocation
 def test_a_megabytes_long_line_is_chunked_in_memory_a_small_multiple_of_its_size() -> None:
     # the trial's 45 MB single-line file peaked at 1.5 GB: (start, end) tuples for every word
     text = _one_line(300_000)  # ~2 MB, no sentence end anywhere
