@@ -59,6 +59,10 @@ def test_the_cli_indexes_both_readmes_and_reads_forgets_each(tmp_path: Path) -> 
     assert code == 0 and "work/README.md:3:" in out and "work/sub/x.md:3:" in out, out
     code, out, _ = run("status", "--json", "--skipped")
     assert code == 0 and json.loads(out)["skipped"] == [], out
+    assert json.loads(out)["collections"][0]["cited_under"] == {str(work.resolve()): "work/"}
+    code, out, _ = run("status", "--roots")
+    assert f"root {work.resolve()} (its files cited as work/...)" in " ".join(out.split()), out
+    assert f"root {notes.resolve()}\n" in out
     code, _, err = run("forget", str(work))
     assert code == 0 and "removed 2 documents and the folder" in err
     code, out, _ = run("ls", "--json")

@@ -148,7 +148,8 @@ def _print_details(d: dict[str, Any], roots: bool, settings: bool, skipped: bool
         out.print(Text.assemble("\n", data(f"collection {c['name']}", "bold")))
         if roots:
             for root in c["roots"]:
-                _say(data(f"  root {root}"))
+                under = c.get("cited_under", {}).get(root)
+                _say(data(f"  root {root}" + (f" (its files cited as {under}...)" if under else "")))
         if settings:
             _say(data(f"  settings from {c['settings_origin'] or 'the defaults'}"))
             for section, values in sorted((c["settings"] or {}).items()):

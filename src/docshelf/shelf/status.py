@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from docshelf.config import redact_dsn
+from docshelf.index.mounts import named_roots
 from docshelf.index.stale import index_age, stale_report
 from docshelf.shelf import settings as recorded
 from docshelf.shelf.paths import guarded_path
@@ -106,6 +107,7 @@ def status_of(
                     name, counts["documents"], counts["chunks"], store.collection_roots(name),
                     store.last_build(name), None if rec is None else rec.values,
                     None if rec is None else rec.origin, counts.get("embedded"),
+                    {r: f"{Path(r).name}/" for r in sorted(named_roots(store, name))},
                 )
             )  # fmt: skip
         skipped = [{"collection": c, "path": s.path, "reason": s.reason} for c, s in store.skipped()]

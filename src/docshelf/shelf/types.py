@@ -169,6 +169,8 @@ class CollectionStatus:
     settings: dict[str, Any] | None  # the recorded settings that shape this collection
     settings_origin: str | None
     embedded: int | None = None  # chunks whose vector is computed (None: not counted)
+    # the roots whose files are cited under the folder's name ("work/"), by root
+    cited_under: dict[str, str] = field(default_factory=dict)
 
     @property
     def vector_share(self) -> float:
@@ -185,6 +187,7 @@ class CollectionStatus:
             "embedded": self.chunks if self.embedded is None else self.embedded,
             "vector_share": round(self.vector_share, 4),
             "roots": self.roots,
+            "cited_under": self.cited_under,
             "last_build": build_dict(self.last_build),
             "settings": self.settings,
             "settings_origin": self.settings_origin,
