@@ -189,8 +189,13 @@ class KeywordIndex:
         self._index.reload()
 
     def close(self) -> None:
-        """Release the writer and remove a read-only open's temporary folder (links only)."""
+        """Release the writer and the index, and remove a read-only open's temporary folder (links
+        only)."""
         self.release()
+        # the on-disk index's reader reloads on a thread after each commit, taking a lock file in
+        # the folder: held past close, it wrote into a folder being deleted (a test's temporary
+        # folder: "Directory not empty: 'keyword'" under load)
+        self._index = self._tokenized(tantivy.Index(self._schema))
         if self._shadow is not None:
             shutil.rmtree(self._shadow, ignore_errors=True)
             self._shadow = None
