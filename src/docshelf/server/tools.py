@@ -251,7 +251,7 @@ def register_read_tools(server: MCPServer, shelf: Shelf) -> None:
     @tool(server, "Read document", READ_ONLY)
     async def read_document(
         document: Annotated[
-            str, Field(min_length=1, description="path in its root, doc_id or docshelf:// URI")
+            str, Field(min_length=1, description="path as cited, doc_id or docshelf:// URI")
         ],
         ctx: Context,
         collection: str | None = None,

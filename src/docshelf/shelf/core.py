@@ -147,7 +147,7 @@ class Shelf:
         return reading.passages(self._parts.store, chunk_id, before, after)
 
     def find_document(self, ref: str, collection: str | None = None) -> DocumentRecord:
-        """A document by id, ``docshelf://`` URI, path relative to its root, or absolute path."""
+        """A document by id, ``docshelf://`` URI, path as cited, or absolute path."""
         return reading.find_document(self._parts.store, ref, collection)
 
     def read_range(

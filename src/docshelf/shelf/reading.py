@@ -61,7 +61,7 @@ def citation(doc: DocumentRecord, line_start: int, line_end: int, page: int | No
 
 
 def find_document(store: Store, ref: str, collection: str | None) -> DocumentRecord:
-    """A document by id, ``docshelf://`` URI, path relative to its root, or absolute path."""
+    """A document by id, ``docshelf://`` URI, path as cited, or absolute path."""
     ref = ref.strip()
     if _DOC_ID.match(ref) and (doc := store.get_document_by_id(ref)) is not None:
         return doc
