@@ -44,9 +44,14 @@ def test_the_cli_indexes_both_readmes_and_reads_forgets_each(tmp_path: Path) -> 
         result = cli.invoke(app, list(args))
         return result.exit_code, result.stdout, result.stderr
 
-    assert run("index", str(notes))[0] == 0
+    code, _, err = run("index", str(notes))
+    assert code == 0 and "note:" not in err
     code, _, err = run("index", str(work))
     assert code == 0 and "2 added" in err and "skipped" not in err, err
+    said = " ".join(err.split())
+    assert f"note: {work.resolve()} joined collection 'default', which has another folder" in said, err
+    assert "its files are cited as work/..." in said
+    assert "note:" not in run("index", str(work))[2]  # said once, when it joins
     code, out, _ = run("search", "wades at dawn", "--mode", "keyword", "--json")
     hits = {h["path"]: h for h in json.loads(out)["hits"]}
     assert set(hits) == {"README.md", "work/README.md"}

@@ -250,9 +250,7 @@ def register_read_tools(server: MCPServer, shelf: Shelf) -> None:
 
     @tool(server, "Read document", READ_ONLY)
     async def read_document(
-        document: Annotated[
-            str, Field(min_length=1, description="path as cited, doc_id or docshelf:// URI")
-        ],
+        document: Annotated[str, Field(min_length=1, description="path as cited, doc_id or docshelf:// URI")],
         ctx: Context,
         collection: str | None = None,
         start_line: Annotated[int | None, Field(ge=1)] = None,

@@ -80,11 +80,19 @@ def index(
         raise SourceError(f"nothing was fetched from {url}: {why or 'it has no page or file to index'}")
     scope = None if not targets or plan.force else [*fetched.roots, *inner, *named.files]
     indexer = parts.indexer(collection, progress, plan.settings, confirm)
+    from docshelf.index.mounts import named_roots
+
+    named_before = named_roots(parts.store, collection)
     report = indexer.sync(
         collection, fetched.roots, fetched.skipped, force=plan.force, scope=scope, keyword_only=keyword_only
     )
     _left_out(parts, collection, named.files, report)
     notes = list(plan.notes)
+    for joined in sorted(named_roots(parts.store, collection) - named_before):
+        notes.append(
+            f"{joined} joined collection {collection!r}, which has another folder: its files are cited "
+            f"as {Path(joined).name}/... (`-c NAME` gives a folder a collection of its own)"
+        )
     model = parts.model()
     if report.chunks_embedded and isinstance(model, SaysSlow) and (slow := model.slow_note()):
         notes.append(slow)
