@@ -168,6 +168,7 @@ def test_a_mirror_of_fetched_pages_is_never_named(tmp_path: Path) -> None:
     # a mirror first: the first plain folder still keys its files by their path inside it
     assert with_new(set(), [mirror], [folder, other]) == {str(other)}
     assert with_new(set(), [folder], [mirror]) == set()
+    assert with_new(set(), [folder], [Path("/")]) == set()  # no name to key its files under
 
 
 def test_a_copy_of_the_index_keeps_the_keys(stages: Stages, tmp_path: Path) -> None:

@@ -104,7 +104,7 @@ def with_new(named: Collection[str], known: Sequence[Path], new: Sequence[Path])
     for root in new:
         if root in known or _is_mirror(root):
             continue
-        if folders:
+        if folders and root.name:  # ("/" has no name to key its files under)
             out.add(str(root))
         folders.append(root)
     return out
