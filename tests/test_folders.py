@@ -158,6 +158,8 @@ def test_collections_from_before_keep_their_keys(stages: Stages, tmp_path: Path)
     third.mkdir()
     (third / "README.md").write_text("# Third\n\nA third folder.\n")
     assert indexer.sync("test", [third]).added == ["third/README.md"]  # a folder joining now is named
+    indexer.forget("test", str(work))  # and an old folder forgotten and indexed again joins anew
+    assert sorted(indexer.sync("test", [work]).added) == ["work/sub/x.md"]
 
 
 def test_a_mirror_of_fetched_pages_is_never_named(tmp_path: Path) -> None:
