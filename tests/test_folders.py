@@ -76,6 +76,7 @@ def test_the_cli_indexes_both_readmes_and_reads_forgets_each(tmp_path: Path) -> 
 
 
 @pytest.mark.anyio
+@pytest.mark.usefixtures("backend")  # PostgreSQL too (its twin is in the slow tier)
 async def test_an_agent_reads_and_cites_the_second_folders_readme(
     settings: Settings, shelf: Shelf, tmp_path: Path
 ) -> None:
@@ -90,6 +91,7 @@ async def test_an_agent_reads_and_cites_the_second_folders_readme(
         assert "pelican" in read["text"] and "heron" not in read["text"]
 
 
+@pytest.mark.usefixtures("backend")  # PostgreSQL too (its twin is in the slow tier)
 def test_a_watchers_changes_in_a_named_folder_find_their_documents(stages: Stages, tmp_path: Path) -> None:
     notes, work = _folders(tmp_path)
     indexer = stages.indexer()
@@ -113,6 +115,7 @@ def test_a_watchers_changes_in_a_named_folder_find_their_documents(stages: Stage
     assert "work/sub/blob.txt" in {s.path for _, s in stages.store.skipped("test")}
 
 
+@pytest.mark.usefixtures("backend")  # PostgreSQL too (its twin is in the slow tier)
 def test_status_finds_a_named_folders_changes_and_its_absence(shelf: Shelf, tmp_path: Path) -> None:
     notes, work = _folders(tmp_path)
     with shelf:
@@ -128,6 +131,7 @@ def test_status_finds_a_named_folders_changes_and_its_absence(shelf: Shelf, tmp_
         assert stale == [(str(work.resolve()), "folder not on this machine")]
 
 
+@pytest.mark.usefixtures("backend")  # PostgreSQL too (its twin is in the slow tier)
 def test_a_read_in_a_named_folder_stays_inside_it(shelf: Shelf, tmp_path: Path) -> None:
     notes, work = _folders(tmp_path)
     secret = tmp_path / "secret.md"  # beside the folder, in its parent: the documents' stored root
@@ -144,6 +148,7 @@ def test_a_read_in_a_named_folder_stays_inside_it(shelf: Shelf, tmp_path: Path) 
                 shelf.read_range(ref)
 
 
+@pytest.mark.usefixtures("backend")  # PostgreSQL too (its twin is in the slow tier)
 def test_collections_from_before_keep_their_keys(stages: Stages, tmp_path: Path) -> None:
     """A collection whose folders were recorded before folders were keyed by name keeps its
     keys: nothing is re-keyed (re-parsed, re-cited) by an upgrade."""
