@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from docshelf.sources.walk import WalkResult
     from docshelf.store.base import Store
 
-__all__ = ["Mount", "locate", "mounts", "named_roots", "owner", "record_named", "with_new"]
+__all__ = ["Mount", "folder_of", "locate", "mounts", "named_roots", "owner", "record_named", "with_new"]
 
 
 @dataclass(frozen=True)
@@ -121,6 +121,12 @@ def owner(roots: Collection[str], root: str, path: str) -> str | None:
     first = path.split("/", 1)[0]
     folder = os.path.join(root, first)
     return folder if first and folder in roots else None
+
+
+def folder_of(roots: Collection[str], root: str, path: str) -> str:
+    """The collection folder of a document, or its stored root where no folder claims it (a
+    folder no longer among ``roots``)."""
+    return owner(roots, root, path) or root
 
 
 def locate(found: Sequence[Mount], path: Path) -> tuple[Mount, str] | None:

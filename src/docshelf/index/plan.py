@@ -19,7 +19,7 @@ from docshelf.errors import SourceError
 from docshelf.index import changes
 from docshelf.index.corpus import parseable, unchanged, walk_sources
 from docshelf.index.gitinfo import git_state
-from docshelf.index.mounts import Mount, named_roots, owner, with_new
+from docshelf.index.mounts import Mount, folder_of, named_roots, with_new
 from docshelf.index.report import SyncReport
 from docshelf.index.scope import Scope
 from docshelf.parse import ParserRegistry
@@ -69,7 +69,7 @@ class SyncPlan:
 
     def folder(self, root: str | Path, path: str) -> str:
         """The collection folder of a file or document stored with ``root`` and ``path``."""
-        return owner(self._folders, str(root), path) or str(root)
+        return folder_of(self._folders, str(root), path)
 
     def held_elsewhere(self, f: SourceFile) -> bool:
         """Whether an earlier root of the collection still has the file that holds this path: the
@@ -125,7 +125,7 @@ def plan_sync(
     files: dict[str, SourceFile] = {}
     order = {str(r): i for i, r in enumerate(all_roots)}
     for walked_root, result in walked:
-        base = walked_root.parent if str(walked_root) in named else walked_root  # what keys start from
+        base = Mount(walked_root, str(walked_root) in named).base  # what keys start from
         # a scoped sync reports what it was asked about, not the rest of the root it walked
         report.skipped.extend(s for s in result.skipped if within is None or within.holds(base / s.path))
         for f in result.files:
@@ -134,8 +134,8 @@ def plan_sync(
                 continue
             if f.rel_path in files:
                 first = files[f.rel_path]
-                holder = owner(order, str(first.root), first.rel_path) or first.root
-                mine = owner(order, str(f.root), f.rel_path) or f.root
+                holder = folder_of(order, str(first.root), first.rel_path)
+                mine = folder_of(order, str(f.root), f.rel_path)
                 report.skipped.append(SkippedFile(f.rel_path, held_reason(holder, mine)))
             else:
                 files[f.rel_path] = f

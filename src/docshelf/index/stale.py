@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from docshelf.errors import DocshelfError
-from docshelf.index.mounts import owner
+from docshelf.index.mounts import folder_of
 
 if TYPE_CHECKING:
     from docshelf.store.base import DocState, Store
@@ -64,7 +64,7 @@ class _Pass:
 
     def _check(self, collection: str, state: DocState) -> None:
         # a document of a folder keyed under its name is stored with the folder's parent
-        folder = owner(self._roots.get(collection, ()), state.root, state.path) or state.root
+        folder = folder_of(self._roots.get(collection, ()), state.root, state.path)
         if folder not in self._present:
             self._present[folder] = os.path.isdir(folder)
             if not self._present[folder]:

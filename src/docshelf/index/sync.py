@@ -268,19 +268,18 @@ class Indexer:
         target = Path(path).expanduser()
         roots = self.store.collection_roots(collection)
         found = mounts(self.store, collection, roots)
+        states = self.store.document_states(collection)
         root = None
         if target.is_absolute() and str(target.resolve()) in roots:
             root = str(target.resolve())
-            states = self.store.document_states(collection).values()
-            gone = [s for s in states if owner(roots, s.root, s.path) == root]
+            gone = [s for s in states.values() if owner(roots, s.root, s.path) == root]
         else:
-            rel = self._relative(target, found)
-            state = self.store.document_states(collection).get(rel)
+            state = states.get(self._relative(target, found))
             gone = [state] if state else []
         self._confirm(collection, [s.path for s in gone], root)
         if root is not None:
             self.store.set_collection_roots(collection, [r for r in roots if r != root])
-            held = self.store.document_states(collection).keys() - {s.path for s in gone}
+            held = states.keys() - {s.path for s in gone}
             mine = next(m for m in found if str(m.root) == root)
             left = [m for m in found if m is not mine]
             self.store.set_skipped(collection, skips_left(self.store, collection, mine, left, held))
