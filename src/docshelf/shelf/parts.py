@@ -269,13 +269,24 @@ class Parts:
         """The process's freshness tracker (a background thread on servers)."""
         if self._tracker is None:
             from docshelf.index.stale import StaleTracker
-            from docshelf.shelf.status import guarded_state, new_entries
+            from docshelf.shelf.paths import guarded_state
 
-            news = (lambda: new_entries(self)) if self.background else None
+            news = self.new_entries if self.background else None
             self._tracker = StaleTracker(
                 self.store, None, guarded_state, background=self.background, news=news
             )
         return self._tracker
+
+    def new_entries(self) -> list[dict[str, str]]:
+        """Stale entries for the files a sync would add, each collection walked by its own rules."""
+        from docshelf.index.corpus import new_files
+
+        store = self.store
+        return [
+            {"collection": name, "path": rel, "reason": "new"}
+            for name in store.collections()
+            for rel in new_files(store, name, self.collection_settings(name).sources, self.registry(name))
+        ]
 
     def drop_tracker(self) -> None:
         """Forget a one-shot tracker's count (a server's background one is kept)."""

@@ -5,11 +5,15 @@ from __future__ import annotations
 import re
 import unicodedata
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from docshelf.errors import AccessError
 
-__all__ = ["check_link", "check_relative", "guarded_path"]
+if TYPE_CHECKING:
+    from docshelf.store.base import DocState
+
+__all__ = ["check_link", "check_relative", "guarded_path", "guarded_state"]
 
 # Paths are never percent-decoded after this check, so a literal "%20" is just part of a file
 # name ("100%25.md" exists). Escapes are refused only where their decoded form would be a
@@ -81,6 +85,11 @@ def guarded_path(roots: list[str], root: str, rel_path: str) -> Path:
     if not is_within(real, base):
         raise AccessError(f"refused {rel_path!r}: it resolves outside the corpus root (symlink escape?)")
     return real
+
+
+def guarded_state(roots: list[str], state: DocState) -> Path:
+    """The file to stat for a document, through the same guard every read passes."""
+    return guarded_path(roots, state.root, state.path)
 
 
 def check_link(root: str, rel_path: str, data: bytes, indexed_hash: str) -> None:

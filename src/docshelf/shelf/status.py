@@ -10,36 +10,19 @@ from docshelf.config import redact_dsn
 from docshelf.index.mounts import named_roots
 from docshelf.index.stale import index_age, stale_report
 from docshelf.shelf import settings as recorded
-from docshelf.shelf.paths import guarded_path
+from docshelf.shelf.paths import guarded_state
 from docshelf.shelf.types import CollectionStatus, Status
 
 if TYPE_CHECKING:
     from docshelf.config import Settings
     from docshelf.index.stale import StaleTracker
     from docshelf.shelf.parts import Parts
-    from docshelf.store.base import DocState, Store
+    from docshelf.store.base import Store
     from docshelf.types import Summary
 
-__all__ = ["guarded_state", "kept_passes", "new_entries", "status", "status_of", "summary"]
+__all__ = ["kept_passes", "status", "status_of", "summary"]
 
 Found = tuple[int, list[dict[str, str]]]  # (how many, the first of them)
-
-
-def guarded_state(roots: list[str], state: DocState) -> Path:
-    """The file to stat for a document, through the same guard every read passes."""
-    return guarded_path(roots, state.root, state.path)
-
-
-def new_entries(parts: Parts) -> list[dict[str, str]]:
-    """Stale entries for the files a sync would add, each collection walked by its own rules."""
-    from docshelf.index.corpus import new_files
-
-    store = parts.store
-    return [
-        {"collection": name, "path": rel, "reason": "new"}
-        for name in store.collections()
-        for rel in new_files(store, name, parts.collection_settings(name).sources, parts.registry(name))
-    ]
 
 
 def status(parts: Parts, stale_limit: int | None) -> Status:
@@ -47,7 +30,7 @@ def status(parts: Parts, stale_limit: int | None) -> Status:
     # a server's tracker walks the files in the background: its last pass, not a walk per call
     checked, new = kept_passes(parts.kept_tracker(), stale_limit)
     if new is None:
-        found = new_entries(parts)
+        found = parts.new_entries()
         new = (len(found), found)
     return status_of(parts.store, parts.settings, contextlib.nullcontext(), stale_limit, checked, new)
 
