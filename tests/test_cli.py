@@ -49,6 +49,9 @@ def test_index_status_search_forget(cli: CliRunner, corpus: Path) -> None:
 
     code, out, _ = run(cli, "search", "page someone for a sev-1", "-k", "3")
     assert code == 0 and "incident-response.md" in out
+    for spelled in ("-n", "--limit"):  # qmd's and llm's spellings of the count
+        code, out, _ = run(cli, "search", "incident", spelled, "2", "--json")
+        assert code == 0 and len(json.loads(out)["hits"]) == 2
 
     code, _, err = run(cli, "forget", "notes/glossary.txt", "-c", "samples")
     assert code == 0 and "removed 1" in err

@@ -97,9 +97,11 @@ def test_a_usage_error_is_one_plain_line(cli: CliRunner, args: list[str], line: 
     assert err.splitlines() == [line]
 
 
-def test_a_bad_value_is_one_line_too(cli: CliRunner) -> None:
-    code, _, err = run(cli, "search", "x", "-k", "0")
+@pytest.mark.parametrize("args", [["-k", "0"], ["-n", "1001"], ["--limit", "-3"]])
+def test_a_bad_value_is_one_line_too(cli: CliRunner, args: list[str]) -> None:
+    code, _, err = run(cli, "search", "x", *args)
     assert code == 2 and len(err.splitlines()) == 1 and err.startswith("error: invalid value for --k")
+    assert "not in the range 1-1000" in err  # the help says "(1-1000)" in words, not "[1<=x<=1000]"
     assert "docshelf search --help" in err and "╭" not in err
 
 

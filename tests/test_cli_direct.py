@@ -11,10 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import typer
 from typer.main import get_command
 
 from docshelf.cli import direct
 from docshelf.cli.main import make_app
+from docshelf.cli.search import _hits
 
 
 def _search_params() -> list[Any]:
@@ -43,8 +45,12 @@ def test_the_table_is_the_typer_commands_options() -> None:
         spelled |= {o: (p.name, kind) for o in p.opts}
         spelled |= {o: (p.name, "off") for o in p.secondary_opts}
         assert direct._DEFAULTS[p.name] == p.default, p.name
-        if kind == "int":
-            assert (p.min, p.max) == direct.K_RANGE
+        if kind == "int":  # checked by the command's callback (a range type widens the help)
+            low, high = direct.K_RANGE
+            assert p.callback is not None and _hits(low) == low and _hits(high) == high
+            for wrong in (low - 1, high + 1):
+                with pytest.raises(typer.BadParameter):
+                    _hits(wrong)
     assert spelled == direct.OPTIONS
     paths = {p.name for p in options if p.type_descriptor.annotation is Path}
     assert paths == set(direct.PATHS)
@@ -55,6 +61,8 @@ def test_the_table_is_the_typer_commands_options() -> None:
     [
         (["a b"], {"query": "a b"}),
         (["q", "-k5", "--mode=keyword"], {"k": 5, "mode": "keyword"}),
+        (["q", "-n", "3"], {"k": 3}),  # qmd's and llm's spelling
+        (["q", "--limit=4"], {"k": 4}),
         (["--k", "7", "q", "-c", "x", "--collection=y", "-cz"], {"k": 7, "collection": ["x", "y", "z"]}),
         (["q", "--no-rerank", "--json", "--ids"], {"rerank": False, "as_json": True, "ids": True}),
         (

@@ -31,7 +31,8 @@ K_RANGE = (1, 1000)
 # spelling -> (the search function's parameter, kind): "flag" sets True, "off" False, "int" and
 # "text" take one value (the last one given wins, as in click), "many" collects every one
 OPTIONS: dict[str, tuple[str, str]] = {
-    "--k": ("k", "int"), "-k": ("k", "int"), "--mode": ("mode", "text"),
+    "--k": ("k", "int"), "-k": ("k", "int"), "-n": ("k", "int"), "--limit": ("k", "int"),
+    "--mode": ("mode", "text"),
     "--collection": ("collection", "many"), "-c": ("collection", "many"), "--path": ("path", "text"),
     "--tag": ("tag", "many"), "--type": ("file_type", "many"),
     "--include-superseded": ("include_superseded", "flag"), "--rerank": ("rerank", "flag"),

@@ -22,7 +22,7 @@ from docshelf.cli.common import (
     handle_errors,
     load,
 )
-from docshelf.cli.direct import MODES, run
+from docshelf.cli.direct import K_RANGE, MODES, run
 from docshelf.cli.output import out, print_json, progress_bar
 
 if TYPE_CHECKING:
@@ -31,9 +31,21 @@ if TYPE_CHECKING:
 __all__ = ["given_shelf", "register"]
 
 
+def _hits(value: int) -> int:
+    """The count, checked here: a range type would print "[1<=x<=1000]" in the help's widest column."""
+    if not K_RANGE[0] <= value <= K_RANGE[1]:
+        raise typer.BadParameter(f"{value} is not in the range {K_RANGE[0]}-{K_RANGE[1]}")
+    return value
+
+
 def search(
     query: Annotated[str, typer.Argument(help="what to look for, in any language")],
-    k: Annotated[int, typer.Option("--k", "-k", min=1, max=1000, metavar="N", help="number of hits")] = 10,
+    k: Annotated[
+        int,
+        typer.Option(
+            "--k", "-k", "-n", "--limit", callback=_hits, metavar="N", help="number of hits (1-1000)"
+        ),
+    ] = 10,
     mode: Annotated[str | None, typer.Option(metavar="MODE", help="hybrid | keyword | semantic")] = None,
     collection: CollectionsOpt = None,
     path: PathGlobOpt = None,
