@@ -203,3 +203,40 @@ def test_the_cli_indexes_and_reads_a_gzipped_file(tmp_path: Path) -> None:
     found = subprocess.run(search, env=env, capture_output=True, text=True)
     assert found.returncode == 0, found.stderr
     assert json.loads(found.stdout)["hits"][0]["path"] == "copyright.gz"
+
+
+def test_a_suffix_that_names_no_format_is_read_for_its_content(shelf: Shelf, tmp_path: Path) -> None:
+    """/usr/share/doc skipped util-linux's releases/v2.30-ReleaseNotes.gz as "no parser for
+    .30-ReleaseNotes.gz", unzip's History.600.gz and node.1.gz likewise: a number or a name with
+    "-" after the last dot is part of the name, not a format, so the content decides, as for a file
+    without an extension. Common text formats are read by extension: .log, .texi, .pod, awk, sed."""
+    docs = tmp_path / "docs"
+    (docs / "releases").mkdir(parents=True)
+    (docs / "releases" / "v2.30-ReleaseNotes.gz").write_bytes(_gz("util-linux 2.30: the kookaburrafix.\n"))
+    (docs / "History.600").write_text("Version 6.00: the galahrelease.\n")
+    (docs / "node.1.gz").write_bytes(_gz(".TH NODE 1\n.SH NAME\nnode \\- the currawongruntime\n"))
+    (docs / "app.log").write_text("2026-12-07 ERROR the lorikeetfailure\n")
+    (docs / "manual.texi").write_text("@node Top\n@top The rosellamanual\n")
+    (docs / "guide.pod").write_text("=head1 NAME\n\nthe cockatoopod\n")
+    (docs / "count.awk").write_text('{ n++ } END { print n, "emuawk" }\n')
+    (docs / "fix.sed").write_text("s/brolgabad/good/g\n")
+    (docs / "libfoo.so.1").write_bytes(ELF)  # a library: left out unreported, like `bin/tool`
+    (docs / "photo.jpg_large").write_bytes(PNG)
+    (docs / "notes.md~").write_text("an editor's backup of the jabirunotes\n")  # stays out
+    with shelf:
+        sync = shelf.index([docs], "test").sync
+        assert sorted(sync.added) == [
+            "History.600", "app.log", "count.awk", "fix.sed", "guide.pod", "manual.texi", "node.1.gz",
+            "releases/v2.30-ReleaseNotes.gz",
+        ]  # fmt: skip
+        assert {s.path: s.reason.split(";")[0] for s in sync.skipped} == {"notes.md~": "no parser for .md~"}
+        types = {d.path: d.file_type for d in shelf.list_documents("test")}
+        assert types["app.log"] == types["History.600"] == "text" and types["count.awk"] == "awk"
+        for word, path in [
+            ("kookaburrafix", "releases/v2.30-ReleaseNotes.gz"), ("galahrelease", "History.600"),
+            ("currawongruntime", "node.1.gz"), ("lorikeetfailure", "app.log"),
+            ("rosellamanual", "manual.texi"), ("cockatoopod", "guide.pod"), ("emuawk", "count.awk"),
+            ("brolgabad", "fix.sed"),
+        ]:  # fmt: skip
+            hits = shelf.search(word, k=3, mode="keyword").hits
+            assert hits and hits[0].path == path, word

@@ -84,7 +84,7 @@ def _example(key: str, field: Any) -> str | None:
                 return json.dumps({name: default})
         return None
     if key == "extensions":
-        return '{".log": ".txt"}'
+        return '{".out": ".txt"}'
     return None
 
 

@@ -55,6 +55,8 @@ LANGUAGES: dict[str, tuple[str, ...]] = {
     "powershell": (".ps1", ".psm1"),
     "batch": (".bat", ".cmd"),
     "fish": (".fish",),
+    "awk": (".awk",),
+    "sed": (".sed",),
     "vim": (".vim",),
     "css": (".css", ".scss", ".sass", ".less"),
     "vue": (".vue",),

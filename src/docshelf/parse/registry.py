@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
@@ -53,6 +54,17 @@ def _extension_of(path: str | os.PathLike[str]) -> str:
     name = os.path.basename(os.fspath(path))
     # splitext keeps dotfiles such as ".md" extensionless, as a file manager would.
     return os.path.splitext(name)[1].lower()
+
+
+_FORMAT_SUFFIX = re.compile(r"\.[a-z0-9]*[a-z][a-z0-9]*")
+
+
+def _names_no_format(ext: str) -> bool:
+    """Whether the (lower-case) suffix after a name's last dot is part of the name rather than a
+    format's extension: a number (changelog.1, History.600: rotations, versions, man sections) or
+    other characters than letters and digits (v2.30-ReleaseNotes has ".30-releasenotes"). Such a
+    file is read like one without an extension; an editor's backup (notes.md~) is not."""
+    return not ext.endswith("~") and _FORMAT_SUFFIX.fullmatch(ext) is None
 
 
 # Files known by name, read as text when their content is text (README.Debian, changelog.gz too).
@@ -125,7 +137,7 @@ class ParserRegistry:
         by_name = by_stem or (self._by_name.get(ext[1:]) if ext and stem else None)
         if by_name is not None:
             return by_name, True
-        if not ext and self._no_ext is not None:
+        if self._no_ext is not None and (not ext or _names_no_format(ext)):
             return self._no_ext, True
         return None
 

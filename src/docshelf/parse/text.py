@@ -82,7 +82,8 @@ class TextParser:
     """Plain text: paragraphs separated by blank lines, no title."""
 
     name: str = "text"
-    extensions: tuple[str, ...] = (".txt", ".text")
+    # logs, Texinfo and Perl's POD are prose (and markup) people grep: read as plain text
+    extensions: tuple[str, ...] = (".txt", ".text", ".log", ".texi", ".texinfo", ".pod")
 
     def parse(self, data: bytes, path: str) -> ParsedDocument:
         """Decode ``data`` and split it into paragraphs."""
