@@ -372,3 +372,40 @@ def test_a_chunk_never_spans_a_page_break() -> None:
     doc = ParsedDocument(text=text, sections=sections, file_type="pdf")
     spans = chunk_document(doc, COUNTER, 200, overlap_tokens=0)
     assert [(chunk_texts(doc, [s])[0], s.page) for s in spans] == [(p, n) for n, p in enumerate(pages, 1)]
+
+
+class _Tally:
+    """ApproxTokenCounter that adds up how many characters it was asked to count."""
+
+    def __init__(self) -> None:
+        self.chars = 0
+
+    def count(self, text: str) -> int:
+        self.chars += len(text)
+        return COUNTER.count(text)
+
+
+def _json_like(lines: int) -> ParsedDocument:
+    """One code block of short lines with a line over the budget now and then, as a big JSON file."""
+    rnd = random.Random(7)
+    rows = [
+        " ".join(f"word{rnd.randrange(10**6)}" for _ in range(700))
+        if i % 40 == 39
+        else f'  "key{i}": "value {rnd.randrange(10**6)}",'
+        for i in range(lines)
+    ]
+    text = "\n".join(rows)
+    return ParsedDocument(text=text, sections=[Section(0, len(text), "code", ())], file_type="json")
+
+
+def test_chunking_counts_each_part_of_a_big_block_a_bounded_number_of_times() -> None:
+    """/usr/share/doc/nodejs/api/all.json (7 MB, one block of 99,579 lines) hit parse.timeout_s
+    (300 s): each short chunk before a long line had the whole rest of the block cut again, so the
+    text counted grew with the square of its size (400 KB: 5 s, 800 KB: 23 s)."""
+    per_char = []
+    for lines in (1000, 4000):
+        doc, tally = _json_like(lines), _Tally()
+        spans = chunk_document(doc, tally, 512, 64)
+        check_invariants(doc, spans, COUNTER, 512)
+        per_char.append(tally.chars / len(doc.text))
+    assert per_char[1] < 1.25 * per_char[0], per_char  # linear: the same share at four times the size

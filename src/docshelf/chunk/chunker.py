@@ -29,6 +29,7 @@ class _Unit:
     heading: bool
     block_start: bool  # first piece of its section
     oversized: bool  # its section had to be split
+    opens: bool = True  # first piece of a line or sentence: a re-cut from earlier cuts the same here
 
 
 @dataclass(slots=True)
@@ -53,7 +54,10 @@ class _Chunker(Splitter):
             level = 0 if sec.kind in _LINE_KINDS else 1  # code splits at lines, prose at sentences
             parts = self.pieces(sec.start, sec.end, level)
             whole = len(parts) == 1 and parts[0][:2] == (sec.start, sec.end)  # it fit
-            units += [_Unit(s, e, n, sec, heading, i == 0, not whole) for i, (s, e, n) in enumerate(parts)]
+            units += [
+                _Unit(s, e, n, sec, heading, i == 0, not whole, opens)
+                for i, (s, e, n, opens) in enumerate(parts)
+            ]
         return units
 
     # -- packing -------------------------------------------------------------
@@ -75,8 +79,8 @@ class _Chunker(Splitter):
             # what follows it joins it, or is cut so that its head does
             fragment = bool(cur) and not hard and not u.heading and (only_headings or tokens < self.max // 4)
             if fragment and tokens + u.tokens > limit:
-                rest = self.rest_of_block(pending, u)
-                pieces = self.head_after(u, rest, limit - tokens)
+                rest, more = self.rest_of_block(pending, u, limit - tokens)
+                pieces = self.head_after(u, rest, limit - tokens, more)
                 pending.extend(reversed(pieces or rest))
                 if pieces:
                     continue
@@ -99,21 +103,28 @@ class _Chunker(Splitter):
             drafts.append(_Draft(cur, cur_group))
         return drafts
 
-    @staticmethod
-    def rest_of_block(pending: list[_Unit], u: _Unit) -> list[_Unit]:
-        """The later pieces of ``u``'s oversized block, taken off the ``pending`` stack."""
+    def rest_of_block(self, pending: list[_Unit], u: _Unit, room: int) -> tuple[list[_Unit], bool]:
+        """The later pieces of ``u``'s oversized block that a new cut of its head can reach, taken
+        off the ``pending`` stack: ``room`` tokens and a chunk more, up to a piece that opens a line
+        or sentence; and whether the block goes on after them. Not the whole rest: a block of 100,000
+        lines was cut again after each short chunk in it, the square of its size."""
         rest: list[_Unit] = []
+        tokens = u.tokens
         while u.oversized and pending and pending[-1].section is u.section and not pending[-1].block_start:
+            if tokens > room + self.max and pending[-1].opens:
+                return rest, True
             rest.append(pending.pop())
-        return rest
+            tokens += rest[-1].tokens
+        return rest, False
 
-    def head_after(self, u: _Unit, rest: list[_Unit], room: int) -> list[_Unit]:
-        """The text from ``u`` to the end of its block (``rest``: the block's later pieces) cut anew:
-        first pieces of at most ``room`` tokens in all, to join the fragment before them, then the
-        rest of the block at full size, opening a chunk at least a quarter full (a cut that left
-        a remnant would only move the fragment); [] when the room is too small to be worth it."""
+    def head_after(self, u: _Unit, rest: list[_Unit], room: int, more: bool) -> list[_Unit]:
+        """The text from ``u`` to the end of ``rest`` (the block's next pieces; ``more``: others
+        follow them) cut anew: first pieces of at most ``room`` tokens in all, to join the fragment
+        before them, then the rest at full size, opening a chunk at least a quarter full (a cut
+        that left a remnant would only move the fragment); [] when the room is too small to be
+        worth it."""
         small = self.max // 4
-        total = u.tokens + sum(r.tokens for r in rest)
+        total = u.tokens + sum(r.tokens for r in rest) + (self.max if more else 0)
         budget = min(room, total - small)
         if budget < max(8, small):
             return []
@@ -121,21 +132,21 @@ class _Chunker(Splitter):
         level = 0 if u.section.kind in _LINE_KINDS else 1
         saved, self.max = self.max, budget
         try:
-            head: list[tuple[int, int, int]] = []
+            head: list[tuple[int, int, int, bool]] = []
             taken = 0
-            for s, e, n in self.split(start, end, level):
+            for s, e, n, opens in self.split(start, end, level):
                 if taken + n > budget:
                     break
-                head.append((s, e, n))
+                head.append((s, e, n, opens))
                 taken += n
         finally:
             self.max = saved
         s, e = trim_span(self.text, head[-1][1], end)
         tail = self.pieces(s, e, level) if e > s else []
         return [
-            _Unit(s, e, n, u.section, False, u.block_start and i == 0, True)
-            for i, (s, e, n) in enumerate(head)
-        ] + [_Unit(s, e, n, u.section, False, i == 0, True) for i, (s, e, n) in enumerate(tail)]
+            _Unit(s, e, n, u.section, False, u.block_start and i == 0, True, opens)
+            for i, (s, e, n, opens) in enumerate(head)
+        ] + [_Unit(s, e, n, u.section, False, i == 0, True, opens) for i, (s, e, n, opens) in enumerate(tail)]
 
     def fit(self, draft: _Draft) -> list[_Draft]:
         """Check a draft with the real counter and halve it until every part fits;

@@ -37,11 +37,14 @@ class Splitter:
             return self.max + 1
         return self.count(start, end)
 
-    def split(self, start: int, end: int, level: int) -> Iterator[tuple[int, int, int]]:
+    def split(self, start: int, end: int, level: int) -> Iterator[tuple[int, int, int, bool]]:
         """Pieces of an oversized span, each within budget: by lines (level 0) or
-        sentences (1), each counted once; then words and characters (2)."""
+        sentences (1), each counted once; then words and characters (2). Each piece says
+        whether it opens one of the span's parts (a line, a sentence, a run of words): cut
+        again from any earlier point, the text from there on is cut the same way."""
         if level >= 2:
-            yield from self.split_words(start, end)
+            for i, (s, e, n) in enumerate(self.split_words(start, end)):
+                yield s, e, n, i == 0
             return
         if level == 0:
             parts = [trim_span(self.text, s, e) for s, e in split_lines(self.text, start, end)]
@@ -54,9 +57,10 @@ class Splitter:
         for s, e in parts:
             n = self.bounded_count(s, e)
             if n <= self.max:
-                yield s, e, n
+                yield s, e, n, True
             else:
-                yield from self.split(s, e, level + 1)
+                for i, (ps, pe, pn, opens) in enumerate(self.split(s, e, level + 1)):
+                    yield ps, pe, pn, opens or i == 0
 
     def longest(
         self, origin: int, first: int, last: int, end_of: Callable[[int], int], guess: int = -1
@@ -179,7 +183,7 @@ class Splitter:
             yield pos, cut, n
             pos = cut
 
-    def pieces(self, start: int, end: int, level: int) -> list[tuple[int, int, int]]:
+    def pieces(self, start: int, end: int, level: int) -> list[tuple[int, int, int, bool]]:
         """``[start, end)`` whole when it fits (counted once), else split."""
         n = self.bounded_count(start, end)
-        return [(start, end, n)] if n <= self.max else list(self.split(start, end, level))
+        return [(start, end, n, True)] if n <= self.max else list(self.split(start, end, level))
