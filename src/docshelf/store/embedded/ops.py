@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
+import time
 import weakref
 from pathlib import Path
 from urllib.parse import quote
@@ -26,6 +27,23 @@ DOC_COLS = (
 
 
 _DAMAGED = ("malformed", "not a database", "corrupt")
+_OPEN_WAIT_S = 30.0  # as the connections' busy timeout
+
+
+def _wal(conn: sqlite3.Connection) -> None:
+    """Put the database in WAL mode, waiting while another connection holds it: the switch does not
+    wait for a lock as statements do (busy timeout), so `docshelf index` creating a new index and
+    a server opening it at that moment failed with "database is locked", either of them."""
+    deadline, pause = time.monotonic() + _OPEN_WAIT_S, 0.005
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc).lower() or time.monotonic() > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.1)
 
 
 def damaged_error(data_dir: Path, exc: sqlite3.Error | OSError) -> StoreError | None:
@@ -44,17 +62,21 @@ def damaged_error(data_dir: Path, exc: sqlite3.Error | OSError) -> StoreError | 
 def connect(db_path: Path, read_only: bool) -> sqlite3.Connection:
     """The store's connection: WAL, tuned and migrated; or read-only, writing nothing at all."""
     if not read_only:
-        conn = sqlite3.connect(db_path, timeout=30.0, isolation_level=None, check_same_thread=False)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute("PRAGMA foreign_keys=ON")
-        # checkpoint every ~4 MB of WAL and shrink the file back after one, so it cannot grow unbounded
-        conn.execute("PRAGMA wal_autocheckpoint=1000")
-        conn.execute("PRAGMA journal_size_limit=67108864")
-        migrate(conn)
+        conn = sqlite3.connect(db_path, timeout=_OPEN_WAIT_S, isolation_level=None, check_same_thread=False)
+        try:
+            _wal(conn)
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            # checkpoint every ~4 MB of WAL and shrink the file back after one, so it cannot grow
+            conn.execute("PRAGMA wal_autocheckpoint=1000")
+            conn.execute("PRAGMA journal_size_limit=67108864")
+            migrate(conn)
+        except BaseException:
+            conn.close()
+            raise
         return conn
     uri = f"file:{quote(str(db_path))}?mode=ro"
-    conn = sqlite3.connect(uri, uri=True, timeout=30.0, isolation_level=None, check_same_thread=False)
+    conn = sqlite3.connect(uri, uri=True, timeout=_OPEN_WAIT_S, isolation_level=None, check_same_thread=False)
     try:
         conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
     except sqlite3.OperationalError:
