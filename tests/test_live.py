@@ -250,6 +250,39 @@ def test_serve_watch_picks_up_a_collection_added_while_it_runs(tmp_path: Path, d
     assert said == []
 
 
+def test_serve_watch_is_not_blinded_by_one_failed_open(
+    tmp_path: Path, docs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its own store kept the first error it met opening the index ("database is locked" while
+    another process created it), so no collection was ever watched until a restart."""
+    import docshelf.store as stores
+    from docshelf.shelf import Shelf, watching
+
+    settings = _settings(tmp_path / "data", debounce_ms=100, rescan_s=0)
+    with Shelf(settings) as cli:
+        cli.index([docs], "first")
+    real, failed = stores.open_store, threading.Event()
+
+    def once_locked(*args: Any, **kwargs: Any) -> Any:
+        if threading.current_thread().name == "docshelf-watch-start" and not failed.is_set():
+            failed.set()
+            raise StoreError("cannot open the index at x: database is locked; check ...")
+        return real(*args, **kwargs)
+
+    server = Shelf(settings)
+    assert server.collections() == ["first"]  # the server's own store is open: the watcher's fails
+    monkeypatch.setattr(stores, "open_store", once_locked)
+    said: list[str] = []
+    stop = watching.watch_collections(server._parts, said.append, every_s=0.1)
+    try:
+        with Shelf(_settings(tmp_path / "data")) as reader:
+            _wait_for(lambda: reader.status().watch.get("first", {}).get("state") == "running")
+    finally:
+        stop()
+        server.close()
+    assert failed.is_set() and said == []
+
+
 def test_dead_watcher_thread_is_restarted_and_reported(
     watched: tuple[Watcher, Shelf], docs: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
