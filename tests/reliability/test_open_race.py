@@ -12,10 +12,10 @@ from pathlib import Path
 
 from docshelf.analyze import Analyzer
 from docshelf.config import Settings, load_settings
+from docshelf.embed import HashEmbedder
 from docshelf.errors import DocshelfError
 from docshelf.shelf import Shelf
 from docshelf.store import open_store
-from docshelf.embed import HashEmbedder
 
 
 def _settings(data_dir: Path) -> Settings:
