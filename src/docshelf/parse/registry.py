@@ -33,6 +33,7 @@ from docshelf.parse.sheets import CsvParser
 from docshelf.parse.text import TextParser
 from docshelf.parse.xlsb import XlsbParser
 from docshelf.parse.xlsx import XlsxParser
+from docshelf.parse.xmldoc import XmlParser
 from docshelf.types import ParsedDocument
 
 if TYPE_CHECKING:
@@ -238,6 +239,7 @@ def default_registry(settings: ParseSettings | Settings | None = None) -> Parser
         XlsbParser(limits),
         CsvParser(),
         HtmlParser(limits),
+        XmlParser(),
         EpubParser(limits),
         ImageParser(limits),
         OdfParser(limits),

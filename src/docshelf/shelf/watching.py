@@ -60,6 +60,7 @@ def watch_collections(
         if embedder is None:
             say(f"watch is off: {why}")
             return
+
         def own() -> Parts:
             mine = Parts(parts.settings, embedder=embedder, config_path=parts.config_path)
             opened.append(mine)
