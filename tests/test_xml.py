@@ -12,6 +12,8 @@ from pathlib import Path
 from docshelf.config import Settings
 from docshelf.embed import HashEmbedder
 from docshelf.parse import default_registry
+from docshelf.parse.limits import ParseLimits
+from docshelf.parse.xmldoc import XmlParser
 from docshelf.shelf import Shelf
 from docshelf.types import ParsedDocument
 
@@ -70,6 +72,14 @@ def test_xml_that_is_not_well_formed_is_read_as_text() -> None:
     doc = _parse(b"<notes><a>the numbat</b> entry\n", "broken.xml")
     assert doc.file_type == "xml" and "the numbat</b> entry" in doc.text
     assert doc.metadata["xml"] == "read as text: mismatched tag: line 1, column 22"
+
+
+def test_xml_over_the_part_cap_is_read_as_text() -> None:
+    """A tree takes ~20x its file in memory: past parse.max_xml_part_mb, as for Office parts."""
+    big = b"<log>" + b"<e>the dibbler entry</e>" * 20_000 + b"</log>"
+    doc = XmlParser(ParseLimits(max_xml_part_bytes=len(big) - 1)).parse(big, "big.xml")
+    assert doc.metadata["xml"] == "read as text: over parse.max_xml_part_mb" and doc.text.startswith("<log>")
+    assert XmlParser().parse(big, "big.xml").text.startswith("the dibbler entry")
 
 
 def test_entities_neither_explode_nor_reach_outside(tmp_path: Path) -> None:

@@ -239,7 +239,7 @@ def default_registry(settings: ParseSettings | Settings | None = None) -> Parser
         XlsbParser(limits),
         CsvParser(),
         HtmlParser(limits),
-        XmlParser(),
+        XmlParser(limits),
         EpubParser(limits),
         ImageParser(limits),
         OdfParser(limits),

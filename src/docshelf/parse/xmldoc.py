@@ -16,6 +16,7 @@ import re
 from xml.etree import ElementTree
 
 from docshelf.parse.assemble import TextBuilder
+from docshelf.parse.limits import ParseLimits
 from docshelf.parse.text import TextParser
 from docshelf.types import ParsedDocument
 
@@ -59,18 +60,30 @@ class XmlParser:
     name: str = "xml"
     extensions: tuple[str, ...] = (".xml",)
 
+    def __init__(self, limits: ParseLimits | None = None) -> None:
+        self.limits = limits or ParseLimits()
+
     def parse(self, data: bytes, path: str) -> ParsedDocument:
-        """The elements' text; XML that is not well-formed is read as plain text."""
+        """The elements' text; XML that is not well-formed is read as plain text, and so is a file
+        over ``parse.max_xml_part_mb`` (its tree would take ~20x its size in memory)."""
+        if len(data) > self.limits.max_xml_part_bytes:
+            return self._as_text(data, path, "over parse.max_xml_part_mb")
         try:
             root = ElementTree.fromstring(data, parser=_parser(data))
             builder = TextBuilder()
             self._walk(root, builder, 0)
         except (ElementTree.ParseError, RecursionError) as exc:
-            doc = TextParser().parse(data, path)
-            why = "read as text: " + ("nested too deep" if isinstance(exc, RecursionError) else str(exc))
-            return dataclasses.replace(doc, file_type=self.name, metadata={**doc.metadata, "xml": why})
+            return self._as_text(
+                data, path, "nested too deep" if isinstance(exc, RecursionError) else str(exc)
+            )
         title = next((builder.text[s.start : s.end] for s in builder.sections if s.kind == "heading"), None)
         return ParsedDocument(text=builder.text, sections=builder.sections, file_type=self.name, title=title)
+
+    def _as_text(self, data: bytes, path: str, why: str) -> ParsedDocument:
+        doc = TextParser().parse(data, path)
+        return dataclasses.replace(
+            doc, file_type=self.name, metadata={**doc.metadata, "xml": f"read as text: {why}"}
+        )
 
     def _walk(self, element: ElementTree.Element, builder: TextBuilder, level: int) -> None:
         name = _name(element)
