@@ -309,7 +309,10 @@ class ParseSettings(Section):
         512.0, gt=0, description="zip-based files (Office, EPUB) unpacking to more are refused"
     )
     max_xml_part_mb: float = Field(
-        32.0, gt=0, description="Word/PowerPoint files with a bigger XML part are refused (memory ~20x)"
+        32.0,
+        gt=0,
+        description="Word/PowerPoint files with a bigger XML part are refused, .xml files read as text "
+        "(memory ~20x)",
     )
     isolate: bool = Field(
         True, description="parse in a worker process, stopped at timeout_s and max_memory_mb"
