@@ -77,7 +77,7 @@ def main() -> None:
         print(json.dumps(measure(args.file, args.one)))
         return
     print(f"$ python bench/chunk_speed.py {' '.join(sys.argv[1:])}")
-    print(f"machine: {platform.node()}, {cpu()}, Python {platform.python_version()}; load {load()}")
+    print(f"machine: {platform.node()}, {cpu()}, Python {platform.python_version()}; {load()}")
     this = HERE.parent / "src"
     for kb in (int(k) for k in args.kb.split(",")):
         for label, src in [("this", this), *([("baseline", args.baseline_src)] if args.baseline_src else [])]:
@@ -87,7 +87,7 @@ def main() -> None:
                 f"{label:8} {r['kb']:9.0f} KB  {r['s']:8.2f} s  {rate:7.2f} s/MB  {r['chunks']:6.0f} chunks  "
                 f"{r['counted']:6.1f} characters counted per character"
             )
-    print(f"load after: {load()}")
+    print(f"after: {load()}")
 
 
 if __name__ == "__main__":
