@@ -240,3 +240,29 @@ def test_a_suffix_that_names_no_format_is_read_for_its_content(shelf: Shelf, tmp
         ]:  # fmt: skip
             hits = shelf.search(word, k=3, mode="keyword").hits
             assert hits and hits[0].path == path, word
+
+
+def test_a_template_or_example_is_read_as_the_file_it_stands_for(shelf: Shelf, tmp_path: Path) -> None:
+    """/usr/share/doc's pkcs11.conf.example and PostgreSQL's refint.example were "no parser for
+    .example"; config.yaml.dist, config.h.in and the like are the same: the name inside decides."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "pkcs11.conf.example").write_text("[module]\nname = the-quendamodule\n")
+    (docs / "compose.yml.dist").write_text("services:\n  web:\n    image: tuan-image\n")
+    (docs / "config.h.in").write_text("#define NUMBAT_VERSION @VERSION@\n")
+    (docs / "refint.example").write_text("-- the potoroo trigger example\n")  # no format inside: text
+    (docs / "page.html.tmpl").write_text("<html><body><h1>Pademelon</h1><p>the {{.Name}}</p></body></html>")
+    (docs / "logo.png.example").write_bytes(PNG)  # a binary format inside: not read
+    (docs / "notes.md.orig").write_text("# Old\n\nthe stale wallaroo notes\n")  # a leftover copy: not read
+    with shelf:
+        sync = shelf.index([docs], "test").sync
+        assert sorted(sync.added) == [
+            "compose.yml.dist", "config.h.in", "page.html.tmpl", "pkcs11.conf.example", "refint.example",
+        ]  # fmt: skip
+        types = {d.path: d.file_type for d in shelf.list_documents("test")}
+        assert types == {
+            "compose.yml.dist": "yaml", "config.h.in": "c", "page.html.tmpl": "html",
+            "pkcs11.conf.example": "ini", "refint.example": "text",
+        }  # fmt: skip
+        assert shelf.search("pademelon", k=1, mode="keyword").hits[0].heading_path == ["Pademelon"]
+        assert {s.path for s in sync.skipped} == {"logo.png.example", "notes.md.orig"}

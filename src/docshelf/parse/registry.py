@@ -57,6 +57,8 @@ def _extension_of(path: str | os.PathLike[str]) -> str:
     return os.path.splitext(name)[1].lower()
 
 
+# a copy that stands for the file named inside (pkcs11.conf.example, config.h.in): read as that one
+_STANDS_FOR = (".example", ".sample", ".dist", ".template", ".tmpl", ".in", ".default")
 _FORMAT_SUFFIX = re.compile(r"\.[a-z0-9]*[a-z][a-z0-9]*")
 
 
@@ -132,6 +134,10 @@ class ParserRegistry:
             if inner is None or getattr(inner[0], "binary", False):
                 return None  # foo.tar.gz, report.pdf.gz: no text format inside
             return GunzipParser(inner[0], *self._gzip), inner[1]
+        if ext in _STANDS_FOR and len(name) > len(ext):
+            inner = self._choose(name[: -len(ext)])
+            # a binary format's example (logo.png.example) is not read: its parser wants the real one
+            return None if inner is None or getattr(inner[0], "binary", False) else inner
         stem = low.split(".", 1)[0]
         by_stem = self._by_name.get(stem) if ext and stem else None
         # or the name as a suffix no parser takes: INSTALL.README, foo.LICENSE
