@@ -374,17 +374,6 @@ def test_a_chunk_never_spans_a_page_break() -> None:
     assert [(chunk_texts(doc, [s])[0], s.page) for s in spans] == [(p, n) for n, p in enumerate(pages, 1)]
 
 
-class _Tally:
-    """ApproxTokenCounter that adds up how many characters it was asked to count."""
-
-    def __init__(self) -> None:
-        self.chars = 0
-
-    def count(self, text: str) -> int:
-        self.chars += len(text)
-        return COUNTER.count(text)
-
-
 def _json_like(lines: int) -> ParsedDocument:
     """One code block of short lines with a line over the budget now and then, as a big JSON file."""
     rnd = random.Random(7)
@@ -404,7 +393,7 @@ def test_chunking_counts_each_part_of_a_big_block_a_bounded_number_of_times() ->
     text counted grew with the square of its size (400 KB: 5 s, 800 KB: 23 s)."""
     per_char = []
     for lines in (1000, 4000):
-        doc, tally = _json_like(lines), _Tally()
+        doc, tally = _json_like(lines), MeteredCounter()
         spans = chunk_document(doc, tally, 512, 64)
         check_invariants(doc, spans, COUNTER, 512)
         per_char.append(tally.chars / len(doc.text))
