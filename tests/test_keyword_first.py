@@ -11,6 +11,7 @@ import pytest
 
 from docshelf.search.confidence import coverage_note
 from docshelf.search.fusion import convex_combination, weighted_rrf, zscore_combination
+from docshelf.config import Settings
 from docshelf.shelf import Shelf
 from docshelf.testing import Stages
 
@@ -166,3 +167,37 @@ def test_the_embedding_phase_reads_a_bounded_title(stages: Stages, tmp_path: Pat
     page = stages.store.unembedded_chunks(0, 10)
     assert page and all(len(u.title or "") == TITLE_READ for u in page)
     assert stages.store.get_document("test", "long.md").title == "T" * 200_000  # the index keeps it whole
+
+
+class _Watched:
+    """The hash embedder, saying whether a query was embedded."""
+
+    def __init__(self) -> None:
+        from docshelf.embed import HashEmbedder
+
+        self.inner = HashEmbedder()
+        self.name, self.dim, self.queries = self.inner.name, self.inner.dim, 0
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+    def embed_query(self, text: str) -> object:
+        self.queries += 1
+        return self.inner.embed_query(text)
+
+
+@pytest.mark.usefixtures("backend")
+def test_a_hybrid_search_with_no_vector_yet_neither_loads_nor_asks_the_model(
+    shelf_settings: Settings, tmp_path: Path
+) -> None:
+    """After `index --keyword-only`, each hybrid `docshelf search` loaded the model (0.8 s of its
+    1.35 s over /usr/share/doc) to embed a query that had no vector to be compared with."""
+    model = _Watched()
+    with Shelf(shelf_settings, embedder=model) as shelf:  # type: ignore[arg-type]
+        shelf.index([_notes(tmp_path)], "notes", keyword_only=True)
+        result = shelf.search("zanzibar ferry", mode="hybrid")
+        assert result.hits[0].path == "zanzibar.md" and model.queries == 0
+        assert result.note is not None and coverage_note(8, 8) in result.note  # it says why
+        shelf.index([], "notes")  # the vectors follow: the model is asked again
+        assert "semantic" in shelf.search("zanzibar ferry", mode="hybrid").hits[0].ranks
+        assert model.queries == 1

@@ -21,11 +21,28 @@ def join_notes(*notes: str | None) -> str | None:
     return "; ".join(n for n in notes if n) or None
 
 
+def _no_vector_yet(parts: Parts, req: SearchRequest) -> str | None:
+    """The note of a hybrid search over chunks none of which has its vector yet (an `index
+    --keyword-only`, a big first index's first minutes): the model is neither loaded nor asked for a
+    query vector nothing could be compared with. None when some chunk has one (or none exists)."""
+    from docshelf.search.confidence import coverage_note
+
+    store, collections = parts.store, req.filter().collections
+    missing = store.missing_vectors(collections)  # cheap at 0, the usual answer
+    if not missing or missing < (total := store.chunk_count(collections)):
+        return None
+    return coverage_note(missing, total)
+
+
 def search(parts: Parts, req: SearchRequest) -> SearchResult:
     """One search as ``req`` asks; keyword-only (said in the note) while the model is not ready."""
     settings = parts.settings
     mode = req.mode or settings.search.mode
-    embedder, model_note = (None, None) if mode == "keyword" else parts.embedder(req.model_wait_s)
+    blind = _no_vector_yet(parts, req) if mode == "hybrid" else None
+    if mode == "keyword" or blind:
+        embedder, model_note = None, blind  # keyword alone, and why
+    else:
+        embedder, model_note = parts.embedder(req.model_wait_s)
     reranker = parts.reranker(req.rerank)
     searcher = parts.searcher(embedder)
     k = req.k or settings.search.k
