@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from docshelf.config import Settings
 from docshelf.search.confidence import coverage_note
 from docshelf.search.fusion import convex_combination, weighted_rrf, zscore_combination
-from docshelf.config import Settings
 from docshelf.shelf import Shelf
 from docshelf.testing import Stages
 
