@@ -239,3 +239,40 @@ def test_a_started_shelf_loads_what_a_first_search_needs(settings: Settings, cor
         assert {"english", "german", "french"} <= set(stemmers), set(stemmers)
     finally:
         shelf.close()
+
+
+@pytest.mark.parametrize("started", [True, False], ids=["server", "one-shot"])
+def test_an_index_that_failed_to_open_is_opened_again_later(
+    settings: Settings, corpus: Path, monkeypatch: pytest.MonkeyPatch, started: bool
+) -> None:
+    """A server that met its index unreachable once (PostgreSQL still starting, the file locked by
+    a process creating it) kept that error for every later call until it was restarted."""
+    import docshelf.shelf.parts as parts_module
+    import docshelf.store as stores
+
+    with Shelf(settings, embedder=HashEmbedder()) as first:
+        first.index([corpus])
+    real, fails = stores.open_store, [1]
+
+    def unreachable_once(*args: object, **kwargs: object) -> object:
+        if fails:
+            fails.pop()
+            raise docshelf.StoreError("cannot open the index at x: the server is starting; retry")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(stores, "open_store", unreachable_once)
+    monkeypatch.setattr(parts_module, "_REOPEN_S", 0.0)  # not seconds later: at once, for the test
+    shelf = Shelf(settings, embedder=HashEmbedder())
+    try:
+        if started:  # the loading thread meets the failure
+            shelf.start()
+            assert "starting" in (shelf.wait_for_model(30) or "")  # no model either
+        else:  # the first call does
+            with pytest.raises(docshelf.StoreError, match="starting"):
+                shelf.search("page someone", mode="keyword")
+        assert shelf.search("page someone", mode="keyword").hits  # opened on the next call
+        if started:  # and the model follows, as after a start that went well
+            assert shelf.wait_for_model(30) is None
+        assert "semantic" in shelf.search("page someone", mode="hybrid").hits[0].ranks
+    finally:
+        shelf.close()

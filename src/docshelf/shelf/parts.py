@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import TYPE_CHECKING
 
 from docshelf.errors import DocshelfError, StoreError
@@ -37,6 +38,9 @@ __all__ = ["Parts"]
 log = logging.getLogger("docshelf.shelf")
 
 _JOIN_S = 300.0  # the longest close() waits for a warm-up (preparing e5 the first time: ~5 s)
+# after an open that failed, the first call this much later tries again (a server lives on while
+# PostgreSQL starts, or a locked file is let go), rather than every call paying a slow failure
+_REOPEN_S = 5.0
 
 
 class Parts:
@@ -65,6 +69,7 @@ class Parts:
         self._owns_store = store is None
         self._opened_ok = False
         self._open_error: str | None = None
+        self._failed_at = 0.0  # monotonic time of the last failed open
         self._opened = threading.Event()
         self._model_ready = threading.Event()
         self._closing = threading.Event()
@@ -109,10 +114,13 @@ class Parts:
         """The open store; opened here on first use (or waited for, after ``start()``)."""
         if self._thread is not None:
             self._opened.wait()
-        elif not self._opened_ok and self._open_error is None:
+        due = self._open_error is None or time.monotonic() - self._failed_at >= _REOPEN_S
+        if not self._opened_ok and due:
             with self.lock:
                 if not self._opened_ok:
                     self._open()
+                    if self._thread is not None:
+                        self._load_model_again()
         if not self._opened_ok or self._store is None:
             raise StoreError(self._open_error or "the index could not be opened")
         return self._store
@@ -126,11 +134,13 @@ class Parts:
             self._settle(store)
         except BaseException as exc:
             self._store = None
+            self._failed_at = time.monotonic()
             if store is not None:
                 store.close()
             if isinstance(exc, DocshelfError):
                 self._open_error = str(exc)
             raise
+        self._open_error = None
         self._store = store
         self._opened_ok = True
         self._opened.set()
@@ -164,6 +174,16 @@ class Parts:
             # onnxruntime dies of SIGABRT ("terminate called without an active exception")
             self._thread = threading.Thread(target=self._load, name="docshelf-model")
             self._thread.start()
+
+    def _load_model_again(self) -> None:
+        """After the index opened on a later try: load the model as ``start()`` does (the first
+        loading thread gave up with the open)."""
+        assert self._thread is not None
+        self._thread.join()  # it is past the failed open: only its last lines are left
+        self.model_error = None
+        self._model_ready.clear()
+        self._thread = threading.Thread(target=self._load, name="docshelf-model")
+        self._thread.start()
 
     def _load(self) -> None:
         try:

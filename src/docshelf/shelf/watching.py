@@ -60,13 +60,8 @@ def watch_collections(
         if embedder is None:
             say(f"watch is off: {why}")
             return
-
-        def own() -> Parts:
-            mine = Parts(parts.settings, embedder=embedder, config_path=parts.config_path)
-            opened.append(mine)
-            return mine
-
-        mine = own()
+        mine = Parts(parts.settings, embedder=embedder, config_path=parts.config_path)
+        opened.append(mine)
         watching: set[str] = set()
         while not stop.is_set():
             try:
@@ -75,10 +70,6 @@ def watch_collections(
             except DocshelfError as exc:  # the index is being replaced, or unreachable: ask again later
                 log.debug("watch: cannot list the collections: %s", exc)
                 fresh = []
-                if not watching:  # with fresh parts: these keep the error they failed to open with
-                    opened.remove(mine)
-                    mine.close()
-                    mine = own()
             for name in fresh:
                 started = watcher(mine, name, (), None)
                 watchers.append(started)
