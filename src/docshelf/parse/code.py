@@ -65,7 +65,8 @@ LANGUAGES: dict[str, tuple[str, ...]] = {
     "graphql": (".graphql", ".gql"),
     "terraform": (".tf", ".tfvars", ".hcl"),
     "cmake": (".cmake",),
-    "ini": (".ini", ".cfg", ".conf", ".properties"),
+    # systemd units and desktop entries are ini files by another name
+    "ini": (".ini", ".cfg", ".conf", ".properties", ".service", ".socket", ".timer", ".desktop"),
     "diff": (".diff", ".patch"),
 }
 """file_type -> extensions handled as code/data text."""
