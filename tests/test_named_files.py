@@ -221,14 +221,16 @@ def test_a_suffix_that_names_no_format_is_read_for_its_content(shelf: Shelf, tmp
     (docs / "count.awk").write_text('{ n++ } END { print n, "emuawk" }\n')
     (docs / "fix.sed").write_text("s/brolgabad/good/g\n")
     (docs / "backup.service").write_text("[Service]\nExecStart=/usr/bin/galahbackup\n")
+    (docs / "MORE.STUFF").write_text("More documents on the bettongstuff.\n")  # capitals: a name
+    (docs / "SETUP.EXE").write_bytes(ELF)  # and a binary one left out unreported
     (docs / "libfoo.so.1").write_bytes(ELF)  # a library: left out unreported, like `bin/tool`
     (docs / "photo.jpg_large").write_bytes(PNG)
     (docs / "notes.md~").write_text("an editor's backup of the jabirunotes\n")  # stays out
     with shelf:
         sync = shelf.index([docs], "test").sync
         assert sorted(sync.added) == [
-            "History.600", "app.log", "backup.service", "count.awk", "fix.sed", "guide.pod", "manual.texi",
-            "node.1.gz", "releases/v2.30-ReleaseNotes.gz",
+            "History.600", "MORE.STUFF", "app.log", "backup.service", "count.awk", "fix.sed", "guide.pod",
+            "manual.texi", "node.1.gz", "releases/v2.30-ReleaseNotes.gz",
         ]  # fmt: skip
         assert {s.path: s.reason.split(";")[0] for s in sync.skipped} == {"notes.md~": "no parser for .md~"}
         types = {d.path: d.file_type for d in shelf.list_documents("test")}
@@ -236,6 +238,7 @@ def test_a_suffix_that_names_no_format_is_read_for_its_content(shelf: Shelf, tmp
         assert types["backup.service"] == "ini"
         for word, path in [
             ("kookaburrafix", "releases/v2.30-ReleaseNotes.gz"), ("galahrelease", "History.600"),
+            ("bettongstuff", "MORE.STUFF"),
             ("currawongruntime", "node.1.gz"), ("lorikeetfailure", "app.log"),
             ("rosellamanual", "manual.texi"), ("cockatoopod", "guide.pod"), ("emuawk", "count.awk"),
             ("brolgabad", "fix.sed"),

@@ -62,12 +62,15 @@ _STANDS_FOR = (".example", ".sample", ".dist", ".template", ".tmpl", ".in", ".de
 _FORMAT_SUFFIX = re.compile(r"\.[a-z0-9]*[a-z][a-z0-9]*")
 
 
-def _names_no_format(ext: str) -> bool:
-    """Whether the (lower-case) suffix after a name's last dot is part of the name rather than a
-    format's extension: a number (changelog.1, History.600: rotations, versions, man sections) or
-    other characters than letters and digits (v2.30-ReleaseNotes has ".30-releasenotes"). Such a
-    file is read like one without an extension; an editor's backup (notes.md~) is not."""
-    return not ext.endswith("~") and _FORMAT_SUFFIX.fullmatch(ext) is None
+def _names_no_format(suffix: str) -> bool:
+    """Whether the suffix after a name's last dot (no parser takes it) is part of the name rather
+    than a format's extension: a number (changelog.1, History.600: rotations, versions, man
+    sections), other characters than letters and digits (v2.30-ReleaseNotes has
+    ".30-ReleaseNotes") or capitals only (groff's MORE.STUFF, README.FIRST). Such a file is read like
+    one without an extension, when its content is text; an editor's backup (notes.md~) is not."""
+    if suffix.endswith("~"):
+        return False
+    return suffix[1:].isupper() or _FORMAT_SUFFIX.fullmatch(suffix.lower()) is None
 
 
 # Files known by name, read as text when their content is text (README.Debian, changelog.gz too).
@@ -144,7 +147,7 @@ class ParserRegistry:
         by_name = by_stem or (self._by_name.get(ext[1:]) if ext and stem else None)
         if by_name is not None:
             return by_name, True
-        if self._no_ext is not None and (not ext or _names_no_format(ext)):
+        if self._no_ext is not None and (not ext or _names_no_format(os.path.splitext(name)[1])):
             return self._no_ext, True
         return None
 
