@@ -59,6 +59,17 @@ def test_elements_become_paragraphs_and_titles_headings() -> None:
     ]  # fmt: skip
 
 
+def test_a_docbook_4_title_in_articleinfo_heads_the_article() -> None:
+    article = b"<article><articleinfo><title>The Guide</title><author>Ann</author></articleinfo>"
+    article += b"<sect1><title>Setup</title><para>Install the quokka.</para></sect1></article>"
+    doc = _parse(article, "guide.xml")
+    assert doc.title == "The Guide"
+    assert [(doc.text[s.start : s.end], s.heading_path) for s in doc.sections] == [
+        ("The Guide", ("The Guide",)), ("Ann", ("The Guide",)), ("Setup", ("The Guide", "Setup")),
+        ("Install the quokka.", ("The Guide", "Setup")),
+    ]  # fmt: skip
+
+
 def test_a_feed_nests_its_items_under_the_channel() -> None:
     feed = b"<rss><channel><title>News</title><item><title>Bilby found</title>"
     feed += b"<description>A bilby was seen.</description></item></channel></rss>"

@@ -50,6 +50,10 @@ def _words(element: ElementTree.Element) -> str:
     return " ".join("".join(element.itertext()).split())
 
 
+def _titled(element: ElementTree.Element) -> bool:
+    return any(_name(child) in _TITLES for child in element)
+
+
 def _mixed(element: ElementTree.Element) -> bool:
     return bool((element.text or "").strip()) or any((child.tail or "").strip() for child in element)
 
@@ -94,10 +98,20 @@ class XmlParser:
         if not children or _mixed(element):
             builder.add(_words(element))
             return
-        titled = level + 1 if any(_name(child) in _TITLES for child in children) else level
+        direct = _titled(element)
+        # DocBook keeps a book's or article's title in its info element (articleinfo, info)
+        infos = (c for c in children if _name(c).endswith("info") and _titled(c))
+        info = None if direct else next(infos, None)
+        titled = level + 1 if direct or info is not None else level
         for child in children:
             if _name(child) in _TITLES:
                 builder.heading(_words(child), titled)
+            elif child is info:
+                for part in child:  # its title heads the parent; its authors and dates follow it
+                    if _name(part) in _TITLES:
+                        builder.heading(_words(part), titled)
+                    else:
+                        self._walk(part, builder, titled)
             else:
                 depth = len(builder.stack)
                 self._walk(child, builder, titled)
