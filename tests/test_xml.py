@@ -79,6 +79,16 @@ def test_a_feed_nests_its_items_under_the_channel() -> None:
     )  # fmt: skip
 
 
+def test_an_svg_drawing_gives_its_labels_not_its_shapes_or_styles() -> None:
+    svg = b"""<svg xmlns="http://www.w3.org/2000/svg"><title>Architecture</title>
+      <style>.box { fill: #eee }</style><rect class="box" x="1" y="2" width="30" height="9"/>
+      <g><text x="3" y="8">Load <tspan>balancer</tspan></text><path d="M 10 10 L 20 20"/></g>
+      <text>Numbat store</text></svg>"""
+    doc = _parse(svg, "arch.svg")
+    assert doc.file_type == "svg" and doc.title == "Architecture"
+    assert doc.text == "Architecture\n\nLoad balancer\n\nNumbat store"
+
+
 def test_xml_that_is_not_well_formed_is_read_as_text() -> None:
     doc = _parse(b"<notes><a>the numbat</b> entry\n", "broken.xml")
     assert doc.file_type == "xml" and "the numbat</b> entry" in doc.text

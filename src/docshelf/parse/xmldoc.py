@@ -23,6 +23,7 @@ from docshelf.types import ParsedDocument
 __all__ = ["XmlParser"]
 
 _TITLES = frozenset({"title", "head", "heading"})
+_CODE_ONLY = frozenset({"style", "script"})  # an SVG's or XHTML's styles and scripts: no text
 # elements whose line breaks are the text's (DocBook's program listings, XHTML's pre)
 _VERBATIM = frozenset({"programlisting", "screen", "literallayout", "pre", "code", "synopsis"})
 
@@ -62,7 +63,8 @@ class XmlParser:
     """XML as paragraphs under the headings its title elements give."""
 
     name: str = "xml"
-    extensions: tuple[str, ...] = (".xml",)
+    # an SVG drawing's labels are its <text>; its shapes are attributes, which are no text
+    extensions: tuple[str, ...] = (".xml", ".svg")
 
     def __init__(self, limits: ParseLimits | None = None) -> None:
         self.limits = limits or ParseLimits()
@@ -81,7 +83,8 @@ class XmlParser:
                 data, path, "nested too deep" if isinstance(exc, RecursionError) else str(exc)
             )
         title = next((builder.text[s.start : s.end] for s in builder.sections if s.kind == "heading"), None)
-        return ParsedDocument(text=builder.text, sections=builder.sections, file_type=self.name, title=title)
+        kind = "svg" if _name(root) == "svg" else self.name
+        return ParsedDocument(text=builder.text, sections=builder.sections, file_type=kind, title=title)
 
     def _as_text(self, data: bytes, path: str, why: str) -> ParsedDocument:
         doc = TextParser().parse(data, path)
@@ -91,6 +94,8 @@ class XmlParser:
 
     def _walk(self, element: ElementTree.Element, builder: TextBuilder, level: int) -> None:
         name = _name(element)
+        if name in _CODE_ONLY:
+            return
         if name in _VERBATIM:
             builder.add("".join(element.itertext()).strip("\n"), "code")
             return
