@@ -271,3 +271,23 @@ def test_a_template_or_example_is_read_as_the_file_it_stands_for(shelf: Shelf, t
         }  # fmt: skip
         assert shelf.search("pademelon", k=1, mode="keyword").hits[0].heading_path == ["Pademelon"]
         assert {s.path for s in sync.skipped} == {"logo.png.example", "notes.md.orig"}
+
+
+def test_a_private_key_taken_for_its_content_stays_out(shelf: Shelf, tmp_path: Path) -> None:
+    """An extension-less id_rsa (or id_ed25519, a PEM key) read as text put a private key in the
+    index, for any agent to search and read; it is no document: left out, like a program."""
+    docs = tmp_path / "docs"
+    (docs / "deploy").mkdir(parents=True)
+    body = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n"
+    (docs / "deploy" / "id_ed25519").write_text(
+        f"-----BEGIN OPENSSH PRIVATE KEY-----\n{body}-----END OPENSSH PRIVATE KEY-----\n"
+    )
+    rsa = f"\n-----BEGIN RSA PRIVATE KEY-----\n{body}-----END RSA PRIVATE KEY-----\n"
+    (docs / "deploy" / "tls_key").write_text(rsa)
+    (docs / "deploy" / "signing.2024").write_text(f"-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{body}")
+    (docs / "deploy" / "README").write_text(  # a document that shows what a key looks like is kept
+        "Keys look like this:\n-----BEGIN OPENSSH PRIVATE KEY-----\n(the wallaroo example)\n"
+    )
+    with shelf:
+        sync = shelf.index([docs], "test").sync
+        assert sync.added == ["deploy/README"] and sync.skipped == []

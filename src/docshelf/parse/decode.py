@@ -253,12 +253,19 @@ _CONTROL = re.compile("[\x01-\x08\x0e-\x1a\x1c-\x1f\x7f]")
 _MAX_CONTROL_SHARE = 0.01
 
 
+_PRIVATE_KEY = re.compile(rb"\s*-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
+
+
 def looks_like_text(head: bytes) -> bool:
     """Whether a file beginning with ``head`` reads as text: the check for files admitted by their
     content, not their name (``copyright``, ``README.Debian``), so that an extension-less program
     or image is left out. It decodes as ``read_text`` would (a BOM, UTF-8, lightly damaged UTF-8,
     else the detected encoding) and refuses NULs and more than a trace of control characters, which
-    binaries without NULs in their first bytes still have (text almost never does)."""
+    binaries without NULs in their first bytes still have (text almost never does). A private key
+    (id_rsa, id_ed25519, a PEM or PGP key: text that opens with its BEGIN line) is no document
+    either: left out, it is never searched or read by an agent."""
+    if _PRIVATE_KEY.match(head):
+        return False
     if head.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return True  # UTF-16/32 text is all NULs to a byte sniff; the parser checks the rest
     if b"\x00" in head:  # UTF-16/32 without a BOM is text whose NULs fall in place
