@@ -118,7 +118,7 @@ class SourceSettings(Section):
     extensions: dict[str, str] = Field(
         default_factory=dict,
         description="more files for built-in parsers, keyed by extension, file name or '' (no extension); "
-        "an empty value leaves them out: {'.out' = '.txt', 'Jenkinsfile' = 'shell', '' = ''}",
+        "an empty value leaves them out: {'.log' = '.txt', 'Jenkinsfile' = 'shell', '' = ''}",
     )
 
     @field_validator("include", "exclude")

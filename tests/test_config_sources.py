@@ -77,15 +77,15 @@ def test_a_bad_table_variable_says_what_the_table_takes(
         load_settings()
     message = str(info.value)
     assert "DOCSHELF_STORE" in message and "postgresql://" in message and "DOCSHELF_DATA_DIR" in message
-    assert ".out" not in message
+    assert ".log" not in message
     monkeypatch.delenv("DOCSHELF_STORE")
     monkeypatch.setenv("DOCSHELF_EMBED", "model=use")  # an example from the table's own settings
     with pytest.raises(ConfigError, match=r"""e\.g\. '\{"model": """) as info:
         load_settings()
-    assert ".out" not in str(info.value)
+    assert ".log" not in str(info.value)
     monkeypatch.delenv("DOCSHELF_EMBED")
     monkeypatch.setenv("DOCSHELF_SOURCES__EXTENSIONS", ".log=.txt")  # a table of names to names
-    with pytest.raises(ConfigError, match=r"""e\.g\. '\{".out": ".txt"\}'"""):
+    with pytest.raises(ConfigError, match=r"""e\.g\. '\{".log": ".txt"\}'"""):
         load_settings()
 
 

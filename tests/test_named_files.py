@@ -209,13 +209,14 @@ def test_a_suffix_that_names_no_format_is_read_for_its_content(shelf: Shelf, tmp
     """/usr/share/doc skipped util-linux's releases/v2.30-ReleaseNotes.gz as "no parser for
     .30-ReleaseNotes.gz", unzip's History.600.gz and node.1.gz likewise: a number or a name with
     "-" after the last dot is part of the name, not a format, so the content decides, as for a file
-    without an extension. Common text formats are read by extension: .log, .texi, .pod, awk, sed."""
+    without an extension. Common text formats are read by extension: .texi, .pod, awk, sed; logs
+    only when mapped (a test suite's log outranked the documents on common words)."""
     docs = tmp_path / "docs"
     (docs / "releases").mkdir(parents=True)
     (docs / "releases" / "v2.30-ReleaseNotes.gz").write_bytes(_gz("util-linux 2.30: the kookaburrafix.\n"))
     (docs / "History.600").write_text("Version 6.00: the galahrelease.\n")
     (docs / "node.1.gz").write_bytes(_gz(".TH NODE 1\n.SH NAME\nnode \\- the currawongruntime\n"))
-    (docs / "app.log").write_text("2026-12-07 ERROR the lorikeetfailure\n")
+    (docs / "app.log").write_text("2026-12-07 ERROR the lorikeetfailure\n")  # said how to map it
     (docs / "manual.texi").write_text("@node Top\n@top The rosellamanual\n")
     (docs / "guide.pod").write_text("=head1 NAME\n\nthe cockatoopod\n")
     (docs / "count.awk").write_text('{ n++ } END { print n, "emuawk" }\n')
@@ -229,17 +230,18 @@ def test_a_suffix_that_names_no_format_is_read_for_its_content(shelf: Shelf, tmp
     with shelf:
         sync = shelf.index([docs], "test").sync
         assert sorted(sync.added) == [
-            "History.600", "MORE.STUFF", "app.log", "backup.service", "count.awk", "fix.sed", "guide.pod",
+            "History.600", "MORE.STUFF", "backup.service", "count.awk", "fix.sed", "guide.pod",
             "manual.texi", "node.1.gz", "releases/v2.30-ReleaseNotes.gz",
         ]  # fmt: skip
-        assert {s.path: s.reason.split(";")[0] for s in sync.skipped} == {"notes.md~": "no parser for .md~"}
+        skipped = {s.path: s.reason.split(";")[0] for s in sync.skipped}
+        assert skipped == {"notes.md~": "no parser for .md~", "app.log": "no parser for .log"}
         types = {d.path: d.file_type for d in shelf.list_documents("test")}
-        assert types["app.log"] == types["History.600"] == "text" and types["count.awk"] == "awk"
+        assert types["History.600"] == "text" and types["count.awk"] == "awk"
         assert types["backup.service"] == "ini"
         for word, path in [
             ("kookaburrafix", "releases/v2.30-ReleaseNotes.gz"), ("galahrelease", "History.600"),
             ("bettongstuff", "MORE.STUFF"),
-            ("currawongruntime", "node.1.gz"), ("lorikeetfailure", "app.log"),
+            ("currawongruntime", "node.1.gz"),
             ("rosellamanual", "manual.texi"), ("cockatoopod", "guide.pod"), ("emuawk", "count.awk"),
             ("brolgabad", "fix.sed"),
         ]:  # fmt: skip

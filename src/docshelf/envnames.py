@@ -84,7 +84,7 @@ def _example(key: str, field: Any) -> str | None:
                 return json.dumps({name: default})
         return None
     if key == "extensions":
-        return '{".out": ".txt"}'
+        return '{".log": ".txt"}'
     return None
 
 
