@@ -224,19 +224,25 @@ def test_a_suffix_that_names_no_format_is_read_for_its_content(shelf: Shelf, tmp
     (docs / "backup.service").write_text("[Service]\nExecStart=/usr/bin/galahbackup\n")
     (docs / "MORE.STUFF").write_text("More documents on the bettongstuff.\n")  # capitals: a name
     (docs / "SETUP.EXE").write_bytes(ELF)  # and a binary one left out unreported
-    (docs / "libfoo.so.1").write_bytes(ELF)  # a library: left out unreported, like `bin/tool`
+    (docs / "libfoo.so.1").write_bytes(ELF)  # the rest of the name decides: .so, no parser
+    (docs / "notes.md.1").write_text("# Old notes\n\nthe quendanotes\n")  # a rotation: Markdown
+    (docs / "app.log.1").write_text("the rotated lorikeetlog\n")  # a log, as app.log
     (docs / "photo.jpg_large").write_bytes(PNG)
     (docs / "notes.md~").write_text("an editor's backup of the jabirunotes\n")  # stays out
     with shelf:
         sync = shelf.index([docs], "test").sync
         assert sorted(sync.added) == [
             "History.600", "MORE.STUFF", "backup.service", "count.awk", "fix.sed", "guide.pod",
-            "manual.texi", "node.1.gz", "releases/v2.30-ReleaseNotes.gz",
+            "manual.texi", "node.1.gz", "notes.md.1", "releases/v2.30-ReleaseNotes.gz",
         ]  # fmt: skip
         skipped = {s.path: s.reason.split(";")[0] for s in sync.skipped}
-        assert skipped == {"notes.md~": "no parser for .md~", "app.log": "no parser for .log"}
+        assert skipped == {
+            "notes.md~": "no parser for .md~", "app.log": "no parser for .log",
+            "app.log.1": "no parser for .1", "libfoo.so.1": "no parser for .1",
+        }  # fmt: skip
         types = {d.path: d.file_type for d in shelf.list_documents("test")}
         assert types["History.600"] == "text" and types["count.awk"] == "awk"
+        assert types["notes.md.1"] == "markdown"
         assert types["backup.service"] == "ini"
         for word, path in [
             ("kookaburrafix", "releases/v2.30-ReleaseNotes.gz"), ("galahrelease", "History.600"),

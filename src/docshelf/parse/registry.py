@@ -147,8 +147,14 @@ class ParserRegistry:
         by_name = by_stem or (self._by_name.get(ext[1:]) if ext and stem else None)
         if by_name is not None:
             return by_name, True
-        if self._no_ext is not None and (not ext or _names_no_format(os.path.splitext(name)[1])):
-            return self._no_ext, True
+        if not ext:
+            return None if self._no_ext is None else (self._no_ext, True)
+        suffix = os.path.splitext(name)[1]
+        if _names_no_format(suffix) and len(name) > len(suffix):
+            # the rest of the name decides: History.600 and v2.30-ReleaseNotes are read for their
+            # content, notes.md.1 (a rotation, wget's second copy) as Markdown, app.log.1 as a log
+            inner = self._choose(name[: -len(suffix)])
+            return None if inner is None or getattr(inner[0], "binary", False) else inner
         return None
 
     def for_path(self, path: str | os.PathLike[str]) -> Parser | None:
