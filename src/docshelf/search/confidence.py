@@ -14,9 +14,15 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docshelf.analyze.scripts import scripts_of
+
+if TYPE_CHECKING:
+    from docshelf.store.base import Store
+
+VectorCounts = tuple[int, int]
+"""(chunks still without their vector, all chunks) of the collections searched."""
 
 __all__ = [
     "FEATURES",
@@ -25,12 +31,14 @@ __all__ = [
     "UNREADABLE",
     "UNREADABLE_NOTE",
     "Evidence",
+    "VectorCounts",
     "confidence",
     "coverage_note",
     "in_order",
     "nearest_neighbours",
     "telling",
     "vector",
+    "vector_counts",
 ]
 
 FEATURES = ("term_share", "keyword_rr", "semantic_rr", "semantic_score", "position_rr", "coverage")
@@ -146,6 +154,13 @@ def nearest_neighbours(
     scripts = [scripts_of([t]) for t in query_terms]
     # a term without letters (`422`, `0.110.0`) is matched exactly whatever the index's script
     return any(not s for s in scripts) or bool(set().union(*scripts) & index_scripts)
+
+
+def vector_counts(store: Store, collections: Sequence[str]) -> VectorCounts:
+    """How many of these collections' chunks lack their vector, and of how many (counted only when
+    some do: the first count is cheap at 0, the usual answer)."""
+    missing = store.missing_vectors(collections)
+    return missing, store.chunk_count(collections) if missing else 0
 
 
 def coverage_note(missing: int, total: int) -> str:

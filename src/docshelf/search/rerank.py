@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from docshelf.config import RerankSettings
 from docshelf.errors import ConfigError, EmbedError
-from docshelf.search.confidence import in_order
+from docshelf.search.confidence import VectorCounts, in_order
 
 if TYPE_CHECKING:
     import numpy as np
@@ -229,9 +229,10 @@ def rerank_hits(query: str, hits: Sequence[Hit], reranker: Reranker, top_n: int)
 def reranked_search(
     searcher: Searcher, reranker: Reranker, query: str, k: int, top_n: int,
     mode: Mode | None = None, flt: SearchFilter | None = None, snippets: bool = True,
+    counted: VectorCounts | None = None,
 ) -> SearchResult:  # fmt: skip
     """``searcher.search`` for max(k, top_n) hits, the first ``top_n`` reranked, cut to ``k``."""
-    result = searcher.search(query, k=max(k, top_n), mode=mode, flt=flt, snippets=snippets)
+    result = searcher.search(query, k=max(k, top_n), mode=mode, flt=flt, snippets=snippets, counted=counted)
     started = time.perf_counter()
     result.hits = rerank_hits(query, result.hits, reranker, top_n)[:k]
     result.took_ms += (time.perf_counter() - started) * 1000

@@ -20,11 +20,13 @@ from docshelf.search.confidence import (
     UNREADABLE,
     UNREADABLE_NOTE,
     Evidence,
+    VectorCounts,
     confidence,
     coverage_note,
     in_order,
     nearest_neighbours,
     telling,
+    vector_counts,
 )
 from docshelf.search.corpus_languages import CorpusLanguages
 from docshelf.search.feedback import FEEDBACK_HITS, applies, moved
@@ -91,6 +93,7 @@ class Searcher:
         mode: Mode | None = None,
         flt: SearchFilter | None = None,
         snippets: bool = True,
+        counted: VectorCounts | None = None,
     ) -> SearchResult:
         """The top ``k`` hits for ``query``, each with its citation, snippet, matched words and a
         calibrated confidence. The steps, in order (each rule's reasons are where it lives):
@@ -147,7 +150,7 @@ class Searcher:
             terms, vec, n, flt, keyword=mode in ("hybrid", "keyword"), coverage=mode != "semantic",
             alternatives=alternatives,
         )  # fmt: skip
-        unembedded, covers = self._unembedded(lists, flt) if "semantic" in lists else (set(), None)
+        unembedded, covers = self._unembedded(lists, flt, counted) if "semantic" in lists else (set(), None)
         fused = self._fuse(lists, mode, query, len(terms), coverage, reads, unembedded)
         feedback = mode == "hybrid" and self.settings.dense_feedback and applies(query, len(terms), coverage)
         if feedback and vec is not None:
@@ -165,17 +168,16 @@ class Searcher:
         return SearchResult(query, mode, hits, (time.perf_counter() - started) * 1000, note)
 
     def _unembedded(
-        self, lists: dict[str, list[tuple[str, float]]], flt: SearchFilter
+        self, lists: dict[str, list[tuple[str, float]]], flt: SearchFilter, counted: VectorCounts | None
     ) -> tuple[set[str], str | None]:
         """While a sync's vectors are still being computed: the keyword hits the dense side could
         not rank (no vector yet: fused by keyword alone, not counted against), and the note that
         says how much of the index semantic search covers so far. One cheap count otherwise."""
-        missing = self.store.missing_vectors(flt.collections)
+        missing, total = counted or vector_counts(self.store, flt.collections)
         if not missing:
             return set(), None
         ranked = {cid for cid, _ in lists["semantic"]}
         unembedded = self.store.without_vectors([c for c, _ in lists.get("keyword", ())]) - ranked
-        total = self.store.chunk_count(flt.collections)
         return unembedded, coverage_note(missing, total)
 
     def _embed(self, query: str) -> Vectors:

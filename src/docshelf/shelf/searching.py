@@ -21,38 +21,33 @@ def join_notes(*notes: str | None) -> str | None:
     return "; ".join(n for n in notes if n) or None
 
 
-def _no_vector_yet(parts: Parts, req: SearchRequest) -> str | None:
-    """The note of a hybrid search over chunks none of which has its vector yet (an `index
-    --keyword-only`, a big first index's first minutes): the model is neither loaded nor asked for a
-    query vector nothing could be compared with. None when some chunk has one (or none exists)."""
-    from docshelf.search.confidence import coverage_note
-
-    store, collections = parts.store, req.filter().collections
-    missing = store.missing_vectors(collections)  # cheap at 0, the usual answer
-    if not missing or missing < (total := store.chunk_count(collections)):
-        return None
-    return coverage_note(missing, total)
-
-
 def search(parts: Parts, req: SearchRequest) -> SearchResult:
     """One search as ``req`` asks; keyword-only (said in the note) while the model is not ready."""
+    from docshelf.search.confidence import coverage_note, vector_counts
+
     settings = parts.settings
     mode = req.mode or settings.search.mode
-    blind = _no_vector_yet(parts, req) if mode == "hybrid" else None
-    if mode == "keyword" or blind:
-        embedder, model_note = None, blind  # keyword alone, and why
+    flt = req.filter()
+    # counted once, for the searcher too: when none of the chunks has its vector yet (an `index
+    # --keyword-only`, a big first index's first minutes), a hybrid search is the keyword search,
+    # and the model is neither loaded nor asked for a query vector nothing could be compared with
+    counted = vector_counts(parts.store, flt.collections) if mode == "hybrid" else None
+    if counted is not None and counted[0] and counted[0] >= counted[1]:
+        embedder, model_note = None, coverage_note(*counted)  # keyword alone, and why
+    elif mode == "keyword":
+        embedder, model_note = None, None
     else:
         embedder, model_note = parts.embedder(req.model_wait_s)
     reranker = parts.reranker(req.rerank)
     searcher = parts.searcher(embedder)
     k = req.k or settings.search.k
     if reranker is None:
-        result = searcher.search(req.query, k=k, mode=mode, flt=req.filter())
+        result = searcher.search(req.query, k=k, mode=mode, flt=flt, counted=counted)
     else:
         from docshelf.search.rerank import reranked_search
 
         top_n = settings.rerank.top_n
-        result = reranked_search(searcher, reranker, req.query, k, top_n, mode, req.filter())
+        result = reranked_search(searcher, reranker, req.query, k, top_n, mode, flt, counted=counted)
     result.note = join_notes(result.note, model_note)
     if req.min_confidence and result.hits:
         best = max(h.confidence for h in result.hits)
