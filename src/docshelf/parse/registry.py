@@ -133,14 +133,10 @@ class ParserRegistry:
         if ext in self._by_ext:
             return self._by_ext[ext], False
         if ext == ".gz" and not low.endswith(".gz.gz"):
-            inner = self._choose(name[:-3]) if len(name) > 3 else None
-            if inner is None or getattr(inner[0], "binary", False):
-                return None  # foo.tar.gz, report.pdf.gz: no text format inside
-            return GunzipParser(inner[0], *self._gzip), inner[1]
-        if ext in _STANDS_FOR and len(name) > len(ext):
-            inner = self._choose(name[: -len(ext)])
-            # a binary format's example (logo.png.example) is not read: its parser wants the real one
-            return None if inner is None or getattr(inner[0], "binary", False) else inner
+            inner = self._text_inside(name[:-3])  # foo.tar.gz, report.pdf.gz: none
+            return None if inner is None else (GunzipParser(inner[0], *self._gzip), inner[1])
+        if ext in _STANDS_FOR:
+            return self._text_inside(name[: -len(ext)])  # logo.png.example: none
         stem = low.split(".", 1)[0]
         by_stem = self._by_name.get(stem) if ext and stem else None
         # or the name as a suffix no parser takes: INSTALL.README, foo.LICENSE
@@ -150,12 +146,18 @@ class ParserRegistry:
         if not ext:
             return None if self._no_ext is None else (self._no_ext, True)
         suffix = os.path.splitext(name)[1]
-        if _names_no_format(suffix) and len(name) > len(suffix):
+        if _names_no_format(suffix):
             # the rest of the name decides: History.600 and v2.30-ReleaseNotes are read for their
             # content, notes.md.1 (a rotation, wget's second copy) as Markdown, app.log.1 as a log
-            inner = self._choose(name[: -len(suffix)])
-            return None if inner is None or getattr(inner[0], "binary", False) else inner
+            return self._text_inside(name[: -len(suffix)])
         return None
+
+    def _text_inside(self, inner: str) -> tuple[Parser, bool] | None:
+        """The choice for ``inner``, the name inside a longer one (``x.md`` of ``x.md.gz``,
+        ``x.md.example`` or ``x.md.1``); None also for a binary format, whose parser wants the file
+        itself, not a copy under another name or packed."""
+        chosen = self._choose(inner)
+        return None if chosen is None or getattr(chosen[0], "binary", False) else chosen
 
     def for_path(self, path: str | os.PathLike[str]) -> Parser | None:
         """The parser for ``path`` (by extension, else by name), or None when it is not supported."""
