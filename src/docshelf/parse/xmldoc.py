@@ -23,7 +23,7 @@ from docshelf.types import ParsedDocument
 __all__ = ["XmlParser"]
 
 _TITLES = frozenset({"title", "head", "heading"})
-_CODE_ONLY = frozenset({"style", "script"})  # an SVG's or XHTML's styles and scripts: no text
+_NO_TEXT = frozenset({"style", "script"})  # an SVG's or XHTML's styles and scripts
 # elements whose line breaks are the text's (DocBook's program listings, XHTML's pre)
 _VERBATIM = frozenset({"programlisting", "screen", "literallayout", "pre", "code", "synopsis"})
 
@@ -94,7 +94,7 @@ class XmlParser:
 
     def _walk(self, element: ElementTree.Element, builder: TextBuilder, level: int) -> None:
         name = _name(element)
-        if name in _CODE_ONLY:
+        if name in _NO_TEXT:
             return
         if name in _VERBATIM:
             builder.add("".join(element.itertext()).strip("\n"), "code")
@@ -103,20 +103,16 @@ class XmlParser:
         if not children or _mixed(element):
             builder.add(_words(element))
             return
-        direct = _titled(element)
-        # DocBook keeps a book's or article's title in its info element (articleinfo, info)
-        infos = (c for c in children if _name(c).endswith("info") and _titled(c))
-        info = None if direct else next(infos, None)
-        titled = level + 1 if direct or info is not None else level
+        if not _titled(element):
+            # DocBook keeps a book's or article's title in its info element (articleinfo, info):
+            # read the info's parts as the element's own, so that title heads it
+            info = next((c for c in children if _name(c).endswith("info") and _titled(c)), None)
+            if info is not None:
+                children = [part for child in children for part in (child if child is info else [child])]
+        titled = level + 1 if any(_name(child) in _TITLES for child in children) else level
         for child in children:
             if _name(child) in _TITLES:
                 builder.heading(_words(child), titled)
-            elif child is info:
-                for part in child:  # its title heads the parent; its authors and dates follow it
-                    if _name(part) in _TITLES:
-                        builder.heading(_words(part), titled)
-                    else:
-                        self._walk(part, builder, titled)
             else:
                 depth = len(builder.stack)
                 self._walk(child, builder, titled)
