@@ -163,3 +163,63 @@ def test_install_backs_up_only_a_file_it_changes(cli: CliRunner, tmp_path: Path)
     code, _, err = run(cli, "install", "cursor", "--file", str(target), "--read-only")
     assert code == 0 and "old file kept as" in err  # a changed entry: backed up again
     assert len(list(tmp_path.glob("mcp.json.*.bak"))) == 2
+
+
+@pytest.fixture(scope="module")
+def piped(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """An index of two notes (one long) and the environment that searches it without a helper."""
+    root = tmp_path_factory.mktemp("piped")
+    notes = root / "notes"
+    notes.mkdir()
+    (notes / "paging.md").write_text("# Paging\n\nPage the on-call engineer for a SEV-1 incident.\n")
+    long = "".join(f"Line {i}: the incident log grows, entry after entry.\n\n" for i in range(4000))
+    (notes / "log.md").write_text(f"# Incident log\n\n{long}")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DOCSHELF_")}
+    env.update(DOCSHELF_EMBED__MODEL="hash", DOCSHELF_STORE__DATA_DIR=str(root / "data"),
+               DOCSHELF_SEARCH__HELPER="off", HOME=str(root), COLUMNS="80")  # fmt: skip
+    subprocess.run([sys.executable, "-m", "docshelf", "index", str(notes)], env=env, check=True,
+                   capture_output=True)  # fmt: skip
+    return env
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["search", "incident"],  # answered without typer (cli/direct.py)
+        ["search", "incident", "--json"],
+        ["-v", "search", "incident", "--mode", "keyword"],  # through typer
+        ["ls"], ["ls", "--json"], ["status"], ["status", "--json"], ["grep", "incident"],
+        ["grep", "incident", "--json"], ["read", "log.md"], ["read", "log.md", "--json"],
+        ["--help"], ["search", "--help"], ["--version"],
+    ],
+)  # fmt: skip
+def test_output_to_a_reader_that_has_gone_ends_quietly_as_unix_tools_do(
+    piped: dict[str, str], args: list[str]
+) -> None:
+    """`docshelf ... | head -1`: once the reader has gone, the command stops without a word and exits
+    141 (128 + SIGPIPE), as cat, grep and git do. It exited 1 (the code of "no results"), or said
+    "error: [Errno 32] Broken pipe; check free disk space ..." and exited 5 (a store problem)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # a reader that has gone before the first byte
+    try:
+        done = subprocess.run([sys.executable, "-m", "docshelf", *args], env=piped, stdout=write_end,
+                              stderr=subprocess.PIPE, text=True, timeout=120)  # fmt: skip
+    finally:
+        os.close(write_end)
+    assert done.returncode == 141, done.stderr
+    assert "error" not in done.stderr and "Traceback" not in done.stderr and "Exception" not in done.stderr
+
+
+def test_a_reader_leaving_half_way_through_a_long_answer_ends_it_alike(piped: dict[str, str]) -> None:
+    """What `| head -1` does: the reader takes the first line of ~200 KB (more than a pipe holds)
+    and goes. (Not under PYTHONUNBUFFERED: Python then writes stdout unbuffered, and a write the
+    reader leaves half way returns short, its rest unwritten and no error raised.)"""
+    env = {k: v for k, v in piped.items() if k != "PYTHONUNBUFFERED"}
+    for args in (["read", "log.md"], ["read", "log.md", "--json"], ["read", "log.md", "-n"]):
+        proc = subprocess.Popen([sys.executable, "-m", "docshelf", *args], env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)  # fmt: skip
+        assert proc.stdout is not None and proc.stdout.readline()
+        proc.stdout.close()
+        _, stderr = proc.communicate(timeout=120)
+        assert proc.returncode == 141, (args, stderr)
+        assert "rror" not in stderr and "Traceback" not in stderr, args

@@ -300,3 +300,23 @@ def test_a_helper_whose_index_was_replaced_leaves_the_search_to_the_command(
     assert old not in _helper_pids(sock)  # gone; the search started one on the new index
     again = _search(rig, "numbatcove", importtime=True)
     assert "tantivy" not in _imported(again.stderr) and _same(again.stdout, direct.stdout)
+
+
+def test_a_reader_that_has_gone_ends_a_helped_search_as_it_ends_the_others(rig: dict[str, str]) -> None:
+    """The helper's answer written into a pipe whose reader has gone (`| head -1`): exit 141 and
+    not a word, as the search in its own process does (tests/test_cli_conventions.py)."""
+    _search(rig, "deploy rollback")
+    _socket(rig)
+    for args in (["deploy rollback"], ["deploy", "--json"]):
+        read_end, write_end = os.pipe()
+        os.close(read_end)
+        try:
+            done = subprocess.run([sys.executable, "-X", "importtime", "-m", "docshelf", "search", *args],
+                                  env=rig, stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=120,
+                                  cwd=rig["XDG_DATA_HOME"])  # fmt: skip
+        finally:
+            os.close(write_end)
+        assert not _imported(done.stderr) & set(HEAVY), args  # the helper answered it
+        assert done.returncode == 141, (args, done.stderr[-800:])
+        said = [line for line in done.stderr.splitlines() if not line.startswith("import time:")]
+        assert said == [], args

@@ -15,6 +15,27 @@ __all__ = ["app", "main"]
 
 
 def main() -> None:
+    from docshelf.cli.pipe import CLOSED, hang_up, hung_up, reader_gone, stdout_file
+
+    started, code = stdout_file(), None
+    try:
+        _answer()
+    except SystemExit as exc:
+        code = CLOSED if exc.code == 1 and hung_up(started) else exc.code
+    except OSError as exc:  # the helper's answer, written here
+        if not reader_gone(exc):
+            raise
+        code = hang_up()
+    try:
+        sys.stdout.flush()  # here, not at exit, where a reader that has gone made a traceback
+    except OSError as exc:
+        if not reader_gone(exc):
+            raise
+        code = hang_up()
+    sys.exit(code)
+
+
+def _answer() -> None:
     from docshelf.cli.quick import answered
 
     code = answered(sys.argv[1:])

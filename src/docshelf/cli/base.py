@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from docshelf.cli.output import err, message
+from docshelf.cli.pipe import hang_up, reader_gone
 from docshelf.errors import ConfigError, DocshelfError, NotFoundError, SourceError, StoreError
 
 if TYPE_CHECKING:
@@ -84,6 +85,8 @@ def _os_error(exc: OSError) -> tuple[str, int]:
 def said(exc: BaseException, command: str) -> int:
     """Say ``exc`` on stderr in one line, never a traceback (that only with -v, for a bug of
     ours), and return the exit code it ends ``command`` with."""
+    if reader_gone(exc):  # `docshelf ls --json | head -1`: no error, as cat or grep
+        return hang_up()
     if isinstance(exc, KeyboardInterrupt):
         # only the commands that index have anything "so far" (a search or a server does not)
         kept = "; what was indexed so far is kept" if command in _INDEXING else ""

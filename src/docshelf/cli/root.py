@@ -21,6 +21,7 @@ from typer.core import TyperGroup
 from docshelf.cli.common import given_before
 from docshelf.cli.logs import setup_logging
 from docshelf.cli.output import err, message
+from docshelf.cli.pipe import hang_up, reader_gone
 
 __all__ = ["DocshelfGroup", "root", "usage_line"]
 
@@ -106,6 +107,10 @@ def _one_line() -> Iterator[None]:
             raise
         err.print(message(("error:", "red"), f" {usage_line(exc)}"))
         raise typer.Exit(2) from None
+    except OSError as exc:  # click would exit 1, our "no results"
+        if not reader_gone(exc):
+            raise
+        raise typer.Exit(hang_up()) from None
 
 
 def _reflowed(text: str | None) -> str | None:
