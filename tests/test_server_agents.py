@@ -82,6 +82,60 @@ def test_snippets_keep_markdown_and_cjk_words() -> None:
             assert set(analyzer.terms(text[start:end])) & terms
 
 
+_CODE = """class Mailer:
+    def send(self, to: str) -> None:
+
+        if not to:
+            raise ValueError("no recipient")
+        self.smtp.sendmail(self.sender, to, self.body)
+        self.sent += 1
+"""
+
+
+def test_a_code_snippet_keeps_its_lines_and_their_indentation() -> None:
+    """Flowed into one line, `def send(self, to: str) -> None: if not to: raise ...` is hard to read."""
+    analyzer = Analyzer()
+    terms = set(analyzer.terms("sendmail recipient"))
+    got = make_snippet(analyzer.tokens(_CODE), _CODE, terms, lines=True).text
+    assert got.splitlines() == [
+        "class Mailer:",
+        "    def send(self, to: str) -> None:",
+        "        if not to:",
+        '            raise ValueError("no **recipient**")',
+        "        self.smtp.**sendmail**(self.sender, to, self.body)",
+        "        self.sent += 1",
+    ]
+    flowed = make_snippet(analyzer.tokens(_CODE), _CODE, terms).text  # prose: one line, as before
+    assert "\n" not in flowed and flowed.startswith("class Mailer: def send(self")
+    # a window inside a long file: whole lines from the first, indentation relative to the least
+    text = "\n".join(f"    value_{i} = compute({i})" for i in range(40)) + "\n    sendmail(value_39)\n"
+    got = make_snippet(analyzer.tokens(text), text, terms, width=120, lines=True).text
+    rows = got.splitlines()
+    assert rows[-1] == "**sendmail**(value_39)" and all(r.startswith("value_") for r in rows[:-1])
+    # a line too long to take in whole: left out when no match is in it, else cut and marked
+    long = "x = " + "1 + " * 60 + "1\nsendmail(to)\ny = 2\n"
+    got = make_snippet(analyzer.tokens(long), long, terms, width=60, lines=True).text
+    assert got.splitlines()[0] == "**sendmail**(to)", got
+    long = "# " + "word " * 60 + "recipient " + "word " * 60 + "\nsendmail(to)\n"
+    got = make_snippet(analyzer.tokens(long), long, terms, width=80, lines=True).text
+    assert got.startswith("…") and "**recipient**" in got and got.endswith("…"), got
+
+
+def test_code_hits_keep_their_lines_and_prose_hits_flow(settings: Settings, tmp_path: Path) -> None:
+    """Through the shelf: a hit in a source file (or a notebook) keeps its lines; one in Markdown
+    is one line of words, as before."""
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    (folder / "mailer.py").write_text(_CODE, encoding="utf-8")
+    prose = "# Mail\n\nThe mailer calls\nsendmail once per\nrecipient.\n"
+    (folder / "mail.md").write_text(prose, encoding="utf-8")
+    with Shelf(settings, embedder=HashEmbedder()) as shelf:
+        shelf.index([folder], "mixed")
+        hits = {h.path: h for h in shelf.search("sendmail recipient", mode="keyword", k=5).hits}
+    assert "\n        if not to:\n" in hits["mailer.py"].snippet, hits["mailer.py"].snippet
+    assert "\n" not in hits["mail.md"].snippet and "calls **sendmail** once" in hits["mail.md"].snippet
+
+
 def test_snippet_does_not_spend_its_characters_on_the_heading_the_hit_carries() -> None:
     from docshelf.search.snippets import heading_line_end
 

@@ -127,7 +127,9 @@ def hydrate(
         # the keyword index holds the title and headings too: a word found only there matched
         have = {t.term for t in tokens}.union(hit_terms.context(doc.title, chunk.heading_path))
         skip = heading_line_end(chunk.text, chunk.heading_path[-1] if chunk.heading_path else None)
-        found = make_snippet(tokens, chunk.text, query_terms, skip=skip) if snippets else None
+        # code keeps its lines: flowed into one, a function reads as a run of words
+        code = "language" in doc.metadata
+        found = make_snippet(tokens, chunk.text, query_terms, skip=skip, lines=code) if snippets else None
         hit = Hit(
             chunk_id=cid, doc_id=doc.id, collection=doc.collection, path=doc.path,
             abs_path=str(Path(doc.root) / doc.path), title=doc.title,

@@ -102,10 +102,12 @@ def heading_line_end(text: str, heading: str | None) -> int:
 
 
 def make_snippet(
-    tokens: Sequence[_Token], text: str, query_terms: set[str], width: int = 240, skip: int = 0
-) -> Snippet:
+    tokens: Sequence[_Token], text: str, query_terms: set[str], width: int = 240, skip: int = 0,
+    lines: bool = False,
+) -> Snippet:  # fmt: skip
     """The window of ``text`` with the most matches, matches in **bold** where that is safe;
-    it starts at ``skip`` or later (see heading_line_end)."""
+    it starts at ``skip`` or later (see heading_line_end). ``lines`` (code): whole lines, as
+    they are laid out (see _as_lines), rather than the window's words on one line."""
     spans = highlights(tokens, text, query_terms)
     if len(text) - skip <= width or not spans:
         start = skip
@@ -120,6 +122,8 @@ def make_snippet(
                 best, best_count = s, count
         start = max(skip, min(best - width // 4, len(text) - width))
     end = min(len(text), start + width)
+    if lines:
+        start, end = _line_bounds(text, start, end, skip, spans)
     keep_out = protected_spans(text)
     out, pos = [], start
     for s, e in spans:
@@ -130,5 +134,40 @@ def make_snippet(
         out += [text[pos:s], "**", text[s:e], "**"]
         pos = e
     out.append(text[pos:end])
+    if lines:
+        cut_before = start > skip and text[start - 1] != "\n"
+        cut_after = end < len(text) and text[end] != "\n"
+        shown = _as_lines("".join(out))
+        return Snippet(("…" if cut_before else "") + shown + ("…" if cut_after else ""), spans)
     body = " ".join("".join(out).split())
     return Snippet(("…" if start > skip else "") + body + ("…" if end < len(text) else ""), spans)
+
+
+_LINE_REACH = 80  # characters a code window grows by, either side, to take in a whole line
+
+
+def _line_bounds(text: str, start: int, end: int, skip: int, spans: Sequence[Span]) -> tuple[int, int]:
+    """The window widened to the start of its first line and the end of its last; a line too
+    long for that is left out where the window holds more lines and no match is in its part,
+    else cut."""
+    first = text.rfind("\n", 0, start) + 1
+    if first >= skip and start - first <= _LINE_REACH:
+        start = first
+    elif (after := text.find("\n", start, end)) >= 0 and not _inside((start, after), spans):
+        start = after + 1
+    last = text.find("\n", end)
+    last = len(text) if last < 0 else last
+    if last - end <= _LINE_REACH:
+        end = last
+    elif (before := text.rfind("\n", start, end)) > start and not _inside((before, end), spans):
+        end = before
+    return start, end
+
+
+def _as_lines(window: str) -> str:
+    """Code's lines kept, with their indentation relative to the least indented one; blank lines
+    and trailing blanks go (a snippet is for telling whether the hit is the one)."""
+    rows = [row.rstrip() for row in window.split("\n")]
+    rows = [row for row in rows if row]
+    indent = min((len(row) - len(row.lstrip()) for row in rows), default=0)
+    return "\n".join(row[indent:] for row in rows)
