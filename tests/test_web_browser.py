@@ -353,3 +353,31 @@ def test_a_copied_file_is_one_hit_that_says_where_else_it_is(
         shown = tab.locator("#hits .path").inner_text()
         other = "backup/rota.md" if shown == "rota.md" else "rota.md"
         assert tab.locator("#hits .also").inner_text() == f"also in {other}:1-3"
+
+
+def test_a_code_hit_shows_its_lines_as_laid_out_and_prose_flows(
+    shelf: Shelf, settings: Settings, tmp_path: Path, tab: Any
+) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "mailer.py").write_text(
+        "class Mailer:\n    def send(self, to):\n        if not to:\n"
+        "            raise ValueError('no wombatmail recipient')\n"
+    )
+    (root / "mail.md").write_text("# Mail\n\nThe wombatmail\nrelay takes\nevery message.\n")
+    shelf.index([root])
+    with serve_page(shelf, settings) as page:
+        login(tab, page)
+        tab.fill("#q", "wombatmail")
+        shown_query(tab, "wombatmail")
+        snippets = {
+            tab.locator(f"#hits li:nth-child({i}) .path").inner_text(): tab.locator(
+                f"#hits li:nth-child({i}) .snippet"
+            )
+            for i in (1, 2)
+        }
+        code, prose = snippets["mailer.py"], snippets["mail.md"]
+        assert code.evaluate("e => getComputedStyle(e).whiteSpace") == "pre-wrap"
+        assert "\n        if not to:\n" in code.inner_text()
+        assert prose.evaluate("e => getComputedStyle(e).whiteSpace") == "normal"
+        assert "\n" not in prose.inner_text()

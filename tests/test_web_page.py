@@ -13,6 +13,7 @@ import time
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -354,3 +355,28 @@ def test_a_failure_inside_the_shelf_reaches_the_page_as_one_line(
     assert reply.json()["error"] == (
         "unexpected RuntimeError: the searcher fell over; this is a docshelf bug, please report it"
     )
+
+
+def test_a_code_hit_comes_as_whole_lines_to_show_as_laid_out(
+    shelf: Shelf, settings: Settings, docs: Path
+) -> None:
+    """A hit in source code keeps its lines (the page shows them in a monospace block); prose flows."""
+    (docs / "mailer.py").write_text(
+        "class Mailer:\n    def send(self, to):\n\n        if not to:\n"
+        "            raise ValueError('no recipient')\n"
+        "        self.smtp.sendmail(self.sender, to, self.body)\n"
+    )
+    shelf.index([docs])
+    with serve_page(shelf, settings) as page:
+        client = page.client()
+
+        def first(query: str) -> dict[str, Any]:
+            hits = client.get("/api/search", params={"q": query, "mode": "keyword"}).json()["hits"]
+            return dict(hits[0])
+
+        code, prose = first("sendmail recipient"), first("page someone")
+    assert code["path"] == "mailer.py" and code["snippet"]["lines"] is True
+    text = "".join(piece for piece, _ in code["snippet"]["parts"])
+    assert text.startswith("class Mailer:\n    def send(self, to):\n") and "\n        if not to:\n" in text
+    assert not code["snippet"]["cut_before"] and not code["snippet"]["cut_after"]
+    assert prose["path"] == "runbooks/incident.md" and prose["snippet"]["lines"] is False

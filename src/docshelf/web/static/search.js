@@ -42,7 +42,7 @@ export function showError(message) {
 }
 
 function snippetNode(snippet) {
-  const p = el("p", "snippet");
+  const p = el("p", snippet.lines ? "snippet code" : "snippet");
   if (snippet.cut_before) p.append("… ");
   for (const [piece, marked] of snippet.parts) p.append(marked ? el("mark", null, prose(piece)) : prose(piece));
   if (snippet.cut_after) p.append(" …");
