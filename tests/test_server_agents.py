@@ -94,6 +94,8 @@ _CODE = """class Mailer:
 
 def test_a_code_snippet_keeps_its_lines_and_their_indentation() -> None:
     """Flowed into one line, `def send(self, to: str) -> None: if not to: raise ...` is hard to read."""
+    from docshelf.search.snippets import heading_line_end
+
     analyzer = Analyzer()
     terms = set(analyzer.terms("sendmail recipient"))
     got = make_snippet(analyzer.tokens(_CODE), _CODE, terms, lines=True).text
@@ -119,6 +121,11 @@ def test_a_code_snippet_keeps_its_lines_and_their_indentation() -> None:
     long = "# " + "word " * 60 + "recipient " + "word " * 60 + "\nsendmail(to)\n"
     got = make_snippet(analyzer.tokens(long), long, terms, width=80, lines=True).text
     assert got.startswith("…") and "**recipient**" in got and got.endswith("…"), got
+    # after a heading line the hit carries (a notebook's cell): its indented code keeps its layout
+    text = "# Mailer\n\n    sendmail(to)\n        retry()\n"
+    skip = heading_line_end(text, "Mailer")
+    got = make_snippet(analyzer.tokens(text), text, terms, skip=skip, lines=True).text
+    assert got.splitlines() == ["**sendmail**(to)", "    retry()"], got
 
 
 def test_code_hits_keep_their_lines_and_prose_hits_flow(settings: Settings, tmp_path: Path) -> None:

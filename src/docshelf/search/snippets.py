@@ -151,7 +151,9 @@ def _line_bounds(text: str, start: int, end: int, skip: int, spans: Sequence[Spa
     long for that is left out where the window holds more lines and no match is in its part,
     else cut."""
     first = text.rfind("\n", 0, start) + 1
-    if first >= skip and start - first <= _LINE_REACH:
+    if first < skip and not text[first:skip].isspace():
+        first = skip  # never back into the heading line the hit carries
+    if start - first <= _LINE_REACH:
         start = first
     elif (after := text.find("\n", start, end)) >= 0 and not _inside((start, after), spans):
         start = after + 1
