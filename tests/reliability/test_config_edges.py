@@ -158,7 +158,7 @@ def test_a_damaged_cached_int8_graph_is_rebuilt_once(tmp_path: Path, monkeypatch
         builds.append(target)
         _tiny_graph(target / _e5_onnx.FP32_FILE)
         _tiny_graph(target / _e5_onnx.INT8_FILE)
-        (target / _e5_onnx.META_FILE).write_text(json.dumps({"int8": True}))
+        (target / _e5_onnx.META_FILE).write_text(json.dumps({"int8": True, "graph": _e5_onnx.GRAPH}))
 
     monkeypatch.setattr(_e5_onnx, "_build", build)
     weights = SimpleNamespace(
