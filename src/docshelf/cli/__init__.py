@@ -15,23 +15,16 @@ __all__ = ["app", "main"]
 
 
 def main() -> None:
-    from docshelf.cli.pipe import CLOSED, hang_up, hung_up, reader_gone, stdout_file
+    from docshelf.cli.pipe import CLOSED, hung_up, stdout_file, writing
 
-    started, code = stdout_file(), None
+    started = stdout_file()
+    code: int | str | None = None
     try:
-        _answer()
+        code = writing(_answer)  # the helper's answer is written here
     except SystemExit as exc:
         code = CLOSED if exc.code == 1 and hung_up(started) else exc.code
-    except OSError as exc:  # the helper's answer, written here
-        if not reader_gone(exc):
-            raise
-        code = hang_up()
-    try:
-        sys.stdout.flush()  # here, not at exit, where a reader that has gone made a traceback
-    except OSError as exc:
-        if not reader_gone(exc):
-            raise
-        code = hang_up()
+    # flushed here, not at exit, where a reader that has gone made a traceback
+    code = writing(sys.stdout.flush) or code
     sys.exit(code)
 
 

@@ -13,8 +13,9 @@ import errno
 import os
 import select
 import sys
+from collections.abc import Callable
 
-__all__ = ["CLOSED", "hang_up", "hung_up", "reader_gone", "stdout_file"]
+__all__ = ["CLOSED", "hang_up", "hung_up", "reader_gone", "stdout_file", "writing"]
 
 CLOSED = 141  # 128 + SIGPIPE
 
@@ -45,6 +46,18 @@ def hang_up() -> int:
     except (AttributeError, OSError, ValueError):
         pass
     return CLOSED
+
+
+def writing(write: Callable[[], object]) -> int | None:
+    """Run ``write``; CLOSED when stdout's reader goes meanwhile (the rest sent nowhere), else
+    None. Any other OSError and every SystemExit pass through."""
+    try:
+        write()
+    except OSError as exc:
+        if not reader_gone(exc):
+            raise
+        return hang_up()
+    return None
 
 
 def stdout_file() -> tuple[int, int] | None:
