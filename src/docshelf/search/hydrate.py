@@ -144,6 +144,7 @@ def hydrate(
             page_label=_page_label(doc.metadata, chunk.page),
             matched=_matched_words(asked.query, qtokens, have),
             highlights=[] if found is None else found.spans,
+            snippet_window=None if found is None else found.window,
         )  # fmt: skip
         hits.append(hit)
         shown[chunk.text] = hit

@@ -54,6 +54,7 @@ class Hit:
     confidence: float = 0.0  # calibrated P(relevant), see search/confidence.py
     matched: list[str] = field(default_factory=list)  # query words found in the hit; [] = semantic only
     highlights: list[tuple[int, int]] = field(default_factory=list)  # match spans in ``text``
+    snippet_window: tuple[int, int] | None = None  # where ``snippet``'s window lies in ``text``
     evidence: Evidence | None = field(default=None, repr=False)  # what the confidence came from
     also_in: list[Duplicate] = field(default_factory=list)  # the same text elsewhere, ranked below it
 
@@ -71,8 +72,9 @@ class Hit:
         out["citation"] = self.citation
         out["matched_by"] = self.matched_by
         out.pop("evidence")
-        if not with_text:
+        if not with_text:  # offsets into a text not sent
             out.pop("text")
+            out.pop("snippet_window")
         return out
 
 

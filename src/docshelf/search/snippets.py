@@ -78,11 +78,13 @@ def _joined(text: str, end: int, start: int) -> bool:
 
 
 class Snippet:
-    """The window text (with **markers**) and the match spans of the whole passage."""
+    """The window text (with **markers**), the match spans of the whole passage and where the
+    window lies in it (start, end)."""
 
-    def __init__(self, text: str, spans: list[Span]) -> None:
+    def __init__(self, text: str, spans: list[Span], window: Span) -> None:
         self.text = text
         self.spans = spans
+        self.window = window
 
 
 def heading_line_end(text: str, heading: str | None) -> int:
@@ -124,6 +126,8 @@ def make_snippet(
     end = min(len(text), start + width)
     if lines:
         start, end = _line_bounds(text, start, end, skip, spans)
+    else:
+        start, end = _between_words(text, start, end, skip)
     keep_out = protected_spans(text)
     out, pos = [], start
     for s, e in spans:
@@ -138,9 +142,25 @@ def make_snippet(
         cut_before = start > skip and text[start - 1] != "\n"
         cut_after = end < len(text) and text[end] != "\n"
         shown = _as_lines("".join(out))
-        return Snippet(("…" if cut_before else "") + shown + ("…" if cut_after else ""), spans)
+        return Snippet(("…" if cut_before else "") + shown + ("…" if cut_after else ""), spans, (start, end))
     body = " ".join("".join(out).split())
-    return Snippet(("…" if start > skip else "") + body + ("…" if end < len(text) else ""), spans)
+    cut = ("…" if text[skip:start].strip() else "", "…" if text[end:].strip() else "")
+    return Snippet(cut[0] + body + cut[1], spans, (start, end))
+
+
+_WORD_REACH = 20  # characters a prose window grows by, either side, to end between words
+
+
+def _between_words(text: str, start: int, end: int, skip: int) -> tuple[int, int]:
+    """The window widened to the blanks around its first and last words: a word cut in two reads
+    as a typo or another word. Text without blanks (Chinese, Japanese) keeps its cut."""
+    if start > skip and not text[start - 1].isspace():
+        blanks = [i for i in range(max(skip, start - _WORD_REACH), start) if text[i].isspace()]
+        start = blanks[-1] + 1 if blanks else start
+    if end < len(text) and not text[end].isspace():
+        blanks = [i for i in range(end, min(len(text), end + _WORD_REACH)) if text[i].isspace()]
+        end = blanks[0] if blanks else end
+    return start, end
 
 
 _LINE_REACH = 80  # characters a code window grows by, either side, to take in a whole line
@@ -163,6 +183,10 @@ def _line_bounds(text: str, start: int, end: int, skip: int, spans: Sequence[Spa
         end = last
     elif (before := text.rfind("\n", start, end)) > start and not _inside((before, end), spans):
         end = before
+    while start < end and text[start] == "\n":  # blank lines at either end show nothing
+        start += 1
+    while end > start and text[end - 1] == "\n":
+        end -= 1
     return start, end
 
 

@@ -6,7 +6,6 @@ elements from them with textContent, so nothing a document holds is ever read as
 
 from __future__ import annotations
 
-import bisect
 from typing import TYPE_CHECKING, Any
 
 from docshelf.shelf import document_uri, iso, join_notes
@@ -21,28 +20,12 @@ READER_TOKENS = 30_000  # about 120 kB of text: more passages are a click away
 READER_CHARS = 200_000  # and never more characters than this, however long one passage is
 
 
-def snippet(
-    text: str, spans: list[tuple[int, int]], width: int = SNIPPET_CHARS, lines: bool = False
-) -> dict[str, Any]:  # fmt: skip
-    """The window of ``text`` holding the most marked spans, as [piece, marked] pairs; ``cut_before``
-    and ``cut_after`` say whether text goes on beyond it. ``lines`` (code): whole lines, to show as
-    they are laid out; a cut is then only one inside a line."""
-    start = 0
-    if spans and len(text) > width:
-        starts = [s for s, _ in spans]
-        best = max(
-            range(len(spans)),
-            key=lambda i: bisect.bisect_right(starts, max(0, starts[i] - 40) + width - 1) - i,
-        )
-        start = max(0, starts[best] - 40)
-        space = text.rfind(" ", max(0, start - 20), start)
-        start = space + 1 if space >= 0 else start
-    end = min(len(text), start + width)
-    if end < len(text):
-        space = text.find(" ", end, end + 20)
-        end = space if space >= 0 else end
-    if lines:
-        start, end = _whole_lines(text, start, end)
+def snippet(hit: Hit) -> dict[str, Any]:
+    """The window of the hit's text its snippet shows, as [piece, marked] pairs; ``cut_before`` and
+    ``cut_after`` say whether text goes on beyond it; ``lines`` (code): whole lines, to show as
+    they are laid out."""
+    text, spans = hit.text, hit.highlights
+    start, end = hit.snippet_window or (0, min(len(text), SNIPPET_CHARS))
     parts: list[list[Any]] = []
     pos = start
     for s, e in spans:
@@ -55,26 +38,13 @@ def snippet(
         pos = e
     if pos < end:
         parts.append([text[pos:end], False])
-    if lines:
-        cut_before = start > 0 and text[start - 1] != "\n"
-        cut_after = end < len(text) and text[end] != "\n"
-        return {"parts": parts, "cut_before": cut_before, "cut_after": cut_after, "lines": True}
-    return {"parts": parts, "cut_before": start > 0, "cut_after": end < len(text), "lines": False}
-
-
-def _whole_lines(text: str, start: int, end: int, reach: int = 80) -> tuple[int, int]:
-    """The window from the start of its first line to the end of its last (a line longer than
-    ``reach`` more characters stays cut), blank lines at either end left out."""
-    first = text.rfind("\n", 0, start) + 1
-    start = first if start - first <= reach else start
-    last = text.find("\n", end)
-    last = len(text) if last < 0 else last
-    end = last if last - end <= reach else end
-    while start < end and text[start] == "\n":
-        start += 1
-    while end > start and text[end - 1] in "\n ":
-        end -= 1
-    return start, end
+    if hit.snippet_window is None:  # a hit without a snippet: the passage's start
+        return {"parts": parts, "cut_before": False, "cut_after": end < len(text), "lines": False}
+    # the shelf's snippet marks a cut with "…" and keeps line breaks for code only (prose flows)
+    return {
+        "parts": parts, "cut_before": hit.snippet.startswith("…"), "cut_after": hit.snippet.endswith("…"),
+        "lines": "\n" in hit.snippet,
+    }  # fmt: skip
 
 
 def hit_row(hit: Hit) -> dict[str, Any]:
@@ -85,8 +55,7 @@ def hit_row(hit: Hit) -> dict[str, Any]:
         "page_label": hit.page_label, "lines": [hit.line_start, hit.line_end], "tags": list(hit.tags),
         "lifecycle": hit.lifecycle, "source_url": hit.source_url,
         "also_in": [d.citation for d in hit.also_in],
-        # the shelf's snippet keeps line breaks for code only (prose is one run of words)
-        "snippet": snippet(hit.text, hit.highlights, lines="\n" in hit.snippet),
+        "snippet": snippet(hit),
         "marks": [list(s) for s in hit.highlights],
     }  # fmt: skip
 
