@@ -218,6 +218,12 @@ def test_cli_ask(tmp_path: Path, settings: Settings, corpus: Path, llm: str) -> 
     assert {c["chunk_id"] for c in payload["citations"]} <= {p["chunk_id"] for p in payload["passages"]}
     text = runner.invoke(app, ["ask", QUESTION, "--config", str(config)])
     assert text.exit_code == 0 and "Run /page oncall-primary" in text.stdout
+    piped = runner.invoke(
+        app, ["ask", "-", "--config", str(config)], input=f"{QUESTION}\n"
+    )  # as cat reads "-"
+    assert piped.exit_code == 0 and piped.stdout == text.stdout, piped.output
+    empty = runner.invoke(app, ["ask", "-", "--config", str(config)], input="")
+    assert empty.exit_code == 2 and "nothing on stdin to ask" in empty.stderr, empty.output
     assert re.search(r"^\*\[\d\] runbooks/incident-response\.md:\d+-\d+  \w+$", text.stdout, re.M), (
         text.stdout
     )

@@ -223,3 +223,27 @@ def test_a_reader_leaving_half_way_through_a_long_answer_ends_it_alike(piped: di
         _, stderr = proc.communicate(timeout=120)
         assert proc.returncode == 141, (args, stderr)
         assert "rror" not in stderr and "Traceback" not in stderr, args
+
+
+def test_a_query_of_a_dash_is_read_from_stdin(piped: dict[str, str], cli: CliRunner, corpus: Path) -> None:
+    """`git diff | docshelf search -`, `docshelf search - < question.txt`: "-" was searched as a word
+    ("no results: the query has no searchable words")."""
+
+    def search(given: str, *more: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "docshelf", "search", "-", *more], env=piped,
+                              input=given, capture_output=True, text=True, timeout=120)  # fmt: skip
+
+    done = search("who do we page\nfor a SEV-1?\n")
+    assert done.returncode == 0 and done.stdout.splitlines()[2].split()[1].startswith("paging.md:"), (
+        done.stderr
+    )
+    as_json = json.loads(search("who do we page for a SEV-1?", "--json").stdout)
+    assert as_json["query"] == "who do we page for a SEV-1?" and as_json["hits"][0]["path"] == "paging.md"
+    for nothing in ("", " \n\n"):
+        empty = search(nothing)
+        assert empty.returncode == 2 and empty.stdout == "", empty.stderr
+        assert empty.stderr.count("\n") == 1 and "stdin" in empty.stderr, empty.stderr
+    # the typer command (options it alone reads) takes it alike
+    assert run(cli, "index", str(corpus))[0] == 0
+    result = cli.invoke(app, ["search", "-", "--mode", "keyword"], input="Urlaubstage verfallen")
+    assert result.exit_code == 0 and "urlaubsregelung.md" in result.stdout, result.stderr

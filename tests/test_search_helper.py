@@ -320,3 +320,15 @@ def test_a_reader_that_has_gone_ends_a_helped_search_as_it_ends_the_others(rig: 
         assert done.returncode == 141, (args, done.stderr[-800:])
         said = [line for line in done.stderr.splitlines() if not line.startswith("import time:")]
         assert said == [], args
+
+
+def test_a_query_from_stdin_is_the_commands_own_stdin_with_a_helper_up(rig: dict[str, str]) -> None:
+    """The helper has a stdin of its own: a "-" query is read here, and searched here."""
+    assert _search(rig, "deploy rollback").returncode == 0
+    sock = _socket(rig)
+    cmd = [sys.executable, "-m", "docshelf", "search", "-", "--mode", "keyword"]
+    piped = subprocess.run(cmd, env=rig, input="Urlaubstage verfallen", capture_output=True, text=True,
+                           timeout=120, cwd=rig["XDG_DATA_HOME"])  # fmt: skip
+    direct = _search(rig, "Urlaubstage verfallen", "--mode", "keyword", "--no-helper")
+    assert piped.returncode == 0 and _same(piped.stdout, direct.stdout), piped.stderr
+    assert "urlaubsregelung.md" in piped.stdout and _answers(sock)

@@ -26,7 +26,7 @@ __all__ = ["register"]
 
 
 def ask(
-    question: Annotated[str, typer.Argument(help="the question, in any language")],
+    question: Annotated[str, typer.Argument(help="the question, in any language; - reads it from stdin")],
     passages: Annotated[
         int | None, typer.Option("--passages", "-n", min=1, max=30, metavar="N", help="passages sent")
     ] = None,
@@ -42,7 +42,9 @@ def ask(
 ) -> None:
     """Answer a question with the configured LLM (answer.*): it receives the best passages."""
     from docshelf.cli.common import open_shelf
+    from docshelf.cli.direct import stdin_query
 
+    question = stdin_query("ask") if question == "-" else question
     with open_shelf(load(config, data_dir, None, read_only=True)) as shelf:
         check_collections(shelf, collection or ())
         result = shelf.ask(

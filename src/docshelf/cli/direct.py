@@ -24,7 +24,7 @@ from docshelf.cli.quick import split_command
 if TYPE_CHECKING:
     from docshelf.shelf import SearchRequest, Shelf
 
-__all__ = ["MODES", "OPTIONS", "PATHS", "answered", "interactive", "parse", "run", "show"]
+__all__ = ["MODES", "OPTIONS", "PATHS", "answered", "interactive", "parse", "run", "show", "stdin_query"]
 
 MODES = (None, "hybrid", "keyword", "semantic")
 K_RANGE = (1, 1000)
@@ -143,6 +143,17 @@ def show(shelf: Shelf, req: SearchRequest, collection: Sequence[str] | None, ids
     return 0
 
 
+def stdin_query(command: str = "search") -> str:
+    """The query piped in (`git diff | docshelf search -`), as "-" reads stdin for cat or grep."""
+    from docshelf.errors import ConfigError
+
+    query = sys.stdin.read().strip()
+    if not query:
+        raise ConfigError(f"nothing on stdin to {command}: pipe it in (echo words | docshelf {command} -) "
+                          "or give it as an argument")  # fmt: skip
+    return query
+
+
 def run(values: dict[str, Any], kept: Shelf | None = None) -> int:
     """What `docshelf search` does with its parsed arguments (``values``: the search function's,
     by name), here and in the typer command; ``kept``: the search helper's open shelf."""
@@ -150,9 +161,9 @@ def run(values: dict[str, Any], kept: Shelf | None = None) -> int:
     from docshelf.cli.quick import start
     from docshelf.shelf import SearchRequest
 
-    collection, mode = values["collection"], values["mode"]
+    collection, mode, query = values["collection"], values["mode"], values["query"]
     req = SearchRequest(
-        values["query"], values["k"], mode, tuple(collection or ()), values["path"],
+        stdin_query() if query == "-" else query, values["k"], mode, tuple(collection or ()), values["path"],
         tuple(values["tag"] or ()), tuple(values["file_type"] or ()), values["include_superseded"],
         values["rerank"],
     )  # fmt: skip

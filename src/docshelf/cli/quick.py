@@ -224,8 +224,8 @@ def answered(argv: Sequence[str]) -> int | None:
     if found is None or found[1] != "search":
         return None
     before, _, args = found
-    if any(a in ("--help", "--no-helper") for a in args):
-        return None
+    if any(a in ("--help", "--no-helper", "-") for a in args):
+        return None  # "-": the query is this command's stdin, which the helper cannot read
     config = _option(args, "--config") or before.get("--config")  # a command's own option wins
     data_dir = _option(args, "--data-dir") or before.get("--data-dir")
     path = socket_path(helper_key(config, data_dir))

@@ -39,7 +39,7 @@ def _hits(value: int) -> int:
 
 
 def search(
-    query: Annotated[str, typer.Argument(help="what to look for, in any language")],
+    query: Annotated[str, typer.Argument(help="what to look for, in any language; - reads it from stdin")],
     k: Annotated[
         int,
         typer.Option(
