@@ -380,3 +380,49 @@ def test_a_code_hit_comes_as_whole_lines_to_show_as_laid_out(
     assert text.startswith("class Mailer:\n    def send(self, to):\n") and "\n        if not to:\n" in text
     assert not code["snippet"]["cut_before"] and not code["snippet"]["cut_after"]
     assert prose["path"] == "runbooks/incident.md" and prose["snippet"]["lines"] is False
+
+
+def test_the_reader_reads_around_the_passage_not_the_whole_document(
+    shelf: Shelf, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It read every passage of the document for each one opened: in a book of 6,000 passages,
+    ten times the time of the rest. It reads a window now, and shows what the whole read showed."""
+    from docshelf.web import views
+    from test_formats import make_pdf
+
+    docs = tmp_path / "long"
+    docs.mkdir()
+    sections = (f"## Part {n}\n\n" + " ".join(f"word{n}x{k} marmot" for k in range(40)) for n in range(300))
+    (docs / "book.md").write_text("# Book\n\n" + "\n\n".join(sections) + "\n")
+    long_page = [f"Line {k} of the long page holds a few more words, wombat {k}." for k in range(45)]
+    (docs / "report.pdf").write_bytes(make_pdf([["Short first page, wombat."], long_page, ["Last page."]]))
+    shelf.index([docs])
+    monkeypatch.setattr(views, "_AROUND", 4)  # a PDF page longer than the margin, without a huge PDF
+    real, asked = shelf.read_passage, []
+
+    def bounded(chunk_id: str, before: int = 0, after: int = 0) -> Any:
+        asked.append(max(before, after))
+        return real(chunk_id, before, after)
+
+    def everything(chunk_id: str, before: int = 0, after: int = 0) -> Any:
+        return real(chunk_id, 10**9, 10**9)
+
+    def ids(query: str, path: str) -> list[str]:
+        hit = shelf.search(query, mode="keyword", path_glob=path).hits[0]
+        return [p.chunk.id for p in real(hit.chunk_id, 10**9, 10**9).passages]
+
+    book, pdf = ids("marmot", "book.md"), ids("wombat", "report.pdf")
+    assert len(book) > 300 and len(pdf) > 2 + 2 * 4
+    whole_page_read = False
+    for chunk_id in [book[0], book[1], book[len(book) // 2], book[-1], *pdf]:
+        for before, after in ((0, 0), (2, 2), (0, 70), (70, 0)):
+            monkeypatch.setattr(shelf, "read_passage", everything)
+            whole = views.reader_payload(shelf, chunk_id, before, after)
+            monkeypatch.setattr(shelf, "read_passage", bounded)
+            asked.clear()
+            assert views.reader_payload(shelf, chunk_id, before, after) == whole, (chunk_id, before, after)
+            assert asked[0] == max(before, after) + 4
+            if chunk_id in book:
+                assert asked == [max(before, after) + 4]  # one read of the window, never all
+            whole_page_read |= asked[-1] == 10**9
+    assert whole_page_read  # a page longer than the window read: read again, whole
