@@ -144,6 +144,7 @@ def load_text(
 
     Parsing again (not just decoding) keeps offsets and line numbers equal to the citations.
     """
+    from docshelf.shelf.parsed import parsed_text
     from docshelf.sources.regular import FileRefused, read_regular
 
     path = guarded(store, doc)
@@ -154,7 +155,7 @@ def load_text(
     try:
         data = read_regular(path, max_bytes)
         st = path.stat()
-        text = registry.parse(data, doc.path).text
+        text = parsed_text(registry, data, doc.path)
     except FileRefused as exc:
         return DocumentText(
             _from_chunks(store, doc), "index", f"the file is {exc.reason}; text from the index"
