@@ -11,14 +11,13 @@ from typing import TYPE_CHECKING, Any
 from docshelf.shelf import document_uri, iso, join_notes
 
 if TYPE_CHECKING:
-    from docshelf.shelf import Chunk, Hit, PassageWindow, SearchResult, Shelf, Status
+    from docshelf.shelf import Chunk, Hit, SearchResult, Shelf, Status
 
 __all__ = ["empty_status", "hit_row", "reader_payload", "result_payload", "snippet", "status_payload"]
 
 SNIPPET_CHARS = 280
 READER_TOKENS = 30_000  # about 120 kB of text: more passages are a click away
 READER_CHARS = 200_000  # and never more characters than this, however long one passage is
-_AROUND = 64  # passages read beyond the neighbours asked for (see _around)
 
 
 def snippet(hit: Hit) -> dict[str, Any]:
@@ -84,37 +83,18 @@ def _stitched(chunks: list[Chunk]) -> str:
     return "".join(out)
 
 
-def _around(shelf: Shelf, chunk_id: str, before: int, after: int) -> tuple[PassageWindow, int, int, int]:
-    """The passages read, the target's place among them and the span [lo, hi) to show. A few
-    more than asked for are read (_AROUND), to tell whether more follow and to take in a PDF's
-    whole page, not the whole document: in a book of 6,000 passages that cost ten times the rest."""
-    got = shelf.read_passage(chunk_id, before + _AROUND, after + _AROUND)
-    i, lo, hi = _span(got, before, after)
-    if (lo == 0 and i >= before + _AROUND) or (hi == len(got.passages) and hi - 1 - i >= after + _AROUND):
-        got = shelf.read_passage(chunk_id, 10**9, 10**9)  # a PDF page longer than what was read
-        i, lo, hi = _span(got, before, after)
-    return got, i, lo, hi
-
-
-def _span(got: PassageWindow, before: int, after: int) -> tuple[int, int, int]:
-    """The target's index and the span of ``before``/``after`` neighbours, for a PDF the whole
-    cited page at least."""
-    i = next(n for n, p in enumerate(got.passages) if p.is_target)
-    lo, hi = max(0, i - before), min(len(got.passages), i + after + 1)
-    page = got.passages[i].chunk.page
-    if got.document.path.lower().endswith(".pdf") and page is not None:
-        on_page = [n for n, p in enumerate(got.passages) if p.chunk.page == page]
-        lo, hi = min(lo, on_page[0]), max(hi, on_page[-1] + 1)
-    return i, lo, hi
-
-
 def reader_payload(shelf: Shelf, chunk_id: str, before: int, after: int) -> dict[str, Any]:
     """The document around a passage: its lines (whole lines where that stays small), where the
     passage and its neighbours lie in them, and for a PDF the whole cited page's text."""
-    everything, i, lo, hi = _around(shelf, chunk_id, before, after)
+    everything = shelf.read_passage(chunk_id, 1_000_000, 1_000_000)
     doc = everything.document
     chunks = [p.chunk for p in everything.passages]
+    i = next(n for n, p in enumerate(everything.passages) if p.is_target)
     target = chunks[i]
+    lo, hi = max(0, i - before), min(len(chunks), i + after + 1)
+    if doc.path.lower().endswith(".pdf") and target.page is not None:  # the whole page, at least
+        on_page = [n for n, c in enumerate(chunks) if c.page == target.page]
+        lo, hi = min(lo, on_page[0]), max(hi, on_page[-1] + 1)
     window = chunks[lo:hi]
     first, last = window[0], window[-1]
     start, end = first.char_start, max(c.char_end for c in window)
