@@ -381,3 +381,36 @@ def test_a_code_hit_shows_its_lines_as_laid_out_and_prose_flows(
         assert "\n        if not to:\n" in code.inner_text()
         assert prose.evaluate("e => getComputedStyle(e).whiteSpace") == "normal"
         assert "\n" not in prose.inner_text()
+
+
+def test_the_passage_opened_last_is_the_one_shown_and_one_that_takes_long_says_so(
+    served: Page, tab: Any, shelf: Shelf, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first read of a long PDF takes seconds: a hit opened meanwhile was overwritten by the
+    slow answer when it came, and until then the reader showed the document opened before."""
+    import threading
+
+    login(tab, served)
+    tab.fill("#q", QUESTION)
+    shown_query(tab, QUESTION)
+    links = tab.locator("#hits a.hit-link")
+    slow_id, fast_id = (str(links.nth(i).get_attribute("data-chunk")) for i in (0, 1))
+    fast_path = links.nth(1).locator(".path").inner_text()
+    real, release = shelf.read_passage, threading.Event()
+
+    def slow_first(chunk_id: str, before: int = 0, after: int = 0) -> Any:
+        if chunk_id == slow_id:
+            release.wait(10)
+        return real(chunk_id, before, after)
+
+    monkeypatch.setattr(shelf, "read_passage", slow_first)
+    links.nth(0).click()
+    tab.wait_for_selector('#reader[aria-busy="true"]', state="attached")  # it says it is loading
+    links.nth(1).click()
+    tab.wait_for_selector(f'#doc-text[data-chunk="{fast_id}"]', state="attached")
+    release.set()
+    tab.wait_for_timeout(1000)  # the slow answer has come by now, and is dropped
+    assert tab.get_attribute("#doc-text", "data-chunk") == fast_id
+    assert tab.get_attribute("#doc-title", "title") == fast_path
+    assert tab.get_attribute("#reader", "aria-busy") is None
+    assert f"open={fast_id}" in tab.url

@@ -9,25 +9,47 @@ export function openHit(i, push) {
   openPassage(hit.chunk_id, hit, push);
 }
 
+// the passage asked for last is the one shown: a slow answer (a long PDF's first read takes
+// seconds) is dropped when another was asked for meanwhile, and until it comes the reader says so
 export async function openPassage(chunkId, hit, push, before = 1, after = 1, keep = null) {
   document.body.classList.add("reading");
-  $("reader").hidden = false;
+  const reader = $("reader");
+  reader.hidden = false;
   state.readerHit = hit;
+  if (state.reading) state.reading.abort();
+  const asked = (state.reading = new AbortController());
+  reader.setAttribute("aria-busy", "true");
+  if (hit) {
+    $("doc-title").textContent = visible(hit.title || hit.path);
+    $("doc-title").title = visible(hit.path);
+    $("doc-cite").textContent = visible(hit.citation);
+  }
   try {
-    const data = await api(`/api/read?chunk=${encodeURIComponent(chunkId)}&before=${before}&after=${after}`);
+    const url = `/api/read?chunk=${encodeURIComponent(chunkId)}&before=${before}&after=${after}`;
+    const data = await api(url, { signal: asked.signal });
+    if (asked !== state.reading) return;
     state.reader = data;
     if (push !== null) writeUrl(push);
     renderReader(data, hit, keep);
     if (data.pdf && data.page) loadPage(data.doc.id, data.page, data.chunk_id);
     else $("pdf").hidden = true;
   } catch (e) {
+    if (asked !== state.reading) return;
     $("reader-note").hidden = false;
     $("reader-note").textContent = e.message;
+  } finally {
+    if (asked === state.reading) {
+      state.reading = null;
+      reader.removeAttribute("aria-busy");
+    }
   }
 }
 
 export function closeReader(push) {
   if ($("reader").hidden) return;
+  if (state.reading) state.reading.abort();
+  state.reading = null;
+  $("reader").removeAttribute("aria-busy");
   $("reader").hidden = true;
   document.body.classList.remove("reading");
   state.reader = null;
