@@ -330,8 +330,12 @@ def test_office_mail_and_notebook_files_show_their_text_with_headings(
         tab.fill("#q", "quokka")
         shown_query(tab, "quokka")
         for path, heading in headings.items():
-            tab.locator("#hits a.hit-link", has_text=path).first.click()
-            tab.wait_for_selector(f'#doc-title[title="{path}"]', state="attached")
+            link = tab.locator("#hits a.hit-link", has_text=path).first
+            link.click()  # its name shows at once, its text once read
+            tab.wait_for_selector(
+                f'#doc-text[data-chunk="{link.get_attribute("data-chunk")}"]', state="attached"
+            )
+            assert tab.get_attribute("#doc-title", "title") == path
             tab.wait_for_selector("#doc-text .line.cited")
             assert heading in tab.locator("#doc-text .line.h").all_inner_texts()[0], path
 
@@ -414,3 +418,31 @@ def test_the_passage_opened_last_is_the_one_shown_and_one_that_takes_long_says_s
     assert tab.get_attribute("#doc-title", "title") == fast_path
     assert tab.get_attribute("#reader", "aria-busy") is None
     assert f"open={fast_id}" in tab.url
+
+
+def test_the_page_turned_to_last_is_the_one_shown(
+    served: Page, tab: Any, shelf: Shelf, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """◀ then ▶ while the first page was still being drawn: its picture came last and stayed."""
+    import threading
+
+    login(tab, served)
+    tab.select_option("#f-types", "pdf")
+    tab.fill("#q", "who gets paged when the primary does not answer")
+    shown_query(tab, "who gets paged when the primary does not answer")
+    tab.locator("#hits a.hit-link").first.click()
+    tab.wait_for_selector('#pdf[data-page="2"]', state="attached")
+    real, release = shelf.page_image, threading.Event()
+
+    def slow_first_page(document: Any, page: int | None = None, **kw: Any) -> Any:
+        if page == 1:
+            release.wait(10)
+        return real(document, page, **kw)
+
+    monkeypatch.setattr(shelf, "page_image", slow_first_page)
+    tab.click("#page-prev")  # page 1: slow
+    tab.click("#page-next")  # page 3, from page 2 still shown
+    tab.wait_for_selector('#pdf[data-page="3"]', state="attached")
+    release.set()
+    tab.wait_for_timeout(1000)  # page 1's picture has come by now, and is dropped
+    assert tab.get_attribute("#pdf", "data-page") == "3" and tab.inner_text("#page-label") == "page 3 of 3"

@@ -5,7 +5,7 @@
 export const $ = (id) => document.getElementById(id);
 export const state = {
   csrf: "", readOnly: true, modelState: "", hits: [], selected: -1, seq: 0, controller: null,
-  query: "", reader: null, readerHit: null, reading: null, view: "search", pageUrl: "", job: null,
+  query: "", reader: null, readerHit: null, reading: null, pageAsked: null, view: "search", pageUrl: "", job: null,
 };
 
 // ----- text that is data -----

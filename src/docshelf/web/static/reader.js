@@ -136,9 +136,10 @@ async function loadPage(docId, page, chunkId) {
   fig.hidden = false;
   const width = Math.max(400, Math.min(2000, Math.round((fig.clientWidth || 800) * (window.devicePixelRatio || 1))));
   $("page-label").textContent = `page ${page} …`;
+  const asked = (state.pageAsked = {}); // the page turned to last is the one shown
   try {
     const data = await api(`/api/page?doc=${encodeURIComponent(docId)}&page=${page}&chunk=${encodeURIComponent(chunkId || "")}&w=${width}`);
-    if (!state.reader || state.reader.doc.id !== docId) return;
+    if (asked !== state.pageAsked || !state.reader || state.reader.doc.id !== docId) return;
     const bytes = Uint8Array.from(atob(data.png), (c) => c.charCodeAt(0));
     if (state.pageUrl) URL.revokeObjectURL(state.pageUrl);
     state.pageUrl = URL.createObjectURL(new Blob([bytes], { type: "image/png" }));
@@ -164,6 +165,7 @@ async function loadPage(docId, page, chunkId) {
     $("page-prev").onclick = () => loadPage(docId, data.page - 1, chunkId);
     $("page-next").onclick = () => loadPage(docId, data.page + 1, chunkId);
   } catch (e) {
+    if (asked !== state.pageAsked) return;
     $("page-label").textContent = "";
     $("page-note").textContent = e.message;
   }
