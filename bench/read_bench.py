@@ -28,21 +28,8 @@ from machine import cpu, load
 from mcp import Client, StdioServerParameters
 
 ROOT = Path(__file__).resolve().parents[1]
-WORDS = [
-    "alpha",
-    "beta",
-    "gamma",
-    "delta",
-    "incident",
-    "pager",
-    "deploy",
-    "rollback",
-    "budget",
-    "error",
-    "cluster",
-    "node",
-    "service",
-]
+WORDS = ("alpha", "beta", "gamma", "delta", "incident", "pager", "deploy", "rollback", "budget", "error",
+         "cluster", "node", "service")  # fmt: skip
 
 
 def write_pdf(path: Path, pages: int) -> None:
