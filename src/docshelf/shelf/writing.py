@@ -102,7 +102,10 @@ def file_collection(store: Store, path: Path, collection: str | None) -> str:
     for name in [collection] if collection else store.collections():
         if any(is_within(path, Path(r)) for r in store.collection_roots(name)):
             return name
-    raise AccessError(f"{path} is not under an indexed folder; index the folder that holds it instead")
+    raise AccessError(
+        f"{path} is not under an indexed folder; docshelf indexes folders: index {path.parent} (all of its "
+        "files), or put this file in a folder of its own and index that"
+    )
 
 
 @dataclass
