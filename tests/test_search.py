@@ -14,8 +14,9 @@ import pytest
 
 from docshelf.analyze import Analyzer
 from docshelf.config import Settings
-from docshelf.search import snippet, weighted_rrf
+from docshelf.search import weighted_rrf
 from docshelf.search.fusion import convex_combination, zscore_combination
+from docshelf.search.snippets import make_snippet
 from docshelf.shelf import Shelf
 from docshelf.store.base import SearchFilter
 from docshelf.testing import Stages
@@ -121,7 +122,7 @@ def test_convex_normalises_scales() -> None:
 def test_snippet_highlights_matches_in_window() -> None:
     analyzer = Analyzer()
     text = "Unrelated opening words. " * 20 + "The pager escalates to the secondary engineer." + " tail" * 50
-    out = snippet(analyzer, text, set(analyzer.terms("pager escalation")), width=120)
+    out = make_snippet(analyzer.tokens(text), text, set(analyzer.terms("pager escalation")), width=120).text
     assert "**pager**" in out and "**escalates**" in out
     assert out.startswith("…") and out.endswith("…")
 

@@ -36,13 +36,11 @@ from docshelf.search.hydrate import Asked, Reads, hydrate
 from docshelf.search.lru import Lru
 from docshelf.search.respell import respelled
 from docshelf.search.results import Hit, SearchResult
-from docshelf.search.snippets import make_snippet
 from docshelf.store.base import PendingVector, SearchFilter, Store, ready_vector
 from docshelf.types import Mode
 
 __all__ = ["Hit", "Mode", "SearchResult", "Searcher"]
 
-_SNIPPET_CHARS = 240
 _EMBED_POOL: ThreadPoolExecutor | None = None
 _EMBED_POOL_LOCK = threading.Lock()
 
@@ -55,11 +53,6 @@ def _embed_pool() -> ThreadPoolExecutor:
         if _EMBED_POOL is None:
             _EMBED_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="docshelf-embed")
         return _EMBED_POOL
-
-
-def snippet(analyzer: Analyzer, text: str, query_terms: set[str], width: int = _SNIPPET_CHARS) -> str:
-    """The window of ``text`` with the most query terms, matches in **bold** (search/snippets.py)."""
-    return make_snippet(analyzer.tokens(text, passage=True), text, query_terms, width).text
 
 
 STOPWORDS_NOTE = (
