@@ -51,12 +51,6 @@ def _normalise(extension: str) -> str:
     return ext
 
 
-def _extension_of(path: str | os.PathLike[str]) -> str:
-    name = os.path.basename(os.fspath(path))
-    # splitext keeps dotfiles such as ".md" extensionless, as a file manager would.
-    return os.path.splitext(name)[1].lower()
-
-
 # a copy that stands for the file named inside (pkcs11.conf.example, config.h.in): read as that one
 _STANDS_FOR = (".example", ".sample", ".dist", ".template", ".tmpl", ".in", ".default")
 _FORMAT_SUFFIX = re.compile(r"\.[a-z0-9]*[a-z][a-z0-9]*")
