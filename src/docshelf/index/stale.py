@@ -144,7 +144,7 @@ class StaleTracker:
         self,
         store: Store,
         lock: contextlib.AbstractContextManager[Any] | None = None,
-        resolve: Resolve = _plain_path,
+        resolver: Callable[[], Resolve] = lambda: _plain_path,
         background: bool = False,
         max_age_s: float = 5.0,
         min_age_s: float = 1.0,
@@ -155,7 +155,7 @@ class StaleTracker:
     ) -> None:
         self.store = store
         self.lock = lock or contextlib.nullcontext()
-        self.resolve = resolve
+        self.resolver = resolver  # a pass's ``resolve`` (each pass may keep what it learns)
         self.background = background
         self.max_age_s = max_age_s
         self.min_age_s = min_age_s
@@ -238,7 +238,7 @@ class StaleTracker:
     def _run_pass(self, max_pages: int | None = None, pause: bool = False) -> None:
         generation = self._generation_now()
         started = time.monotonic()
-        walk = _Pass(self.store, self.resolve, self.keep)
+        walk = _Pass(self.store, self.resolver(), self.keep)
         for pages, _ in enumerate(self._steps(walk, pause), start=1):
             if max_pages is not None and pages >= max_pages and not walk.done:
                 return  # too many files to count here: the count stays unknown

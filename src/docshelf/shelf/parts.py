@@ -289,12 +289,10 @@ class Parts:
         """The process's freshness tracker (a background thread on servers)."""
         if self._tracker is None:
             from docshelf.index.stale import StaleTracker
-            from docshelf.shelf.paths import guarded_state
+            from docshelf.shelf.paths import PathGuard
 
             news = self.new_entries if self.background else None
-            self._tracker = StaleTracker(
-                self.store, None, guarded_state, background=self.background, news=news
-            )
+            self._tracker = StaleTracker(self.store, None, PathGuard, background=self.background, news=news)
         return self._tracker
 
     def new_entries(self) -> list[dict[str, str]]:

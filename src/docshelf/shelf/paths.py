@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
@@ -13,7 +15,7 @@ from docshelf.errors import AccessError
 if TYPE_CHECKING:
     from docshelf.store.base import DocState
 
-__all__ = ["check_link", "check_relative", "guarded_path", "guarded_state"]
+__all__ = ["PathGuard", "check_link", "check_relative", "guarded_path"]
 
 # Paths are never percent-decoded after this check, so a literal "%20" is just part of a file
 # name ("100%25.md" exists). Escapes are refused only where their decoded form would be a
@@ -60,11 +62,13 @@ def check_relative(path: str) -> str:
     return unicodedata.normalize("NFC", str(PurePosixPath(path)))
 
 
-def guarded_path(roots: list[str], root: str, rel_path: str) -> Path:
+def guarded_path(
+    roots: list[str], root: str, rel_path: str, realpath: Callable[[str], str] = os.path.realpath
+) -> Path:
     """The real file for ``rel_path`` under ``root``, refused unless it resolves inside ``root``.
 
     Symlinks are resolved now, at read time: a link that was harmless at indexing may have
-    been re-pointed since.
+    been re-pointed since. ``realpath`` resolves them (PathGuard's remembers folders).
     """
     from docshelf.index.mounts import owner
     from docshelf.sources.names import is_within, on_disk
@@ -75,21 +79,41 @@ def guarded_path(roots: list[str], root: str, rel_path: str) -> Path:
     clean = check_relative(rel_path)
     if folder != root:  # a folder keyed under its name: the document is stored with its parent
         root, clean = folder, check_relative(clean.partition("/")[2])
-    base = Path(root).resolve()
+    base = Path(realpath(root))
     if base != Path(root):  # roots are stored resolved: this one was swapped for a link since
         raise AccessError(
             f"refused {rel_path!r}: the folder {root} now points to {base}, not to the folder that was "
             f"indexed; to index what is there now, run `docshelf forget {root}` and `docshelf index {base}`"
         )
-    real = on_disk(base, clean).resolve()  # stored names are NFC; on disk they may be NFD
+    real = Path(realpath(str(on_disk(base, clean))))  # stored names are NFC; on disk they may be NFD
     if not is_within(real, base):
         raise AccessError(f"refused {rel_path!r}: it resolves outside the corpus root (symlink escape?)")
     return real
 
 
-def guarded_state(roots: list[str], state: DocState) -> Path:
-    """The file to stat for a document, through the same guard every read passes."""
-    return guarded_path(roots, state.root, state.path)
+class PathGuard:
+    """``guarded_path`` for many documents in a row (a freshness pass), each folder on the way
+    resolved once: two stats a file instead of one per part of its path.
+
+    Its answers are ``guarded_path``'s for the folders as they were when first met; a folder
+    re-pointed later is seen by the next guard (every pass makes its own).
+    """
+
+    def __init__(self) -> None:
+        self._folders: dict[str, str] = {}
+
+    def __call__(self, roots: list[str], state: DocState) -> Path:
+        return guarded_path(roots, state.root, state.path, self._realpath)
+
+    def _realpath(self, path: str) -> str:
+        parent, name = os.path.split(path)
+        if not name or name in (".", "..") or not parent:
+            return os.path.realpath(path)
+        real = self._folders.get(parent)
+        if real is None:
+            real = self._folders[parent] = self._realpath(parent)
+        joined = os.path.join(real, name)
+        return os.path.realpath(joined) if os.path.islink(joined) else joined
 
 
 def check_link(root: str, rel_path: str, data: bytes, indexed_hash: str) -> None:

@@ -10,7 +10,7 @@ from docshelf.config import redact_dsn
 from docshelf.index.mounts import named_roots
 from docshelf.index.stale import index_age, stale_report
 from docshelf.shelf import settings as recorded
-from docshelf.shelf.paths import guarded_state
+from docshelf.shelf.paths import PathGuard
 from docshelf.shelf.types import CollectionStatus, Status
 
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ def status_of(
     if checked is not None:
         count, stale = checked[0], checked[1][:stale_limit]
     else:
-        count, stale = stale_report(store, stale_limit, guarded_state, lock)
+        count, stale = stale_report(store, stale_limit, PathGuard(), lock)
     stale = [*stale, *new[1]][:stale_limit]
     url = settings.store.url
     return Status(
