@@ -8,7 +8,7 @@ from pathlib import Path
 
 from docshelf.analyze import Analyzer
 from docshelf.index.stale import StaleTracker, stale_documents
-from docshelf.store.base import DocumentRecord, Replacement
+from docshelf.store.base import DocState, DocumentRecord, Replacement
 from docshelf.testing import MemoryStore
 
 
@@ -44,6 +44,22 @@ def test_searches_do_not_walk_the_files(tmp_path: Path) -> None:
     for _ in range(50):
         assert tracker.summary()["stale_documents"] is None
     assert store.pages == read  # no search after the first touched the document list
+
+
+def test_a_count_that_cannot_finish_stats_no_file(tmp_path: Path) -> None:
+    store = _store(tmp_path, 2500)
+    resolved: list[str] = []
+
+    def resolve(roots: list[str], state: DocState) -> Path:
+        resolved.append(state.path)
+        return Path(state.root) / state.path
+
+    tracker = StaleTracker(store, resolver=lambda: resolve)
+    assert tracker.summary()["stale_documents"] is None
+    assert resolved == []  # stat'ing the first 2,000 only to report "unknown" is time thrown away
+    (tmp_path / "small").mkdir()
+    small = StaleTracker(_store(tmp_path / "small", 1500), resolver=lambda: resolve)
+    assert small.summary()["stale_documents"] == 0 and len(resolved) == 1500
 
 
 def test_small_index_is_counted_at_once_and_exactly(tmp_path: Path) -> None:
