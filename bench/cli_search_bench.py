@@ -65,7 +65,7 @@ def queries(corpus: Path, n: int) -> list[str]:
     return [rng.choice(pairs) for _ in range(n)]
 
 
-def wait_for_helper(runtime: Path) -> None:
+def wait_for_helper(runtime: Path, first: subprocess.CompletedProcess[bytes]) -> None:
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         for sock in runtime.glob("docshelf/search-*.sock"):
@@ -76,7 +76,10 @@ def wait_for_helper(runtime: Path) -> None:
                 except OSError:
                     pass
         time.sleep(0.2)
-    sys.exit("the search helper did not come up")
+    sys.exit(
+        f"the search helper did not come up; the first search exited {first.returncode}, "
+        f"its stderr: {first.stderr.decode(errors='replace')[-2000:]}"
+    )
 
 
 def main() -> None:
@@ -117,8 +120,10 @@ def main() -> None:
                        env=qmd, cwd=work, check=True, capture_output=True)  # fmt: skip
     asked = queries(corpus, args.runs + 1)
     # the helper: started by a first search, the model loaded by a first hybrid one
-    subprocess.run([*docshelf, "search", asked[-1]], env=ds, cwd=work, capture_output=True, check=False)
-    wait_for_helper(runtime)
+    first = subprocess.run(
+        [*docshelf, "search", asked[-1]], env=ds, cwd=work, capture_output=True, check=False
+    )
+    wait_for_helper(runtime, first)
     subprocess.run([*docshelf, "search", asked[-1]], env=ds, cwd=work, capture_output=True, check=False)
     commands = {
         "qmd search": lambda q: [str(args.qmd / "qmd"), "search", q],
