@@ -4,6 +4,7 @@ same passage, cut between words."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 from docshelf.analyze import Analyzer
 from docshelf.search.snippets import make_snippet
@@ -73,3 +74,24 @@ def test_the_page_shows_the_passage_the_shelf_chose_for_a_hit(indexed_shelf: She
             assert page["cut_after"] == hit.snippet.endswith("…")
             compared += 1
     assert compared >= 10
+
+
+def test_an_ellipsis_of_the_passage_itself_is_no_cut(shelf: Shelf, tmp_path: Path) -> None:
+    """The page took a snippet beginning with "…" for a cut: a passage that begins "…continued"
+    (or ends "and so on…") showed "… …continued", text left out where none was."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "notes.md").write_text("…continued from the wombat report, and so on…\n", "utf-8")
+    long = " ".join(f"filler{i}" for i in range(200))
+    (docs / "long.md").write_text(f"{long} the numbat census {long}\n", "utf-8")
+    with shelf:
+        shelf.index([docs], "test")
+        short = shelf.search("wombat", mode="keyword").hits[0]
+        cut = shelf.search("numbat", mode="keyword").hits[0]
+    assert short.snippet.startswith("…") and short.snippet.endswith("…")  # the passage's own
+    row = hit_row(short)["snippet"]
+    assert (row["cut_before"], row["cut_after"]) == (False, False)
+    assert "".join(p for p, _ in row["parts"]).startswith("…continued")
+    row = hit_row(cut)["snippet"]
+    assert (row["cut_before"], row["cut_after"]) == (True, True)  # cut from a long passage
+    assert short.as_dict(with_text=True)["snippet_cut"] == (False, False)  # beside snippet_window

@@ -145,6 +145,7 @@ def hydrate(
             matched=_matched_words(asked.query, qtokens, have),
             highlights=[] if found is None else found.spans,
             snippet_window=None if found is None else found.window,
+            snippet_cut=(False, False) if found is None else found.cut,
         )  # fmt: skip
         hits.append(hit)
         shown[chunk.text] = hit

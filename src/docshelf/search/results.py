@@ -55,6 +55,7 @@ class Hit:
     matched: list[str] = field(default_factory=list)  # query words found in the hit; [] = semantic only
     highlights: list[tuple[int, int]] = field(default_factory=list)  # match spans in ``text``
     snippet_window: tuple[int, int] | None = None  # where ``snippet``'s window lies in ``text``
+    snippet_cut: tuple[bool, bool] = (False, False)  # text left out before / after that window
     evidence: Evidence | None = field(default=None, repr=False)  # what the confidence came from
     also_in: list[Duplicate] = field(default_factory=list)  # the same text elsewhere, ranked below it
 
@@ -75,6 +76,7 @@ class Hit:
         if not with_text:  # offsets into a text not sent
             out.pop("text")
             out.pop("snippet_window")
+            out.pop("snippet_cut")
         return out
 
 

@@ -78,13 +78,15 @@ def _joined(text: str, end: int, start: int) -> bool:
 
 
 class Snippet:
-    """The window text (with **markers**), the match spans of the whole passage and where the
-    window lies in it (start, end)."""
+    """The window text (with **markers**), the match spans of the whole passage, where the
+    window lies in it (start, end) and whether text was left out before and after it (``cut``:
+    the "…" that ``text`` then begins or ends with, told apart from one of the passage's own)."""
 
-    def __init__(self, text: str, spans: list[Span], window: Span) -> None:
+    def __init__(self, text: str, spans: list[Span], window: Span, cut: tuple[bool, bool]) -> None:
         self.text = text
         self.spans = spans
         self.window = window
+        self.cut = cut
 
 
 def heading_line_end(text: str, heading: str | None) -> int:
@@ -142,10 +144,11 @@ def make_snippet(
         cut_before = start > skip and text[start - 1] != "\n"
         cut_after = end < len(text) and text[end] != "\n"
         shown = _as_lines("".join(out))
-        return Snippet(("…" if cut_before else "") + shown + ("…" if cut_after else ""), spans, (start, end))
+        marked = ("…" if cut_before else "") + shown + ("…" if cut_after else "")
+        return Snippet(marked, spans, (start, end), (cut_before, cut_after))
     body = " ".join("".join(out).split())
-    cut = ("…" if text[skip:start].strip() else "", "…" if text[end:].strip() else "")
-    return Snippet(cut[0] + body + cut[1], spans, (start, end))
+    cut = (bool(text[skip:start].strip()), bool(text[end:].strip()))
+    return Snippet(("…" if cut[0] else "") + body + ("…" if cut[1] else ""), spans, (start, end), cut)
 
 
 _WORD_REACH = 20  # characters a prose window grows by, either side, to end between words

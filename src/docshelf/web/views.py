@@ -40,11 +40,9 @@ def snippet(hit: Hit) -> dict[str, Any]:
         parts.append([text[pos:end], False])
     if hit.snippet_window is None:  # a hit without a snippet: the passage's start
         return {"parts": parts, "cut_before": False, "cut_after": end < len(text), "lines": False}
-    # the shelf's snippet marks a cut with "…" and keeps line breaks for code only (prose flows)
-    return {
-        "parts": parts, "cut_before": hit.snippet.startswith("…"), "cut_after": hit.snippet.endswith("…"),
-        "lines": "\n" in hit.snippet,
-    }  # fmt: skip
+    # the shelf's snippet keeps line breaks for code only (prose flows)
+    before, after = hit.snippet_cut
+    return {"parts": parts, "cut_before": before, "cut_after": after, "lines": "\n" in hit.snippet}
 
 
 def hit_row(hit: Hit) -> dict[str, Any]:
