@@ -31,6 +31,7 @@ sys.path.insert(0, str(HERE.parent / "src"))
 from gen_corpus import paragraphs  # noqa: E402
 from machine import cpu, load  # noqa: E402
 
+from docshelf.embed._e5_weights import bundled_model_path, read_header  # noqa: E402
 from docshelf.embed.e5 import PASSAGE, E5Embedder  # noqa: E402
 
 
@@ -62,7 +63,8 @@ def module_from(src: Path, name: str) -> ModuleType:
 
 
 def timed(module: ModuleType, tables: Path, batch: list[str]) -> tuple[float, float, list[list[int]]]:
-    """Milliseconds a text, cold (a tokenizer just loaded: its word cache empty) then warm, and the ids."""
+    """Milliseconds a text, cold (a tokenizer just read back: its word cache empty, and whatever it
+    builds on first use) then warm, and the ids."""
     tok = module.UnigramTokenizer.load(tables)
     started = time.perf_counter()
     ids = [tok.encode(PASSAGE + t) for t in batch]
@@ -83,17 +85,21 @@ def main() -> None:
     args = parser.parse_args()
     batch = texts(args.texts, args.jsonl)
     embedder = E5Embedder(Path(tempfile.mkdtemp(prefix="docshelf-tokenizer-")))
-    embedder.count_tokens("warm")  # builds the tokenizer tables and keeps them in the cache dir
-    kept = sorted(embedder.cache_dir.glob("e5-small-q4-*.tokenizer"))
-    if not kept:
+    embedder.count_tokens("warm")  # (tokens are counted with this checkout's tokenizer)
+    if embedder._tok() is None:
         sys.exit("the Python tokenizer is not in use here (fallen back to the C engine)")
     sources = {"this": HERE.parent / "src"}
     if args.baseline_src:
         sources["baseline"] = args.baseline_src
     modules = {name: module_from(src, name) for name, src in sources.items()}
+    # each checkout builds and keeps its tables in its own format, and is timed reading them back
+    full = read_header(bundled_model_path())
+    kept: dict[str, Path] = {}
     for name, module in modules.items():
-        if module.UnigramTokenizer.load(kept[0]) is None:
-            sys.exit(f"{sources[name]} cannot read the tokenizer tables {kept[0]}")
+        kept[name] = embedder.cache_dir / f"{name}.tokenizer"
+        module.UnigramTokenizer(full.pieces, full.scores, full.norm_map, full.unk).save(kept[name])
+        if module.UnigramTokenizer.load(kept[name]) is None:
+            sys.exit(f"{sources[name]} cannot read the tokenizer tables it kept in {kept[name]}")
     print(f"python {' '.join(sys.argv)}")
     print(f"machine: {cpu()}, Python {platform.python_version()}; {load()}")
     tokens = sum(embedder.count_tokens(t) for t in batch) / len(batch)
@@ -103,7 +109,7 @@ def main() -> None:
     for r in range(args.rounds):
         names = list(modules) if r % 2 == 0 else list(reversed(modules))
         for name in names:
-            cold, warm, ids[name] = timed(modules[name], kept[0], batch)
+            cold, warm, ids[name] = timed(modules[name], kept[name], batch)
             figures[name].append((cold, warm))
             print(f"round {r + 1}, {name}: cold {cold:.3f} ms a text, warm {warm:.3f} ({load()})")
     for name, runs in figures.items():
