@@ -16,8 +16,10 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import platform
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -31,7 +33,6 @@ sys.path.insert(0, str(HERE.parent / "src"))
 from gen_corpus import paragraphs  # noqa: E402
 from machine import cpu, load  # noqa: E402
 
-from docshelf.embed._e5_weights import bundled_model_path, read_header  # noqa: E402
 from docshelf.embed.e5 import PASSAGE, E5Embedder  # noqa: E402
 
 
@@ -62,6 +63,19 @@ def module_from(src: Path, name: str) -> ModuleType:
     return module
 
 
+def kept_tables(src: Path) -> Path:
+    """The tokenizer tables the checkout whose ``src`` folder this is keeps, made by its own
+    E5Embedder in a scratch cache dir (so each is read back in the format it writes)."""
+    cache = Path(tempfile.mkdtemp(prefix="docshelf-tokenizer-"))
+    make = "import sys; from docshelf.embed.e5 import E5Embedder as E; E(sys.argv[1]).count_tokens('warm')"
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    subprocess.run([sys.executable, "-c", make, str(cache)], env=env, check=True)
+    kept = sorted(cache.glob("e5-small-q4-*.tokenizer"))
+    if not kept:
+        sys.exit(f"{src}: the Python tokenizer is not in use here (fallen back to the C engine)")
+    return kept[0]
+
+
 def timed(module: ModuleType, tables: Path, batch: list[str]) -> tuple[float, float, list[list[int]]]:
     """Milliseconds a text, cold (a tokenizer just read back: its word cache empty, and whatever it
     builds on first use) then warm, and the ids."""
@@ -85,19 +99,12 @@ def main() -> None:
     args = parser.parse_args()
     batch = texts(args.texts, args.jsonl)
     embedder = E5Embedder(Path(tempfile.mkdtemp(prefix="docshelf-tokenizer-")))
-    embedder.count_tokens("warm")  # (tokens are counted with this checkout's tokenizer)
-    if embedder._tok() is None:
-        sys.exit("the Python tokenizer is not in use here (fallen back to the C engine)")
     sources = {"this": HERE.parent / "src"}
     if args.baseline_src:
         sources["baseline"] = args.baseline_src
     modules = {name: module_from(src, name) for name, src in sources.items()}
-    # each checkout builds and keeps its tables in its own format, and is timed reading them back
-    full = read_header(bundled_model_path())
-    kept: dict[str, Path] = {}
+    kept = {name: kept_tables(src) for name, src in sources.items()}  # each in its checkout's format
     for name, module in modules.items():
-        kept[name] = embedder.cache_dir / f"{name}.tokenizer"
-        module.UnigramTokenizer(full.pieces, full.scores, full.norm_map, full.unk).save(kept[name])
         if module.UnigramTokenizer.load(kept[name]) is None:
             sys.exit(f"{sources[name]} cannot read the tokenizer tables it kept in {kept[name]}")
     print(f"python {' '.join(sys.argv)}")
