@@ -20,6 +20,7 @@ from docshelf.embed import _e5_onnx, _e5_tokenizer, _e5_weights  # noqa: E402
 from docshelf.embed.base import Embedder  # noqa: E402
 from docshelf.embed.e5 import E5Embedder  # noqa: E402
 from docshelf.embed.prepare import Preparation, listen  # noqa: E402
+from docshelf.errors import EmbedError  # noqa: E402
 from docshelf.shelf import Shelf  # noqa: E402
 
 SAMPLE = [
@@ -235,6 +236,20 @@ def test_a_tokenizer_read_back_looks_pieces_up_without_a_dict_until_much_is_aske
         assert again.encode(text) == c_tokenize(text), text
 
 
+def test_the_header_without_pieces_names_the_same_model_and_a_broken_file_says_so(tmp_path: Path) -> None:
+    """A search with a kept tokenizer reads only the header's directory (mapped, not the 16 MB it
+    read before, nor the normalisation map): the same cache key, tensors and scores as a full read."""
+    path = _e5_weights.bundled_model_path()
+    full, light = _e5_weights.read_header(path), _e5_weights.read_header(path, pieces=False)
+    assert light.cache_key == full.cache_key and light.tensors == full.tensors
+    assert np.array_equal(light.scores, full.scores) and (light.pieces, light.norm_map) == ([], {})
+    assert len(full.pieces) > 200_000 and full.norm_map
+    for broken in (b"", path.read_bytes()[: 1 << 20]):  # empty, and cut inside the vocabulary
+        (tmp_path / "e5.bin").write_bytes(broken)
+        with pytest.raises(EmbedError, match="cannot parse"):
+            _e5_weights.read_header(tmp_path / "e5.bin", pieces=False)
+
+
 def test_a_cut_off_tokenizer_file_is_built_again(embedder: E5Embedder, tmp_path: Path) -> None:
     first = E5Embedder(cache_dir=tmp_path)._tok()  # (no weights unpacked: only the tokenizer)
     [kept] = tmp_path.glob("e5-small-q4-*.tokenizer")
@@ -265,7 +280,6 @@ def test_unparseable_file_falls_back_to_c_engine(
     tmp_path: Path, engine: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     from docshelf.embed import e5 as e5_module
-    from docshelf.errors import EmbedError
 
     def broken(_: Path, **__: object) -> None:
         raise EmbedError("cannot parse e5-small-q4.bin (bad magic)")

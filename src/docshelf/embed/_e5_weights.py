@@ -12,6 +12,7 @@ import hashlib
 import itertools
 import json
 import logging
+import mmap
 import os
 import shutil
 import struct
@@ -75,8 +76,9 @@ def bundled_model_path() -> Path:
 def read_header(path: Path, pieces: bool = True) -> Header:
     """Parse everything before the tensor data; raises EmbedError on a format change.
 
-    ``pieces=False`` leaves the vocabulary's pieces undecoded (``[]``): a tokenizer kept in the
-    cache needs none of them, and decoding them is most of the time this takes."""
+    ``pieces=False`` leaves the vocabulary's pieces undecoded (``[]``) and the normalisation map
+    unread (``{}``): a tokenizer kept in the cache needs neither, and they are most of the time
+    this takes."""
     try:
         return _read_header(path, pieces)
     except (struct.error, UnicodeDecodeError, ValueError, IndexError) as exc:
@@ -87,8 +89,12 @@ def read_header(path: Path, pieces: bool = True) -> Header:
 
 
 def _read_header(path: Path, decode: bool = True) -> Header:
-    with path.open("rb") as fh:
-        head = fh.read(16 << 20)  # vocab + directory are ~4.6 MB
+    with path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+        # vocab + directory are ~4.6 MB of the 70 MB file: only the pages read are read
+        return _parse_header(path, mapped, decode)
+
+
+def _parse_header(path: Path, head: Any, decode: bool) -> Header:
     if head[:4] != b"E5S1":
         raise ValueError("bad magic")
     pos = 4
@@ -126,12 +132,12 @@ def _read_header(path: Path, decode: bool = True) -> Header:
     n_norm, norm_bytes = (int(v) for v in take("iI"))
     norm_map: dict[int, str] = {}
     p, end = pos, pos + norm_bytes
-    for _ in range(n_norm):
+    for _ in range(n_norm if decode else 0):
         cp, n_out = struct.unpack_from("<IB", head, p)
         outs = struct.unpack_from(f"<{n_out}I", head, p + 5)
         norm_map[cp] = "".join(map(chr, outs))
         p += 5 + 4 * n_out
-    if p != end:
+    if decode and p != end:
         raise ValueError("normalisation map size mismatch")
     pos = end
     tensors: dict[str, tuple[int, int, int]] = {}
