@@ -226,6 +226,10 @@ def test_a_tokenizer_read_back_looks_pieces_up_without_a_dict_until_much_is_aske
         "query: how do we page the on-call engineer"
     )
     assert not isinstance(again._vocab, dict)  # a query built no dict
+    # a lone surrogate (an undecodable byte of a command line's argument) is no piece, in both ways
+    built_tok = embedder._tok()
+    assert built_tok is not None and isinstance(built_tok._vocab, dict)
+    assert again.encode("query: \udcff wombat") == built_tok.encode("query: \udcff wombat")
     rng = random.Random(11)
     letters = "aeinorstxyzAEXäöüßéñçøłğ中文語東京한국ДЖжщ😀-_.,'0123456789 "
     for _ in range(200):

@@ -111,7 +111,7 @@ class UnigramTokenizer:
         try:
             tok._vocab = _SortedVocab(tok, blob, _array("q", offsets), _array("q", ids), _array("d", scores))
             tok._scores = _array("d", by_id)
-        except ValueError:
+        except (ValueError, TypeError):  # a damaged file: built again
             return None
         tok._words = {}
         return tok
@@ -247,7 +247,9 @@ class _SortedVocab:
         if self._lookups > _LOOKUPS_BEFORE_DICT:
             self._dict = self._tok._vocab = self.as_dict()  # the next words are looked up there
             return self._dict.get(piece)
-        key = piece.encode("utf-8")  # UTF-8 bytes sort as their code points do
+        # UTF-8 bytes sort as their code points do; a lone surrogate (an undecodable byte of a
+        # command line) encodes to bytes no valid piece has, so it is found nowhere, as in the dict
+        key = piece.encode("utf-8", "surrogatepass")
         i = bisect_left(self, key)
         if i < len(self._ids) and self[i] == key:
             return self._ids[i], self._scores[i]
