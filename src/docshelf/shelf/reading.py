@@ -171,6 +171,21 @@ def load_text(
     return DocumentText(text, "file", note)
 
 
+def _no_page(doc: DocumentRecord, page: int, held: list[int]) -> DocshelfError:
+    """Why ``page`` of ``doc`` cannot be read: numbered from 1, past the end, a page without text
+    (a scan that was not OCR'd), or a document that has no pages."""
+    if page < 1:
+        return ConfigError(f"pages are numbered from 1, not {page}")
+    count = doc.metadata.get("pages")
+    last = count if isinstance(count, int) and count > 0 else max(held, default=0)
+    if not last:
+        return NotFoundError(f"{doc.path} has no pages; read it by lines instead")
+    if page > last:
+        pages = f"{last} page{'s' if last > 1 else ''}"
+        return NotFoundError(f"{doc.path} has {pages}; page {page} is past the end")
+    return NotFoundError(f"page {page} of {doc.path} has no text in the index (a scan without OCR?)")
+
+
 def _check_range(
     lines: tuple[int | None, int | None], chars: tuple[int | None, int | None], max_tokens: int | None
 ) -> None:
@@ -266,7 +281,7 @@ def read_range(
     if page is not None:
         spans = [(c.char_start, c.char_end) for c in chunks or [] if c.page == page]
         if not spans:
-            raise NotFoundError(f"{doc.path} has no page {page} in the index")
+            raise _no_page(doc, page, [c.page for c in chunks or [] if c.page is not None])
         start, end = min(s for s, _ in spans), max(e for _, e in spans)
     elif lines != (None, None):
         first, last = lines[0] or 1, lines[1] or total_lines
