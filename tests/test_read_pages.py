@@ -24,11 +24,11 @@ def test_a_page_past_the_end_or_without_text_or_of_a_text_file_says_which(
     with shelf:
         shelf.index([docs])
         assert "Page 4" in shelf.read_range("report.pdf", page=4).text
-        with pytest.raises(NotFoundError, match=r"report\.pdf has 5 pages; page 9 is past the end"):
+        with pytest.raises(ConfigError, match=r"report\.pdf has 5 pages; page 9 is past the end"):
             shelf.read_range("report.pdf", page=9)
         with pytest.raises(NotFoundError, match=r"page 3 of report\.pdf has no text in the index"):
             shelf.read_range("report.pdf", page=3)
         with pytest.raises(ConfigError, match="pages are numbered from 1"):
             shelf.read_range("report.pdf", page=0)
-        with pytest.raises(NotFoundError, match=r"notes\.md has no pages.*lines"):
+        with pytest.raises(ConfigError, match=r"notes\.md has no pages.*lines"):
             shelf.read_range("notes.md", page=1)

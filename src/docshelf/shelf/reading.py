@@ -178,11 +178,11 @@ def _no_page(doc: DocumentRecord, page: int, held: list[int]) -> DocshelfError:
         return ConfigError(f"pages are numbered from 1, not {page}")
     count = doc.metadata.get("pages")
     last = count if isinstance(count, int) and count > 0 else max(held, default=0)
-    if not last:
-        return NotFoundError(f"{doc.path} has no pages; read it by lines instead")
+    if not last:  # (bad arguments, as a line past the end is)
+        return ConfigError(f"{doc.path} has no pages; read it by lines instead")
     if page > last:
         pages = f"{last} page{'s' if last > 1 else ''}"
-        return NotFoundError(f"{doc.path} has {pages}; page {page} is past the end")
+        return ConfigError(f"{doc.path} has {pages}; page {page} is past the end")
     return NotFoundError(f"page {page} of {doc.path} has no text in the index (a scan without OCR?)")
 
 
